@@ -1,0 +1,83 @@
+"""The ``regn`` command line: a thin layer of argparse subcommands over the library.
+
+Each subcommand is a module in this package with ``add_parser(subparsers)``
+and ``run(args) -> int``; modules are imported only when their command runs
+(so ``regn --help`` stays fast), and library errors become one line on
+stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: command name -> (module, one-line help). The module is imported on use.
+COMMANDS = {
+    "demo": ("demo_cmd", "build, verify, query and draw a sample asteroid field"),
+    "info": ("format_cmds", "summary: counts, bbox, grid, occupancy, sections, byte order"),
+    "verify": ("verify_cmd", "run every check of the spec; exit 0 pass, 1 fail, 2 unreadable"),
+    "dump": ("format_cmds", "the whole decode, every field (text or --json)"),
+    "rewrite": ("format_cmds", "load and write back (same byte order and POF0 dialect)"),
+    "build": ("build_cmd", "build a REGN from obstacles, a random field, or a tet mesh"),
+    "locate": ("query_cmds", "tetrahedron holding each point (x y z per line on stdin)"),
+    "nearest": ("query_cmds", "closest navigable point for each point on stdin"),
+    "path": ("query_cmds", "shortest flight between two points"),
+    "raycast": ("query_cmds", "walk a segment through the mesh: clear, or the first wall hit"),
+    "export": ("export_cmd", "write the mesh as .vtu/.msh/.obj/.ply/.stl/.npz/.json ..."),
+    "render": ("render_cmd", "draw the mesh to a PNG"),
+    "view": ("view_cmd", "interactive 3D view as one self-contained HTML file"),
+    "scan": ("scan_cmd", "find POF0-relocated objects in any blob"),
+    "chunk": ("scan_cmd", "infer the record layout of any POF0 chunk"),
+    "diff": ("diff_cmd", "semantic difference of two REGN objects (exit 0 same, 1 differ)"),
+}
+
+
+def _parser(only=None):
+    parser = argparse.ArgumentParser(
+        prog="regn", description="Read, check, query, build and draw REGN navigation "
+        "meshes (the tetrahedral nav meshes of a space-combat title's stages).")
+    from .. import __version__
+    parser.add_argument("--version", action="version", version=f"regn {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        if only == name:
+            mod = importlib.import_module(f"{__name__}.{module}")
+            mod.add_parser(sub, name, help_text)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the CLI; returns the exit code (tests call this in-process)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = _parser(command if command in COMMANDS else None)
+    if command not in COMMANDS:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+    args = parser.parse_args(argv)
+    from ..errors import RegnError
+    try:
+        return int(args.func(args) or 0)
+    except RegnError as e:
+        print(f"regn: {e}", file=sys.stderr)
+        return getattr(args, "error_exit", 2)
+    except (OSError, ValueError) as e:
+        # Anything the library did not wrap (an unreadable path, a bad number).
+        msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        where = f"{e.filename}: " if isinstance(e, OSError) and e.filename else ""
+        print(f"regn: {where}{msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("regn: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""Helpers shared by the CLI's subcommands."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+
+def load_mesh(path):
+    """Load a REGN file for a command (errors propagate as RegnError)."""
+    from ..io import load
+    return load(path)
+
+
+def to_jsonable(obj):
+    """numpy scalars/arrays -> plain Python for json.dumps."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None if np.isnan(obj) else (1e308 if obj > 0 else -1e308)
+    if isinstance(obj, bytes):
+        return obj.decode("latin-1")
+    return obj
+
+
+def print_json(obj, stream=None):
+    json.dump(to_jsonable(obj), stream or sys.stdout, indent=None, allow_nan=False)
+    (stream or sys.stdout).write("\n")
+
+
+def read_points(source=None, *, stream=None):
+    """Points from a .csv/.npy/.txt file or from ``x y z`` lines on stdin, (N,3)."""
+    from ..errors import QueryError
+    if source is not None and str(source).endswith(".npy"):
+        pts = np.load(source)
+    else:
+        text = open(source).read() if source is not None else (stream or sys.stdin).read()
+        rows = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            line = line.strip().replace(",", " ")
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split()
+            try:
+                rows.append([float(p) for p in parts])
+            except ValueError:
+                if lineno == 1:
+                    continue  # a header line
+                raise QueryError(f"line {lineno}: expected 'x y z', got {line!r}") from None
+        pts = np.array(rows, dtype=np.float64).reshape(-1, 3) if rows and \
+            all(len(r) == 3 for r in rows) else None
+        if pts is None:
+            if not rows:
+                return np.zeros((0, 3))
+            raise QueryError("every point needs exactly three numbers: x y z")
+    pts = np.asarray(pts, dtype=np.float64)
+    if pts.ndim != 2 or pts.shape[1] != 3:
+        raise QueryError(f"points must be (N,3), got shape {pts.shape}")
+    return pts

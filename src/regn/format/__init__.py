@@ -1,0 +1,1 @@
+"""The format layer: the only part of regn that knows byte offsets."""

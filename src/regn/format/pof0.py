@@ -1,0 +1,173 @@
+"""POF0 pointer-offset tables: decode, canonical encode, and relocation.
+
+A POF0 table is a byte stream of entries whose first byte's top two bits give
+the entry length and whose remaining bits (big-endian) are a delta in 4-byte
+words added to a running word index that starts at 0 and is never reset
+[seed: the loader's ``apply_pof0``]. ``00`` ends the table (padding).
+
+Two dialects disagree about the long (``11``) entry: this title's loader takes
+3 bytes / 22 bits (the seed reading, :data:`DIALECT_3`); the public tools of
+the same family take 4 bytes / 30 bits (:data:`DIALECT_4`). Short entries are
+the same in both.
+
+The table itself is always a big-endian byte stream, in either byte order of
+the object it describes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import FormatError
+
+DIALECT_3 = 3
+DIALECT_4 = 4
+DIALECTS = (DIALECT_3, DIALECT_4)
+
+_ONE, _TWO, _LONG = 0x40, 0x80, 0xC0
+
+
+def max_delta(length: int, dialect: int = DIALECT_3) -> int:
+    """Largest word delta an entry of ``length`` bytes can hold."""
+    bits = {1: 6, 2: 14, 3: 22, 4: 30}[length]
+    if length >= 3 and length != dialect:
+        raise ValueError(f"dialect {dialect} has no {length}-byte entries")
+    return (1 << bits) - 1
+
+
+class Pof0Table:
+    """A decoded table: the word indices it lists, plus how it was spelt.
+
+    ``words`` are word indices into the data area (pointer at byte 4·word),
+    in table order. ``canonical`` is False when an entry used a longer form
+    than it needed or the padding is not what the writer would emit.
+    ``long_entries`` counts ``11`` entries (0 means both dialects read the
+    table the same way).
+    """
+
+    __slots__ = ("words", "dialect", "canonical", "long_entries", "end", "notes")
+
+    def __init__(self, words, dialect, canonical, long_entries, end, notes):
+        self.words = words
+        self.dialect = dialect
+        self.canonical = canonical
+        self.long_entries = long_entries
+        self.end = end
+        self.notes = notes
+
+
+def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
+           data_words: int | None = None) -> Pof0Table:
+    """Decode a POF0 body into the word indices it lists.
+
+    ``base_offset`` is the object offset of the table's first byte (used only
+    in error messages). When ``data_words`` is given, every listed word must be
+    below it (inside the data area). Raises :class:`FormatError` on a repeated
+    word (a delta of 0 after the first entry), a first delta of 0, an entry
+    that runs past the table, or a word outside the data area.
+    """
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown POF0 dialect {dialect!r}")
+    buf = np.frombuffer(table, dtype=np.uint8)
+    n = len(buf)
+    # Entry length if an entry started at each byte; 0 marks the end.
+    kind = buf >> 6
+    length = np.choose(kind, [0, 1, 2, dialect]) if n else buf.astype(np.int64)
+    # Walk the chain of entry starts. The walk is a Python loop over entries,
+    # bounded by the table's size (every step consumes at least one byte).
+    starts = []
+    pos = 0
+    lengths = length.tolist()
+    while pos < n:
+        step = lengths[pos]
+        if step == 0:
+            break
+        starts.append(pos)
+        pos += step
+    end = pos
+    if end > n:
+        raise FormatError(
+            f"POF0 entry at table byte {starts[-1]} needs {lengths[starts[-1]]} bytes "
+            f"but the table has {n - starts[-1]} left",
+            offset=base_offset + starts[-1], section="POF0")
+    starts_arr = np.asarray(starts, dtype=np.int64)
+    lens = length[starts_arr] if len(starts_arr) else np.zeros(0, np.int64)
+    deltas = (buf[starts_arr].astype(np.int64) & 0x3F)
+    for k in range(1, dialect):
+        more = lens > k
+        idx = np.where(more, starts_arr + k, 0)
+        deltas = np.where(more, (deltas << 8) | buf[idx].astype(np.int64), deltas)
+    if len(deltas) and deltas[0] == 0:
+        raise FormatError("POF0 first entry has delta 0 (word 0 is never a pointer)",
+                          offset=base_offset, section="POF0")
+    zero = np.flatnonzero(deltas[1:] == 0)
+    if len(zero):
+        at = int(starts_arr[zero[0] + 1])
+        raise FormatError("POF0 entry with delta 0 lists a word twice",
+                          offset=base_offset + at, section="POF0")
+    words = np.cumsum(deltas)
+    if data_words is not None and len(words) and words[-1] >= data_words:
+        bad = int(np.argmax(words >= data_words))
+        raise FormatError(
+            f"POF0 lists word {int(words[bad])} (byte {4 * int(words[bad]):#x}) "
+            f"outside the {4 * data_words:#x}-byte data area",
+            offset=base_offset + int(starts_arr[bad]), section="POF0")
+    # Canonical: each delta in its shortest form, then zeros to a multiple of 4.
+    shortest = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
+    notes = []
+    canonical = True
+    if not np.array_equal(shortest, lens):
+        canonical = False
+        notes.append(f"{int(np.sum(shortest != lens))} entries longer than needed")
+    want_size = (end + 3) // 4 * 4
+    if n != want_size or np.any(buf[end:]):
+        canonical = False
+        notes.append(f"table is {n} bytes after {end} bytes of entries; "
+                     f"canonical padding gives {want_size}")
+    return Pof0Table(words, dialect, canonical, int(np.sum(lens >= 3)), end, notes)
+
+
+def encode(words, dialect: int = DIALECT_3) -> bytes:
+    """Canonical table for a set of word indices.
+
+    Sorted ascending without repeats, each delta in its shortest form, zero
+    bytes up to a multiple of 4. Raises ``ValueError`` when a delta is too
+    large for the dialect or word 0 is listed.
+    """
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown POF0 dialect {dialect!r}")
+    w = np.unique(np.asarray(words, dtype=np.int64))
+    if len(w) and w[0] <= 0:
+        raise ValueError("POF0 cannot list word 0 (or a negative word)")
+    deltas = np.diff(w, prepend=0)
+    limit = (1 << (8 * dialect - 2)) - 1
+    if len(deltas) and deltas.max() > limit:
+        raise ValueError(f"a POF0 delta of {int(deltas.max())} words exceeds the "
+                         f"{dialect}-byte dialect's {limit}")
+    lens = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
+    total = int(lens.sum())
+    out = np.zeros((total + 3) // 4 * 4, dtype=np.uint8)
+    pos = np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
+    tag = np.where(lens == 1, _ONE, np.where(lens == 2, _TWO, _LONG)).astype(np.int64)
+    for k in range(dialect):
+        has = lens > k
+        shift = 8 * (lens - 1 - k)
+        byte = (deltas >> np.where(has, shift, 0)) & 0xFF
+        if k == 0:
+            byte = byte | tag
+        out[pos[has] + k] = byte[has]
+    return out.tobytes()
+
+
+def relocate(data: bytes, words, base: int, order: str = ">") -> np.ndarray:
+    """What the loader does: add ``base`` to every listed non-zero word.
+
+    Returns the data area as an array of u32 words (byte order ``order``)
+    with the listed words relocated; ``data`` is not modified. Null pointers
+    stay null [seed].
+    """
+    out = np.frombuffer(data, dtype=order + "u4", count=len(data) // 4).copy()
+    w = np.asarray(words, dtype=np.int64)
+    vals = out[w]
+    out[w] = np.where(vals != 0, (vals.astype(np.uint64) + base) & 0xFFFFFFFF, 0)
+    return out

@@ -1,0 +1,258 @@
+"""Bytes -> the decoded parts of a REGN object, validated against its size.
+
+Reading is two steps, so that a corrupt count can never drive an allocation:
+first the frame and the header, every count and pointer checked against the
+data area's size; then each section as a zero-copy structured view.
+The POF0 table is only decoded when someone asks (:func:`read_pof0`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import FormatError
+from . import pof0
+from .chunk import Frame, frame_at
+from .layout import (DATA_BASE, HEADER_SIZE, NO_SLOT, NO_TET, SECTION_NAMES,
+                     STRIDES, FACE_SENTINELS, dtype_for, field_offsets)
+
+REGN_TAG = b"REGN"
+_HDR = field_offsets("header")
+
+
+@dataclass
+class RegnParts:
+    """Everything read from one REGN object, in the file's byte order.
+
+    ``sections`` maps each section name to a structured array (a view of the
+    buffer). ``cell_item``, ``item_ref_start`` and ``ref_tet`` are the
+    section-3/4/5 pointers turned into record indices (-1 for a null cell
+    pointer); ``misaligned`` counts pointers that do not land on a record
+    boundary (the index is then the record they fall inside).
+    """
+
+    frame: Frame
+    data: memoryview                 # the data area (object offset 0x10 ...)
+    header: np.void
+    sections: dict
+    section_offsets: tuple           # data-relative, as stored
+    cell_item: np.ndarray
+    item_ref_start: np.ndarray
+    ref_tet: np.ndarray
+    misaligned: dict
+    pof0_body: bytes
+    trailer: bytes
+    path: str | None = None
+    _pof0: object = field(default=None, repr=False)
+
+    @property
+    def byte_order(self) -> str:
+        return self.frame.byte_order
+
+    @property
+    def counts(self) -> tuple:
+        return tuple(int(c) for c in self.header["counts"])
+
+
+def _err(msg, offset, section=None):
+    return FormatError(msg, offset=offset, section=section)
+
+
+def parse(buf, start: int = 0, *, path=None) -> RegnParts:
+    """Parse the REGN object at ``start`` of ``buf`` (bytes-like).
+
+    Raises :class:`FormatError` naming the offset (absolute in ``buf``) and
+    what was wrong.
+    """
+    try:
+        return _parse(memoryview(buf).cast("B"), start, path)
+    except FormatError as e:
+        raise e.with_path(path) if path is not None else e
+
+
+def _parse(buf, start, path):
+    if len(buf) - start == 0:
+        raise FormatError("empty file: no REGN object")
+    fr = frame_at(buf, start, expect_tag=REGN_TAG)
+    order = fr.byte_order
+    d0 = fr.data_start
+    size = fr.data_size
+    if size < HEADER_SIZE:
+        raise _err(f"data area is {size:#x} bytes, smaller than the {HEADER_SIZE:#x}-byte "
+                   "header", start + 4)
+    data = buf[d0:d0 + size]
+    header = np.frombuffer(data, dtype=dtype_for("header", order), count=1)[0]
+
+    for name in ("bbox_min", "bbox_max", "extent", "cell_size"):
+        vals = np.asarray(header[name], dtype=np.float64)
+        if not np.all(np.isfinite(vals)):
+            raise _err(f"header {name} is not finite: {vals.tolist()}", d0 + _HDR[name])
+    cell = np.asarray(header["cell_size"], np.float64)
+    if np.any(cell <= 0):
+        raise _err(f"header cell size must be positive, is {cell.tolist()}",
+                   d0 + _HDR["cell_size"])
+    if np.any(np.asarray(header["bbox_max"][:3], np.float64)
+              < np.asarray(header["bbox_min"][:3], np.float64)):
+        raise _err("header bbox max is below bbox min", d0 + _HDR["bbox_max"])
+    dims = [int(v) for v in header["dims"]]
+    counts = [int(c) for c in header["counts"]]
+    if min(dims) < 1:
+        raise _err(f"grid dims {dims} must all be at least 1", d0 + _HDR["dims"])
+    n_cells = dims[0] * dims[1] * dims[2]
+    if n_cells != counts[3]:
+        raise _err(f"grid dims {dims[0]}x{dims[1]}x{dims[2]} = {n_cells} cells but the "
+                   f"cell count is {counts[3]}", d0 + _HDR["counts"] + 6)
+
+    ptrs = [int(p) for p in header["section_ptrs"]]
+    sections = {}
+    for k, name in enumerate(SECTION_NAMES):
+        p, n, stride = ptrs[k], counts[k], STRIDES[k]
+        at = d0 + _HDR["section_ptrs"] + 4 * k
+        if p < HEADER_SIZE or p > size:
+            raise _err(f"section {k} ({name}) pointer {p:#x} is outside the data area "
+                       f"({HEADER_SIZE:#x}..{size:#x})", at)
+        span = n * stride
+        if p + span > size:
+            raise _err(f"section {k} ({name}): {n} records of {stride} bytes from {p:#x} "
+                       f"run past the data area's end at {size:#x}",
+                       d0 + _HDR["counts"] + 2 * k)
+        sections[name] = np.frombuffer(data, dtype=dtype_for(name, order), count=n,
+                                       offset=p)
+    n_v, n_t, n_f, n_c, n_i, n_r = counts
+
+    def first_bad(mask):
+        return int(np.argmax(mask))
+
+    # Indices stored in records must name records that exist.
+    tets = sections["tets"]
+    for fld, limit, what in (("verts", n_v, "vertex"), ("faces", n_f, "face")):
+        vals = tets[fld]
+        bad = vals >= limit
+        if bad.any():
+            t = first_bad(bad.any(axis=1))
+            raise _err(f"tetrahedron {t} names {what} {vals[t].tolist()}, but there are "
+                       f"{limit}", d0 + ptrs[1] + 96 * t + field_offsets("tets")[fld],
+                       "tets")
+    faces = sections["faces"]
+    fo = field_offsets("faces")
+    checks = (("tet_a", faces["tet_a"] >= n_t, "tetrahedron A"),
+              ("tet_b", (faces["tet_b"] >= n_t) & (faces["tet_b"] != NO_TET),
+               "tetrahedron B"),
+              ("slot_a", faces["slot_a"] > 3, "slot i"),
+              ("slot_b", (faces["slot_b"] > 3) & (faces["slot_b"] != NO_SLOT), "slot j"))
+    for fld, bad, what in checks:
+        if bad.any():
+            f = first_bad(bad)
+            raise _err(f"face {f} has {what} = {int(faces[fld][f])}, out of range",
+                       d0 + ptrs[2] + 48 * f + fo[fld], "faces")
+    verts = sections["vertices"]["xyz"]
+    if n_v and not np.isfinite(verts).all():
+        v = first_bad(~np.isfinite(verts).all(axis=1))
+        raise _err(f"vertex {v} is not finite: {verts[v].tolist()}", d0 + ptrs[0] + 12 * v,
+                   "vertices")
+
+    # Section 3/4/5 pointers -> indices, each checked to land in its target section.
+    misaligned = {}
+
+    def to_index(values, target, stride, count, what, rec_base, rec_stride, fld_off,
+                 allow_null):
+        v = values.astype(np.int64)
+        null = v == 0
+        rel = v - ptrs[target]
+        bad = (rel < 0) | (rel >= stride * count)
+        if allow_null:
+            bad &= ~null
+        if bad.any():
+            i = first_bad(bad)
+            raise _err(f"{what} {i} points at {int(v[i]):#x}, outside section {target} "
+                       f"({ptrs[target]:#x}..{ptrs[target] + stride * count:#x})",
+                       d0 + rec_base + rec_stride * i + fld_off)
+        misaligned[what] = int(np.count_nonzero((rel % stride != 0) & ~null if allow_null
+                                                else rel % stride != 0))
+        idx = rel // stride
+        return np.where(null, -1, idx) if allow_null else idx
+
+    cells = sections["cells"]
+    cell_item = to_index(cells["item_ptr"], 4, 32, n_i, "cell", ptrs[3], 8, 4, True)
+    items = sections["items"]
+    item_ref_start = to_index(items["refs_ptr"], 5, 4, max(n_r, 0), "item", ptrs[4], 32,
+                              0x14, False) if n_i else np.zeros(0, np.int64)
+    if n_i:
+        n_refs = items["n"].astype(np.int64)
+        over = item_ref_start + n_refs > n_r
+        if over.any():
+            i = first_bad(over)
+            raise _err(f"item {i} lists {int(n_refs[i])} references from reference "
+                       f"{int(item_ref_start[i])}, past the {n_r} there are",
+                       d0 + ptrs[4] + 32 * i + 0x10, "items")
+    ref_tet = to_index(sections["refs"]["tet_ptr"], 1, 96, n_t, "reference", ptrs[5], 4,
+                       0, False) if n_r else np.zeros(0, np.int64)
+
+    table = bytes(buf[fr.table_start:fr.end])
+    trailer = bytes(buf[fr.end:]) if start == 0 else b""
+    return RegnParts(fr, data, header, sections, tuple(ptrs), cell_item,
+                     item_ref_start, ref_tet, misaligned, table, trailer,
+                     str(path) if path is not None else None)
+
+
+def read_pof0(parts: RegnParts, expected_words=None) -> pof0.Pof0Table:
+    """Decode the POF0 table, choosing the dialect as the spec says.
+
+    The seed's 3-byte form is tried first; if it does not decode into an
+    acceptable set (every word and every pointer value inside the data area,
+    and equal to ``expected_words`` when given), the 4-byte form is tried.
+    When neither is acceptable the first one that decodes at all is returned
+    (verify then reports the mismatch); when neither decodes, the 3-byte
+    error is raised.
+    """
+    if parts._pof0 is not None:
+        return parts._pof0
+    size = parts.frame.data_size
+    words_in_data = size // 4
+    base = parts.frame.table_start
+    results, errors = [], []
+    for dialect in pof0.DIALECTS:
+        try:
+            t = pof0.decode(parts.pof0_body, dialect, base_offset=base,
+                            data_words=words_in_data)
+        except FormatError as e:
+            errors.append(e)
+            continue
+        results.append(t)
+        if _acceptable(parts, t.words, expected_words):
+            parts._pof0 = t
+            return t
+        if t.long_entries == 0:
+            break  # both dialects read a table without long entries the same way
+    if results:
+        parts._pof0 = results[0]
+        return results[0]
+    err = errors[0]
+    raise err.with_path(parts.path) if parts.path else err
+
+
+def _acceptable(parts, words, expected):
+    data_words = np.frombuffer(parts.data, dtype=parts.byte_order + "u4",
+                               count=parts.frame.data_size // 4)
+    vals = data_words[words]
+    if np.any(vals >= parts.frame.data_size):
+        return False
+    if expected is not None:
+        return np.array_equal(np.sort(words), np.asarray(expected))
+    return True
+
+
+def expected_pointer_words(section_offsets, cell_ptr_nonzero, n_items, n_refs):
+    """Word indices the POF0 table of a REGN must list, sorted [seed].
+
+    The six header section pointers, the item pointer of every cell whose
+    pointer is non-zero, the refs pointer of every item, and every reference.
+    """
+    off = section_offsets
+    header = (_HDR["section_ptrs"] + 4 * np.arange(6)) // 4
+    cells = (off[3] + 8 * np.flatnonzero(cell_ptr_nonzero) + 4) // 4
+    items = (off[4] + 32 * np.arange(n_items) + 0x14) // 4
+    refs = (off[5] + 4 * np.arange(n_refs)) // 4
+    return np.unique(np.concatenate([header, cells, items, refs]).astype(np.int64))

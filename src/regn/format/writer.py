@@ -1,0 +1,115 @@
+"""The decoded parts of a REGN object -> canonical bytes, and atomic saving.
+
+The writer never patches an old table: it lays the six sections out in the
+canonical order (each on a 16-byte boundary, the two face sentinels after
+section 2), recomputes every pointer from record indices, and encodes a fresh
+POF0 table listing exactly the expected pointer words.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+from ..errors import LimitError
+from . import pof0
+from .layout import (ALIGN, BIG, CHUNK_HEADER_SIZE, FACE_SENTINELS, HEADER_SIZE,
+                     SECTION_NAMES, STRIDES, U16_MAX, align, dtype_for)
+from .reader import expected_pointer_words
+
+
+def canonical_offsets(counts) -> tuple:
+    """Data-relative start of each section in the canonical layout, and the
+    data-area size: section 0 at 0x80, each next one 16-aligned, the face
+    sentinels counted into section 2's span [seed/inferred]."""
+    offs = []
+    pos = HEADER_SIZE
+    for k, n in enumerate(counts):
+        pos = align(pos, ALIGN)
+        offs.append(pos)
+        pos += n * STRIDES[k] + (FACE_SENTINELS * STRIDES[2] if k == 2 else 0)
+    return tuple(offs), align(pos, ALIGN)
+
+
+def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
+              byte_order=BIG, dialect=pof0.DIALECT_3, chunk_header=None,
+              pof0_header=None, trailer=b"") -> bytes:
+    """Bytes of one REGN object (chunk + POF0 chunk + trailer).
+
+    ``header`` is a header record (any byte order); counts and section
+    pointers in it are recomputed, every other field is written as given.
+    ``sections`` maps names to structured arrays of the layout dtypes (any
+    byte order); pointer fields in them are recomputed from ``cell_item``
+    (item index per cell, -1 for none), ``item_ref_start`` and ``ref_tet``.
+    """
+    counts = [len(sections[name]) for name in SECTION_NAMES]
+    for name, n in zip(SECTION_NAMES, counts):
+        if n > U16_MAX:
+            raise LimitError(f"{n} {name} is more than the format's u16 limit of "
+                            f"{U16_MAX}")
+    offs, data_size = canonical_offsets(counts)
+    data = np.zeros(data_size, dtype=np.uint8)
+
+    hdr = np.array(header, dtype=dtype_for("header", byte_order)).reshape(1)
+    hdr["counts"] = counts
+    hdr["section_ptrs"] = offs
+    data[:HEADER_SIZE] = hdr.view(np.uint8)
+
+    recs = {}
+    for name in SECTION_NAMES:
+        recs[name] = np.asarray(sections[name]).astype(dtype_for(name, byte_order))
+    cell_item = np.asarray(cell_item, dtype=np.int64)
+    recs["cells"]["item_ptr"] = np.where(cell_item >= 0, offs[4] + 32 * cell_item, 0)
+    recs["items"]["refs_ptr"] = offs[5] + 4 * np.asarray(item_ref_start, np.int64)
+    recs["refs"]["tet_ptr"] = offs[1] + 96 * np.asarray(ref_tet, np.int64)
+    for k, name in enumerate(SECTION_NAMES):
+        raw = recs[name].view(np.uint8)
+        data[offs[k]:offs[k] + len(raw)] = raw
+
+    words = expected_pointer_words(offs, cell_item >= 0, counts[4], counts[5])
+    table = pof0.encode(words, dialect)
+
+    hdr_dt = dtype_for("chunk_header", byte_order)
+    chunk = np.zeros(1, hdr_dt) if chunk_header is None else \
+        np.array(chunk_header, dtype=hdr_dt).reshape(1)
+    chunk["tag"] = b"REGN"
+    chunk["size"] = data_size
+    ptab = np.zeros(1, hdr_dt) if pof0_header is None else \
+        np.array(pof0_header, dtype=hdr_dt).reshape(1)
+    ptab["tag"] = b"POF0"
+    ptab["size"] = len(table)
+    return b"".join([chunk.tobytes(), data.tobytes(), ptab.tobytes(), table,
+                     bytes(trailer)])
+
+
+def atomic_write(path, payload: bytes, *, overwrite: bool = True) -> None:
+    """Write ``payload`` to ``path`` through a temporary file and a rename.
+
+    The destination is either the old file or the complete new one, never a
+    partial file. With ``overwrite=False`` an existing file is refused.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not overwrite and os.path.exists(path):
+        raise FileExistsError(f"{path} exists (refusing to overwrite it)")
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
+                               suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if not overwrite:
+            # link() fails if the name appeared meanwhile; rename would clobber it.
+            os.link(tmp, path)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,46 @@
+"""Reading and writing whole files: ``load``, ``loads``, ``save``."""
+
+from __future__ import annotations
+
+import os
+
+from .errors import FormatError, RegnError
+from .format.reader import parse
+from .format.writer import atomic_write
+from .mesh import Mesh
+
+
+def loads(data, *, path=None) -> Mesh:
+    """A :class:`Mesh` from the bytes of one REGN object (either byte order).
+
+    Only the header is parsed and every count and pointer validated against
+    the size; the sections stay views of ``data`` until used.
+    """
+    return Mesh.from_parts(parse(data, path=path))
+
+
+def load(path) -> Mesh:
+    """Read a ``.rgn`` file. Raises :class:`FormatError` naming the file,
+    the offset and what is wrong."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as e:
+        raise RegnError(f"{path}: cannot read: {e.strerror or e}") from None
+    return loads(data, path=path)
+
+
+def save(mesh: Mesh, path, *, overwrite: bool = True, byte_order=None,
+         pof0_dialect=None) -> None:
+    """Write ``mesh`` to ``path`` atomically (temporary file, then rename)."""
+    payload = mesh.dumps(byte_order=byte_order, pof0_dialect=pof0_dialect)
+    try:
+        atomic_write(path, payload, overwrite=overwrite)
+    except FileExistsError as e:
+        raise RegnError(str(e)) from None
+    except OSError as e:
+        raise RegnError(f"{os.fspath(path)}: cannot write: {e.strerror or e}") from None
+
+
+__all__ = ["load", "loads", "save", "FormatError"]

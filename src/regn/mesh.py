@@ -1,0 +1,385 @@
+"""The mesh model: a REGN object's records plus the arrays users work with.
+
+A :class:`Mesh` holds the records exactly as read (or as built), so writing it
+back gives the same bytes, and exposes plain native-endian numpy arrays —
+``vertices``, ``tets``, ``tet_faces``, ``neighbors``, ``portal_costs`` … —
+computed on first use and cached (read-only, so a cache cannot be corrupted
+by accident). The queries hang off the mesh as methods; each one lives in
+:mod:`regn.query` and keeps its scratch structures off the mesh.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from .format import pof0
+from .format.layout import (BIG, NO_SLOT, NO_TET, PORTAL_PAIRS, SECTION_NAMES)
+
+
+def _frozen(a):
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+class Mesh:
+    """A REGN navigation mesh.
+
+    Build one with :func:`regn.build` or read one with :func:`regn.load` /
+    :func:`regn.loads`. Arrays are in metres; indices are int64 with -1 for
+    "none".
+    """
+
+    def __init__(self, *, header, sections, cell_item, item_ref_start, ref_tet,
+                 byte_order=BIG, pof0_dialect=pof0.DIALECT_3, chunk_header=None,
+                 pof0_header=None, trailer=b"", parts=None, path=None):
+        self.header = header
+        self.sections = sections
+        self.cell_item = _frozen(np.asarray(cell_item, dtype=np.int64))
+        self.item_ref_start = _frozen(np.asarray(item_ref_start, dtype=np.int64))
+        self.ref_tet = _frozen(np.asarray(ref_tet, dtype=np.int64))
+        self.byte_order = byte_order
+        self._dialect = pof0_dialect
+        self.chunk_header = chunk_header
+        self.pof0_header = pof0_header
+        self.trailer = trailer
+        self.parts = parts          # the RegnParts it was read from, if any
+        self.path = path
+
+    # --- construction from bytes / to bytes ---------------------------------
+    @classmethod
+    def from_parts(cls, parts) -> "Mesh":
+        return cls(header=parts.header, sections=parts.sections,
+                   cell_item=parts.cell_item, item_ref_start=parts.item_ref_start,
+                   ref_tet=parts.ref_tet, byte_order=parts.byte_order,
+                   pof0_dialect=None, chunk_header=parts.frame.chunk_header,
+                   pof0_header=parts.frame.pof0_header, trailer=parts.trailer,
+                   parts=parts, path=parts.path)
+
+    @property
+    def pof0_dialect(self) -> int:
+        """3 (the seed's 3-byte long entries) or 4 (the public tools' form)."""
+        if self._dialect is None:
+            from .format.reader import read_pof0
+            self._dialect = read_pof0(self.parts, self.expected_pointer_words()).dialect
+        return self._dialect
+
+    def expected_pointer_words(self) -> np.ndarray:
+        """Word indices a POF0 table of this object as stored must list."""
+        from .format.reader import expected_pointer_words
+        return expected_pointer_words(self.parts.section_offsets if self.parts else
+                                      self._canonical_offsets(),
+                                      self.cell_item >= 0, self.n_items, self.n_refs)
+
+    def _canonical_offsets(self):
+        from .format.writer import canonical_offsets
+        return canonical_offsets(self.counts)[0]
+
+    def dumps(self, *, byte_order=None, pof0_dialect=None) -> bytes:
+        """The object's bytes, canonical layout; byte order and POF0 dialect
+        are the ones read unless given."""
+        from .format.writer import serialize
+        return serialize(header=self.header, sections=self.sections,
+                         cell_item=self.cell_item, item_ref_start=self.item_ref_start,
+                         ref_tet=self.ref_tet,
+                         byte_order=byte_order or self.byte_order,
+                         dialect=pof0_dialect or self.pof0_dialect,
+                         chunk_header=self.chunk_header, pof0_header=self.pof0_header,
+                         trailer=self.trailer)
+
+    # --- counts ---------------------------------------------------------------
+    @property
+    def counts(self) -> tuple:
+        """Record count of each of the six sections."""
+        return tuple(len(self.sections[name]) for name in SECTION_NAMES)
+
+    n_vertices = property(lambda self: len(self.sections["vertices"]))
+    n_tets = property(lambda self: len(self.sections["tets"]))
+    n_faces = property(lambda self: len(self.sections["faces"]))
+    n_cells = property(lambda self: len(self.sections["cells"]))
+    n_items = property(lambda self: len(self.sections["items"]))
+    n_refs = property(lambda self: len(self.sections["refs"]))
+
+    def __repr__(self):
+        v, t, f, c, i, r = self.counts
+        name = f" {self.path!r}" if self.path else ""
+        return (f"<regn.Mesh{name}: {v} vertices, {t} tetrahedra, {f} faces, "
+                f"{'x'.join(map(str, self.dims))} cells ({i} occupied), {r} refs>")
+
+    # --- header / grid ----------------------------------------------------------
+    def _h(self, name, n=3):
+        return _frozen(np.asarray(self.header[name], dtype=np.float64)[:n])
+
+    @cached_property
+    def bbox_min(self) -> np.ndarray:
+        """(3,) lower corner of the play volume's box."""
+        return self._h("bbox_min")
+
+    @cached_property
+    def bbox_max(self) -> np.ndarray:
+        """(3,) upper corner of the play volume's box."""
+        return self._h("bbox_max")
+
+    @cached_property
+    def extent(self) -> np.ndarray:
+        return self._h("extent")
+
+    @cached_property
+    def cell_size(self) -> np.ndarray:
+        """(3,) edge lengths of one grid cell."""
+        return self._h("cell_size")
+
+    @cached_property
+    def dims(self) -> tuple:
+        """(nx, ny, nz) grid cells per axis."""
+        return tuple(int(d) for d in np.asarray(self.header["dims"])[:3])
+
+    # --- section 0/1: vertices and tetrahedra -----------------------------------
+    @cached_property
+    def vertices(self) -> np.ndarray:
+        """(V,3) float64 vertex positions."""
+        return _frozen(self.sections["vertices"]["xyz"].astype(np.float64))
+
+    @cached_property
+    def tets(self) -> np.ndarray:
+        """(T,4) int64 vertex indices of each tetrahedron."""
+        return _frozen(self.sections["tets"]["verts"].astype(np.int64))
+
+    @cached_property
+    def tet_faces(self) -> np.ndarray:
+        """(T,4) int64 face index in each face slot [seed]."""
+        return _frozen(self.sections["tets"]["faces"].astype(np.int64))
+
+    @cached_property
+    def tet_points(self) -> np.ndarray:
+        """(T,4,3) the four corner positions of each tetrahedron."""
+        return _frozen(self.vertices[self.tets])
+
+    @cached_property
+    def tet_centres(self) -> np.ndarray:
+        """(T,3) stored centre of each tetrahedron."""
+        return _frozen(self.sections["tets"]["centre"].astype(np.float64))
+
+    @cached_property
+    def tet_radii(self) -> np.ndarray:
+        """(T,) stored radius (local scale) of each tetrahedron."""
+        return _frozen(self.sections["tets"]["radius"].astype(np.float64))
+
+    @cached_property
+    def portal_costs(self) -> np.ndarray:
+        """(T,6,2) float64 (cost, aux) per face-slot pair, in the order of
+        :data:`regn.format.layout.PORTAL_PAIRS` [inferred]."""
+        return _frozen(self.sections["tets"]["portal"].astype(np.float64))
+
+    @cached_property
+    def tet_volumes(self) -> np.ndarray:
+        """(T,) unsigned volume of each tetrahedron, m^3."""
+        from .geometry import signed_volumes
+        return _frozen(np.abs(signed_volumes(self.tet_points)))
+
+    @cached_property
+    def neighbors(self) -> np.ndarray:
+        """(T,4) int64: the tetrahedron across each face slot, -1 on the
+        boundary — from the tetrahedra's own face indices [seed], like
+        ``scipy.spatial.Delaunay.neighbors``. A face listed by more than two
+        tetrahedra (invalid; verify reports it) links none of them."""
+        flat = self.tet_faces.ravel()
+        out = np.full(flat.shape, -1, dtype=np.int64)
+        if len(flat):
+            order = np.argsort(flat, kind="stable")
+            s = flat[order]
+            n_per_face = np.bincount(flat, minlength=self.n_faces)
+            pair = (s[:-1] == s[1:]) & (n_per_face[s[:-1]] == 2)
+            a, b = order[:-1][pair], order[1:][pair]
+            out[a] = b // 4
+            out[b] = a // 4
+        return _frozen(out.reshape(-1, 4))
+
+    @cached_property
+    def neighbor_slots(self) -> np.ndarray:
+        """(T,4) int64: the slot of the shared face in the neighbouring
+        tetrahedron (-1 on the boundary)."""
+        nb = self.neighbors
+        t, k = np.nonzero(nb >= 0)
+        out = np.full(nb.shape, -1, dtype=np.int64)
+        faces_of_nb = self.tet_faces[nb[t, k]]                       # (P,4)
+        out[t, k] = np.argmax(faces_of_nb == self.tet_faces[t, k][:, None], axis=1)
+        return _frozen(out)
+
+    # --- section 2: faces -------------------------------------------------------
+    @cached_property
+    def face_normals(self) -> np.ndarray:
+        """(F,3) stored unit normals (the builder's point out of tetrahedron A)."""
+        return _frozen(self.sections["faces"]["normal"].astype(np.float64))
+
+    @cached_property
+    def face_d(self) -> np.ndarray:
+        """(F,) plane offsets, n.p + d = 0."""
+        return _frozen(self.sections["faces"]["d"].astype(np.float64))
+
+    @cached_property
+    def face_points(self) -> np.ndarray:
+        """(F,3) stored point on each face's plane (builder: the centroid)."""
+        return _frozen(self.sections["faces"]["point"].astype(np.float64))
+
+    @cached_property
+    def face_tets(self) -> np.ndarray:
+        """(F,2) int64 the face's tetrahedra A and B (-1 for B on the boundary),
+        as stored in the face records."""
+        f = self.sections["faces"]
+        b = f["tet_b"].astype(np.int64)
+        return _frozen(np.stack([f["tet_a"].astype(np.int64),
+                                 np.where(b == NO_TET, -1, b)], axis=1))
+
+    @cached_property
+    def face_slots(self) -> np.ndarray:
+        """(F,2) int64 slot of the face in tetrahedron A and B (-1 on the boundary)."""
+        f = self.sections["faces"]
+        b = f["slot_b"].astype(np.int64)
+        return _frozen(np.stack([f["slot_a"].astype(np.int64),
+                                 np.where(b == NO_SLOT, -1, b)], axis=1))
+
+    @cached_property
+    def face_vertices(self) -> np.ndarray:
+        """(F,3) int64 vertex indices of each face: the three vertices of the
+        first tetrahedron listing it that lie on the face's plane (found
+        geometrically, see :attr:`opposite_slot`)."""
+        t, k = self.face_owner
+        verts = self.tets[t]                                   # (F,4)
+        opp = self.opposite_slot[t, k]
+        keep = np.ones(verts.shape, dtype=bool)
+        keep[np.arange(len(t)), opp] = False
+        return _frozen(verts[keep].reshape(-1, 3))
+
+    @cached_property
+    def face_owner(self):
+        """(tet, slot) of the first tetrahedron listing each face."""
+        flat = self.tet_faces.ravel()
+        first = np.full(self.n_faces, -1, dtype=np.int64)
+        order = np.argsort(flat, kind="stable")[::-1]
+        first[flat[order]] = order
+        if np.any(first < 0):
+            # a face no tetrahedron lists: fall back to the stored tet A / slot
+            miss = first < 0
+            first[miss] = 4 * self.face_tets[miss, 0] + self.face_slots[miss, 0]
+        return first // 4, first % 4
+
+    @cached_property
+    def opposite_slot(self) -> np.ndarray:
+        """(T,4) for each face slot, the vertex slot *not* on that face — found
+        as the vertex farthest from the face's stored plane (a reader must not
+        assume slot k is opposite vertex k [inferred])."""
+        pts = self.tet_points                                   # (T,4,3)
+        n = self.face_normals[self.tet_faces]                   # (T,4,3)
+        d = self.face_d[self.tet_faces]                         # (T,4)
+        dist = np.abs(np.einsum("tkd,tvd->tkv", n, pts) + d[:, :, None])
+        return _frozen(np.argmax(dist, axis=2))
+
+    @cached_property
+    def boundary_faces(self) -> np.ndarray:
+        """Indices of faces with one tetrahedron (asteroid surfaces and box walls)."""
+        listed = np.bincount(self.tet_faces.ravel(), minlength=self.n_faces)
+        return _frozen(np.flatnonzero(listed == 1))
+
+    @cached_property
+    def face_centroids(self) -> np.ndarray:
+        """(F,3) centroid of each face's three vertices."""
+        return _frozen(self.vertices[self.face_vertices].mean(axis=1))
+
+    # --- sections 3-5: the grid ------------------------------------------------
+    @cached_property
+    def cell_ref_count(self) -> np.ndarray:
+        """(C,) number of tetrahedra each cell lists (0 for an empty cell)."""
+        n = self.sections["items"]["n"].astype(np.int64)
+        out = np.zeros(self.n_cells, dtype=np.int64)
+        occ = self.cell_item >= 0
+        out[occ] = n[self.cell_item[occ]]
+        return _frozen(out)
+
+    @cached_property
+    def grid_csr(self):
+        """(indptr (C+1,), indices) of the tetrahedra each cell lists, in
+        the style of ``scipy.sparse`` CSR: cell c lists
+        ``indices[indptr[c]:indptr[c+1]]``."""
+        counts = self.cell_ref_count
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        occ = np.flatnonzero(counts)
+        starts = self.item_ref_start[self.cell_item[occ]]
+        # gather each cell's run of references (runs may not be packed in order)
+        rep = np.repeat(starts - indptr[occ], counts[occ])
+        idx = np.arange(int(indptr[-1])) + rep
+        return _frozen(indptr), _frozen(self.ref_tet[idx])
+
+    def cell_tets(self, cell: int) -> np.ndarray:
+        """The tetrahedra cell ``cell`` (linear index) lists."""
+        indptr, indices = self.grid_csr
+        return indices[indptr[cell]:indptr[cell + 1]]
+
+    def cell_of(self, points) -> np.ndarray:
+        """(N,3) points -> (N,) linear cell index (clamped to the grid)."""
+        from .geometry import cell_coords, linear_cell
+        pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        return linear_cell(cell_coords(pts, self.bbox_min, self.cell_size, self.dims),
+                           self.dims)
+
+    # --- queries (each lives in regn.query) ------------------------------------
+    def locate(self, points, *, return_barycentric=False):
+        """(N,3) -> (N,) tetrahedron holding each point, -1 outside; see
+        :func:`regn.query.locate.locate`."""
+        from .query.locate import locate
+        return locate(self, points, return_barycentric=return_barycentric)
+
+    def nearest(self, points):
+        """Closest point of the navigable volume; see :func:`regn.query.nearest.nearest`."""
+        from .query.nearest import nearest
+        return nearest(self, points)
+
+    def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None):
+        """Shortest flight from ``start`` to ``goal``; see :func:`regn.query.path.find_path`."""
+        from .query.path import find_path
+        return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
+                         exclude=exclude)
+
+    def raycast(self, a, b):
+        """Walk segment a->b; see :func:`regn.query.raycast.raycast`."""
+        from .query.raycast import raycast
+        return raycast(self, a, b)
+
+    def line_of_sight(self, a, b):
+        """(N,3),(N,3) -> (N,) bool, clear or not; see :func:`regn.query.raycast.line_of_sight`."""
+        from .query.raycast import line_of_sight
+        return line_of_sight(self, a, b)
+
+    def distance_to_wall(self, points):
+        """(N,3) -> (N,) distance to the nearest boundary face; see
+        :func:`regn.query.nearest.distance_to_wall`."""
+        from .query.nearest import distance_to_wall
+        return distance_to_wall(self, points)
+
+    def random_points(self, n, seed=None):
+        """(n,3) points uniform in the navigable volume; see
+        :func:`regn.query.sample.random_points`."""
+        from .query.sample import random_points
+        return random_points(self, n, seed)
+
+    def components(self) -> np.ndarray:
+        """(T,) connected-component label of each tetrahedron (through shared faces)."""
+        from .query.sample import components
+        return components(self)
+
+    # --- export ----------------------------------------------------------------
+    def to_meshio(self):
+        """The tetrahedra as a ``meshio.Mesh`` with per-tetrahedron cell data."""
+        from .export.meshio_io import to_meshio
+        return to_meshio(self)
+
+    def boundary_surface(self):
+        """(vertices (V,3), triangles (B,3)) of the boundary, outward-facing."""
+        from .export.surface import boundary_surface
+        return boundary_surface(self)
+
+
+PAIR_INDEX = {pair: p for p, pair in enumerate(PORTAL_PAIRS)}
+PAIR_INDEX.update({(j, i): p for (i, j), p in list(PAIR_INDEX.items())})

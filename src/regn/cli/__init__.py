@@ -66,6 +66,8 @@ def main(argv=None) -> int:
     except RegnError as e:
         print(f"regn: {e}", file=sys.stderr)
         return getattr(args, "error_exit", 2)
+    except BrokenPipeError:
+        return 0
     except (OSError, ValueError) as e:
         # Anything the library did not wrap (an unreadable path, a bad number).
         msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
@@ -75,8 +77,6 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("regn: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 def entry() -> None:

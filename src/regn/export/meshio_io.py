@@ -1,0 +1,149 @@
+"""The mesh through meshio: tetrahedra with per-tet cell data, and the grid
+as hexahedra.
+
+Cell data of the volume export (one value per tetrahedron, in tet order):
+
+* ``volume`` — m^3;
+* ``component`` — connected component through shared faces (0-based);
+* ``cells_listing`` — how many grid cells list the tetrahedron.
+
+The grid export has one hexahedron per cell (linear cell order
+``(iz*ny + iy)*nx + ix``) with ``ref_count`` (tetrahedra the cell lists) and
+``occupied`` (1/0).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import ExportError
+from . import VOLUME_EXTS, extension, temp_path
+
+#: extension -> (meshio file_format, extra keyword arguments)
+_FORMATS = {
+    ".vtu": ("vtu", {}),
+    ".vtk": ("vtk", {}),
+    ".msh": ("gmsh", {}),
+    ".xdmf": ("xdmf", {"data_format": "XML"}),   # one file, no .h5 companion
+    ".mesh": ("medit", {}),
+}
+
+
+def components(mesh) -> np.ndarray:
+    """(T,) int64 connected-component label per tetrahedron (via shared faces)."""
+    try:
+        from ..query.sample import components as _components
+    except ImportError:
+        _components = None
+    if _components is not None:
+        return np.asarray(_components(mesh), dtype=np.int64)
+    return own_components(mesh)
+
+
+def own_components(mesh) -> np.ndarray:
+    """Components from ``mesh.neighbors`` with scipy's connected_components."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    n = mesh.n_tets
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    nb = mesh.neighbors
+    t, k = np.nonzero(nb >= 0)
+    g = coo_matrix((np.ones(len(t), dtype=np.int8), (t, nb[t, k])), shape=(n, n))
+    _, labels = connected_components(g, directed=False)
+    return labels.astype(np.int64)
+
+
+def cells_listing(mesh) -> np.ndarray:
+    """(T,) int64 number of grid cells whose list holds each tetrahedron."""
+    _, indices = mesh.grid_csr
+    idx = np.asarray(indices, dtype=np.int64)
+    idx = idx[(idx >= 0) & (idx < mesh.n_tets)]
+    return np.bincount(idx, minlength=mesh.n_tets).astype(np.int64)
+
+
+def to_meshio(mesh):
+    """The tetrahedra as a ``meshio.Mesh`` with cell data volume/component/cells_listing."""
+    import meshio
+    return meshio.Mesh(
+        points=np.asarray(mesh.vertices, dtype=np.float64),
+        cells=[("tetra", np.asarray(mesh.tets, dtype=np.int64))],
+        cell_data={"volume": [np.asarray(mesh.tet_volumes, dtype=np.float64)],
+                   "component": [components(mesh)],
+                   "cells_listing": [cells_listing(mesh)]},
+    )
+
+
+def grid_to_meshio(mesh):
+    """The grid as a ``meshio.Mesh`` of hexahedra with ref_count / occupied."""
+    import meshio
+    nx, ny, nz = mesh.dims
+    xs = mesh.bbox_min[0] + mesh.cell_size[0] * np.arange(nx + 1)
+    ys = mesh.bbox_min[1] + mesh.cell_size[1] * np.arange(ny + 1)
+    zs = mesh.bbox_min[2] + mesh.cell_size[2] * np.arange(nz + 1)
+    Z, Y, X = np.meshgrid(zs, ys, xs, indexing="ij")
+    points = np.stack([X.ravel(), Y.ravel(), Z.ravel()], axis=1)
+
+    def p(ix, iy, iz):
+        return (iz * (ny + 1) + iy) * (nx + 1) + ix
+
+    iz, iy, ix = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+    ix, iy, iz = ix.ravel(), iy.ravel(), iz.ravel()      # linear cell order
+    hexa = np.stack([p(ix, iy, iz), p(ix + 1, iy, iz), p(ix + 1, iy + 1, iz),
+                     p(ix, iy + 1, iz), p(ix, iy, iz + 1), p(ix + 1, iy, iz + 1),
+                     p(ix + 1, iy + 1, iz + 1), p(ix, iy + 1, iz + 1)], axis=1)
+    refs = np.asarray(mesh.cell_ref_count, dtype=np.int64)
+    return meshio.Mesh(points=points, cells=[("hexahedron", hexa.astype(np.int64))],
+                       cell_data={"ref_count": [refs],
+                                  "occupied": [(refs > 0).astype(np.int64)]})
+
+
+def from_meshio(m, *, bbox=None, dims=None, **build_kwargs):
+    """A :class:`regn.Mesh` from a ``meshio.Mesh`` (or a path meshio can read):
+    its tetra cells go through :func:`regn.build`."""
+    import meshio
+    if isinstance(m, (str, os.PathLike)):
+        try:
+            m = meshio.read(os.fspath(m))
+        except Exception as e:   # meshio raises many kinds
+            raise ExportError(f"{os.fspath(m)}: cannot read with meshio: {e}") from None
+    tets = [np.asarray(block.data) for block in m.cells if block.type == "tetra"]
+    if not tets:
+        from ..errors import BuildError
+        raise BuildError("the meshio mesh has no tetra cells")
+    from ..build.tetmesh import build
+    return build(np.asarray(m.points, dtype=np.float64)[:, :3], np.concatenate(tets),
+                 bbox=bbox, dims=dims, **build_kwargs)
+
+
+def _write(m, path):
+    ext = extension(path)
+    if ext not in _FORMATS:
+        raise ExportError(f"{os.fspath(path)}: unknown volume extension {ext or '(none)'}; "
+                          f"use one of {' '.join(VOLUME_EXTS)}")
+    import meshio
+    fmt, kwargs = _FORMATS[ext]
+    if fmt == "medit":
+        # medit keeps one integer per cell ("medit:ref"): store the component
+        m = meshio.Mesh(m.points, m.cells,
+                        cell_data={"medit:ref": [np.asarray(m.cell_data.get(
+                            "component", m.cell_data.get("occupied"))[0], dtype=np.int64)]})
+    with temp_path(path) as tmp:
+        try:
+            meshio.write(tmp, m, file_format=fmt, **kwargs)
+        except OSError:
+            raise
+        except Exception as e:
+            raise ExportError(f"{os.fspath(path)}: meshio could not write {fmt}: {e}") from None
+
+
+def write_volume(mesh, path) -> None:
+    """Write the tetrahedra (with cell data) to .vtu/.vtk/.msh/.xdmf/.mesh, atomically."""
+    _write(to_meshio(mesh), path)
+
+
+def write_grid(mesh, path) -> None:
+    """Write the grid as hexahedra (ref_count, occupied), atomically."""
+    _write(grid_to_meshio(mesh), path)

@@ -1,0 +1,50 @@
+"""Shared test maps: every test object is built by the project itself."""
+
+import numpy as np
+import pytest
+from scipy.spatial import Delaunay
+
+import regn
+
+H = 50_000.0  # half-extent of the usual test box, metres
+
+
+def box_corners(h=H):
+    return np.array([[x, y, z] for z in (-h, h) for y in (-h, h) for x in (-h, h)],
+                    dtype=float)
+
+
+def random_map(n_points=300, seed=0, hole_fraction=0.1, h=H, dims=(10, 10, 10),
+               **kw):
+    """Delaunay of the box corners + random points, with some tets removed
+    (holes), built into a REGN mesh."""
+    rng = np.random.default_rng(seed)
+    pts = np.concatenate([box_corners(h), rng.uniform(-h, h, (n_points, 3))])
+    tri = Delaunay(pts)
+    tets = tri.simplices
+    vol = np.abs(np.einsum("ij,ij->i", np.cross(pts[tets[:, 1]] - pts[tets[:, 0]],
+                                                  pts[tets[:, 2]] - pts[tets[:, 0]]),
+                           pts[tets[:, 3]] - pts[tets[:, 0]]))
+    keep = vol > 1e-6 * vol.max()
+    drop = rng.random(len(tets)) < hole_fraction
+    tets = tets[keep & ~drop]
+    used = np.unique(tets)
+    remap = np.full(len(pts), -1)
+    remap[used] = np.arange(len(used))
+    return regn.build(pts[used], remap[tets], bbox=(-h * np.ones(3), h * np.ones(3)),
+                      dims=dims, **kw)
+
+
+@pytest.fixture(scope="session")
+def small_map():
+    return random_map(300, seed=1)
+
+
+@pytest.fixture(scope="session")
+def trivial_map():
+    """8 vertices at the +-250 000 box corners, 6 tetrahedra, 10x10x10 cells."""
+    h = 250_000.0
+    tets = np.array([[0, 1, 3, 7], [0, 1, 5, 7], [0, 2, 3, 7], [0, 2, 6, 7],
+                     [0, 4, 5, 7], [0, 4, 6, 7]])
+    return regn.build(box_corners(h), tets, bbox=(-h * np.ones(3), h * np.ones(3)),
+                      dims=(10, 10, 10))

@@ -132,7 +132,9 @@ def test_malformed_raises_format_error(name):
     tracemalloc.start()
     with pytest.raises(regn.FormatError) as info:
         # the POF0 table is decoded on first use (loading stays cheap)
-        regn.loads(data, path="bad.rgn").pof0_dialect
+        m = regn.loads(data, path="bad.rgn")
+        m.pof0_dialect
+        m.vertices
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     msg = str(info.value)

@@ -36,10 +36,11 @@ class Mesh:
                  byte_order=BIG, pof0_dialect=pof0.DIALECT_3, chunk_header=None,
                  pof0_header=None, trailer=b"", parts=None, path=None):
         self.header = header
-        self.sections = sections
+        self._sections = sections
         self.cell_item = _frozen(np.asarray(cell_item, dtype=np.int64))
         self.item_ref_start = _frozen(np.asarray(item_ref_start, dtype=np.int64))
-        self.ref_tet = _frozen(np.asarray(ref_tet, dtype=np.int64))
+        self._ref_tet = None if ref_tet is None else \
+            _frozen(np.asarray(ref_tet, dtype=np.int64))
         self.byte_order = byte_order
         self._dialect = pof0_dialect
         self.chunk_header = chunk_header
@@ -57,6 +58,28 @@ class Mesh:
                    pof0_dialect=None, chunk_header=parts.frame.chunk_header,
                    pof0_header=parts.frame.pof0_header, trailer=parts.trailer,
                    parts=parts, path=parts.path)
+
+    @property
+    def sections(self) -> dict:
+        """Structured record arrays of the six sections (file byte order).
+        Reading them the first time runs the per-record checks loading defers
+        (indices in range, vertices finite) and raises FormatError on failure."""
+        if self._ref_tet is None:
+            self.check_records()
+        return self._sections
+
+    def check_records(self) -> None:
+        """Validate every record's indices and pointers (once)."""
+        if self._ref_tet is None:
+            from .format.reader import check_records
+            check_records(self.parts)
+            self._ref_tet = _frozen(self.parts.ref_tet)
+
+    @property
+    def ref_tet(self) -> np.ndarray:
+        """(R,) tetrahedron index of each section-5 reference."""
+        self.check_records()
+        return self._ref_tet
 
     @property
     def pof0_dialect(self) -> int:
@@ -93,14 +116,14 @@ class Mesh:
     @property
     def counts(self) -> tuple:
         """Record count of each of the six sections."""
-        return tuple(len(self.sections[name]) for name in SECTION_NAMES)
+        return tuple(len(self._sections[name]) for name in SECTION_NAMES)
 
-    n_vertices = property(lambda self: len(self.sections["vertices"]))
-    n_tets = property(lambda self: len(self.sections["tets"]))
-    n_faces = property(lambda self: len(self.sections["faces"]))
-    n_cells = property(lambda self: len(self.sections["cells"]))
-    n_items = property(lambda self: len(self.sections["items"]))
-    n_refs = property(lambda self: len(self.sections["refs"]))
+    n_vertices = property(lambda self: len(self._sections["vertices"]))
+    n_tets = property(lambda self: len(self._sections["tets"]))
+    n_faces = property(lambda self: len(self._sections["faces"]))
+    n_cells = property(lambda self: len(self._sections["cells"]))
+    n_items = property(lambda self: len(self._sections["items"]))
+    n_refs = property(lambda self: len(self._sections["refs"]))
 
     def __repr__(self):
         v, t, f, c, i, r = self.counts

@@ -102,6 +102,7 @@ def write_bytes(path, payload: bytes) -> None:
     check_dir(path)
     try:
         atomic_write(path, payload)
+        _default_mode(path)
     except OSError as e:
         raise ExportError(f"{os.fspath(path)}: cannot write: {e.strerror or e}") from None
 
@@ -122,12 +123,20 @@ def temp_path(path):
     try:
         yield tmp
         os.replace(tmp, path)
+        _default_mode(path)
     except OSError as e:
         _unlink(tmp)
         raise ExportError(f"{path}: cannot write: {e.strerror or e}") from None
     except BaseException:
         _unlink(tmp)
         raise
+
+
+def _default_mode(path):
+    """mkstemp makes 0600 files; give the result the usual umask-based mode."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
 
 
 def _unlink(p):

@@ -26,7 +26,7 @@ _FORMATS = {
     ".vtu": ("vtu", {}),
     ".vtk": ("vtk", {}),
     ".msh": ("gmsh", {}),
-    ".xdmf": ("xdmf", {"data_format": "XML"}),   # one file, no .h5 companion
+    ".xdmf": ("xdmf", {}),   # written here as XML (one file, no h5py needed)
     ".mesh": ("medit", {}),
 }
 
@@ -131,12 +131,48 @@ def _write(m, path):
                         cell_data={"medit:ref": [np.asarray(m.cell_data.get(
                             "component", m.cell_data.get("occupied"))[0], dtype=np.int64)]})
     with temp_path(path) as tmp:
+        if fmt == "xdmf":
+            with open(tmp, "wb") as fh:
+                fh.write(xdmf_bytes(m))
+            return
         try:
             meshio.write(tmp, m, file_format=fmt, **kwargs)
         except OSError:
             raise
         except Exception as e:
             raise ExportError(f"{os.fspath(path)}: meshio could not write {fmt}: {e}") from None
+
+
+_XDMF_TOPOLOGY = {"tetra": "Tetrahedron", "hexahedron": "Hexahedron"}
+
+
+def _xdmf_item(a) -> str:
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        kind, body = 'DataType="Float" Precision="8"', "\n".join(
+            " ".join(f"{x:.17g}" for x in row) for row in a.reshape(len(a), -1))
+    else:
+        kind, body = 'DataType="Int" Precision="8"', "\n".join(
+            " ".join(str(int(x)) for x in row) for row in a.reshape(len(a), -1))
+    dims = " ".join(str(d) for d in a.shape)
+    return f'<DataItem Dimensions="{dims}" {kind} Format="XML">\n{body}\n</DataItem>'
+
+
+def xdmf_bytes(m) -> bytes:
+    """An XDMF 3 file with inline XML data (meshio reads it back without h5py)."""
+    (block,) = m.cells
+    parts = ['<?xml version="1.0"?>', '<Xdmf Version="3.0">', "<Domain>",
+             '<Grid Name="regn" GridType="Uniform">',
+             '<Geometry GeometryType="XYZ">', _xdmf_item(np.asarray(m.points, np.float64)),
+             "</Geometry>",
+             f'<Topology TopologyType="{_XDMF_TOPOLOGY[block.type]}" '
+             f'NumberOfElements="{len(block.data)}">',
+             _xdmf_item(np.asarray(block.data, np.int64)), "</Topology>"]
+    for name, (data,) in m.cell_data.items():
+        parts += [f'<Attribute Name="{name}" AttributeType="Scalar" Center="Cell">',
+                  _xdmf_item(np.asarray(data)), "</Attribute>"]
+    parts += ["</Grid>", "</Domain>", "</Xdmf>"]
+    return ("\n".join(parts) + "\n").encode()
 
 
 def write_volume(mesh, path) -> None:

@@ -70,8 +70,8 @@ def _normals(vertices, triangles):
 
 def obj_bytes(vertices, triangles, comment="") -> bytes:
     lines = [f"# {comment}"] if comment else []
-    lines += [f"v {x:.9g} {y:.9g} {z:.9g}" for x, y, z in vertices]
-    lines += [f"f {a} {b} {c}" for a, b, c in triangles + 1]
+    lines += [f"v {x!r} {y!r} {z!r}" for x, y, z in np.asarray(vertices, dtype=float).tolist()]
+    lines += [f"f {a} {b} {c}" for a, b, c in (np.asarray(triangles) + 1).tolist()]
     return ("\n".join(lines) + "\n").encode()
 
 

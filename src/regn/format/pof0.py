@@ -56,6 +56,45 @@ class Pof0Table:
         self.notes = notes
 
 
+def _entry_starts(length: np.ndarray, n: int):
+    """Byte positions where entries start, following the chain from byte 0.
+
+    Vectorised by pointer doubling: ``nxt`` maps each byte to the byte after
+    the entry starting there (``n`` at the end marker, ``n + 1`` past the
+    table); the set of positions 2^k..2^(k+1)-1 entries from 0 is the image of
+    the previous set under the k-th power of ``nxt``. O(n log n), no loop
+    over entries.
+    """
+    pos = np.arange(n, dtype=np.int64)
+    nxt = np.empty(n + 2, dtype=np.int64)
+    nxt[:n] = np.where(length == 0, n, np.minimum(pos + length, n + 1))
+    nxt[n:] = (n, n + 1)
+    # pos + length == n is a clean end, > n an overrun
+    over = (pos + length > n) & (length > 0)
+    nxt[:n][over] = n + 1
+    reached = np.array([0], dtype=np.int64)    # positions 0 .. 2^k - 1 entries on
+    jump = nxt                                  # nxt applied 2^k times
+    overrun = False
+    while True:
+        # the positions 2^k .. 2^(k+1)-1 entries on; sentinels (>= n) end the chain
+        step = jump[reached]
+        overrun |= bool(np.any(step == n + 1))
+        step = step[step < n]
+        if not len(step):
+            break
+        reached = np.concatenate([reached, step])
+        jump = jump[jump]
+    reached = np.sort(reached)
+    if n == 0:
+        reached = reached[:0]
+    chain = reached[reached < n]
+    is_entry = length[chain] > 0
+    starts = chain[is_entry]
+    stop = chain[~is_entry]
+    end = int(stop[0]) if len(stop) else (n if not overrun else n)
+    return starts, end, overrun
+
+
 def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
            data_words: int | None = None) -> Pof0Table:
     """Decode a POF0 body into the word indices it lists.
@@ -72,25 +111,15 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
     n = len(buf)
     # Entry length if an entry started at each byte; 0 marks the end.
     kind = buf >> 6
-    length = np.choose(kind, [0, 1, 2, dialect]) if n else buf.astype(np.int64)
-    # Walk the chain of entry starts. The walk is a Python loop over entries,
-    # bounded by the table's size (every step consumes at least one byte).
-    starts = []
-    pos = 0
-    lengths = length.tolist()
-    while pos < n:
-        step = lengths[pos]
-        if step == 0:
-            break
-        starts.append(pos)
-        pos += step
-    end = pos
-    if end > n:
+    length = np.array([0, 1, 2, dialect], dtype=np.int64)[kind]
+    starts, end, overrun = _entry_starts(length, n)
+    if overrun:
+        last = int(starts[-1])
         raise FormatError(
-            f"POF0 entry at table byte {starts[-1]} needs {lengths[starts[-1]]} bytes "
-            f"but the table has {n - starts[-1]} left",
-            offset=base_offset + starts[-1], section="POF0")
-    starts_arr = np.asarray(starts, dtype=np.int64)
+            f"POF0 entry at table byte {last} needs {int(length[last])} bytes "
+            f"but the table has {n - last} left",
+            offset=base_offset + last, section="POF0")
+    starts_arr = starts
     lens = length[starts_arr] if len(starts_arr) else np.zeros(0, np.int64)
     deltas = (buf[starts_arr].astype(np.int64) & 0x3F)
     for k in range(1, dialect):
@@ -136,7 +165,8 @@ def encode(words, dialect: int = DIALECT_3) -> bytes:
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown POF0 dialect {dialect!r}")
-    w = np.unique(np.asarray(words, dtype=np.int64))
+    w = np.sort(np.asarray(words, dtype=np.int64).ravel())
+    w = w[np.concatenate([[True], w[1:] != w[:-1]])] if len(w) else w
     if len(w) and w[0] <= 0:
         raise ValueError("POF0 cannot list word 0 (or a negative word)")
     deltas = np.diff(w, prepend=0)

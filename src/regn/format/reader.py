@@ -121,11 +121,63 @@ def _parse(buf, start, path):
         sections[name] = np.frombuffer(data, dtype=dtype_for(name, order), count=n,
                                        offset=p)
     n_v, n_t, n_f, n_c, n_i, n_r = counts
+    misaligned = {}
+    cell_item = _to_index(sections["cells"]["item_ptr"], ptrs, 4, 32, n_i, "cell", 3, 8,
+                          4, True, d0, misaligned)
+    item_ref_start = _to_index(sections["items"]["refs_ptr"], ptrs, 5, 4, n_r, "item", 4,
+                               32, 0x14, False, d0, misaligned)
+    n_refs = sections["items"]["n"].astype(np.int64)
+    over = item_ref_start + n_refs > n_r
+    if over.any():
+        i = int(np.argmax(over))
+        raise _err(f"item {i} lists {int(n_refs[i])} references from reference "
+                   f"{int(item_ref_start[i])}, past the {n_r} there are",
+                   d0 + ptrs[4] + 32 * i + 0x10, "items")
+
+    table = bytes(buf[fr.table_start:fr.end])
+    trailer = bytes(buf[fr.end:]) if start == 0 else b""
+    return RegnParts(fr, data, header, sections, tuple(ptrs), cell_item,
+                     item_ref_start, None, misaligned, table, trailer,
+                     str(path) if path is not None else None)
+
+
+def _to_index(values, ptrs, target, stride, count, what, rec_section, rec_stride,
+              fld_off, allow_null, d0, misaligned):
+    """Pointers -> record indices in section ``target``; each must land inside
+    it (a null pointer is -1 where allowed). Pointers that fall inside a record
+    rather than on its start are counted in ``misaligned`` for verify."""
+    v = values.astype(np.int64)
+    null = v == 0 if allow_null else np.zeros(len(v), dtype=bool)
+    rel = v - ptrs[target]
+    bad = ((rel < 0) | (rel >= stride * count)) & ~null
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise _err(f"{what} {i} points at {int(v[i]):#x}, outside section {target} "
+                   f"({ptrs[target]:#x}..{ptrs[target] + stride * count:#x})",
+                   d0 + ptrs[rec_section] + rec_stride * i + fld_off)
+    misaligned[what] = int(np.count_nonzero((rel % stride != 0) & ~null))
+    return np.where(null, -1, rel // stride)
+
+
+def check_records(parts: RegnParts) -> None:
+    """The per-record checks loading defers: every stored index names a record
+    that exists, every reference points into section 1, vertices are finite.
+    Fills ``parts.ref_tet``. Raises FormatError at the first bad record."""
+    if parts.ref_tet is not None:
+        return
+    try:
+        _check_records(parts)
+    except FormatError as e:
+        raise e.with_path(parts.path) if parts.path else e
+
+
+def _check_records(parts):
+    sections, ptrs, d0 = parts.sections, parts.section_offsets, parts.frame.data_start
+    n_v, n_t, n_f, n_c, n_i, n_r = parts.counts
 
     def first_bad(mask):
         return int(np.argmax(mask))
 
-    # Indices stored in records must name records that exist.
     tets = sections["tets"]
     for fld, limit, what in (("verts", n_v, "vertex"), ("faces", n_f, "face")):
         vals = tets[fld]
@@ -148,53 +200,14 @@ def _parse(buf, start, path):
             raise _err(f"face {f} has {what} = {int(faces[fld][f])}, out of range",
                        d0 + ptrs[2] + 48 * f + fo[fld], "faces")
     verts = sections["vertices"]["xyz"]
-    if n_v and not np.isfinite(verts).all():
-        v = first_bad(~np.isfinite(verts).all(axis=1))
+    finite = np.isfinite(verts).all(axis=1)
+    if not finite.all():
+        v = first_bad(~finite)
         raise _err(f"vertex {v} is not finite: {verts[v].tolist()}", d0 + ptrs[0] + 12 * v,
                    "vertices")
+    parts.ref_tet = _to_index(sections["refs"]["tet_ptr"], ptrs, 1, 96, n_t, "reference",
+                              5, 4, 0, False, d0, parts.misaligned)
 
-    # Section 3/4/5 pointers -> indices, each checked to land in its target section.
-    misaligned = {}
-
-    def to_index(values, target, stride, count, what, rec_base, rec_stride, fld_off,
-                 allow_null):
-        v = values.astype(np.int64)
-        null = v == 0
-        rel = v - ptrs[target]
-        bad = (rel < 0) | (rel >= stride * count)
-        if allow_null:
-            bad &= ~null
-        if bad.any():
-            i = first_bad(bad)
-            raise _err(f"{what} {i} points at {int(v[i]):#x}, outside section {target} "
-                       f"({ptrs[target]:#x}..{ptrs[target] + stride * count:#x})",
-                       d0 + rec_base + rec_stride * i + fld_off)
-        misaligned[what] = int(np.count_nonzero((rel % stride != 0) & ~null if allow_null
-                                                else rel % stride != 0))
-        idx = rel // stride
-        return np.where(null, -1, idx) if allow_null else idx
-
-    cells = sections["cells"]
-    cell_item = to_index(cells["item_ptr"], 4, 32, n_i, "cell", ptrs[3], 8, 4, True)
-    items = sections["items"]
-    item_ref_start = to_index(items["refs_ptr"], 5, 4, max(n_r, 0), "item", ptrs[4], 32,
-                              0x14, False) if n_i else np.zeros(0, np.int64)
-    if n_i:
-        n_refs = items["n"].astype(np.int64)
-        over = item_ref_start + n_refs > n_r
-        if over.any():
-            i = first_bad(over)
-            raise _err(f"item {i} lists {int(n_refs[i])} references from reference "
-                       f"{int(item_ref_start[i])}, past the {n_r} there are",
-                       d0 + ptrs[4] + 32 * i + 0x10, "items")
-    ref_tet = to_index(sections["refs"]["tet_ptr"], 1, 96, n_t, "reference", ptrs[5], 4,
-                       0, False) if n_r else np.zeros(0, np.int64)
-
-    table = bytes(buf[fr.table_start:fr.end])
-    trailer = bytes(buf[fr.end:]) if start == 0 else b""
-    return RegnParts(fr, data, header, sections, tuple(ptrs), cell_item,
-                     item_ref_start, ref_tet, misaligned, table, trailer,
-                     str(path) if path is not None else None)
 
 
 def read_pof0(parts: RegnParts, expected_words=None) -> pof0.Pof0Table:
@@ -255,4 +268,5 @@ def expected_pointer_words(section_offsets, cell_ptr_nonzero, n_items, n_refs):
     cells = (off[3] + 8 * np.flatnonzero(cell_ptr_nonzero) + 4) // 4
     items = (off[4] + 32 * np.arange(n_items) + 0x14) // 4
     refs = (off[5] + 4 * np.arange(n_refs)) // 4
-    return np.unique(np.concatenate([header, cells, items, refs]).astype(np.int64))
+    words = np.sort(np.concatenate([header, cells, items, refs]).astype(np.int64))
+    return words[np.concatenate([[True], words[1:] != words[:-1]])] if len(words) else words

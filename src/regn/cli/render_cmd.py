@@ -1,0 +1,70 @@
+"""``regn render FILE -o OUT.png``: a picture of the mesh."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ._common import load_mesh, read_points
+
+DESCRIPTION = """Draw the mesh to a PNG (axes in km). Views: 3d (asteroid surfaces
+shaded, box as wireframe), grid (top view of tetrahedra listed per cell, summed
+over z), slice (cross-section at --slice, cut tetrahedra coloured by connected
+component), all (the three plus a perpendicular slice; the default)."""
+
+
+def add_parser(sub, name, help_text):
+    p = sub.add_parser(name, help=help_text, description=DESCRIPTION)
+    p.add_argument("file", help="REGN file to read")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.png")
+    p.add_argument("--view", choices=("3d", "grid", "slice", "all"), default="all")
+    p.add_argument("--slice", metavar="AXIS=VALUE",
+                   help="cross-section plane, e.g. z=0 or y=-12.5km (metres unless km; "
+                        "default z through the box centre)")
+    p.add_argument("--path", nargs=6, type=float, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+                   help="overlay the shortest path between these two points")
+    p.add_argument("--points", metavar="FILE",
+                   help="overlay points (x y z lines, .csv or .npy; '-' for stdin)")
+    p.add_argument("--size", default="1200x900", metavar="WxH",
+                   help="picture size in pixels (default 1200x900)")
+    p.add_argument("--dpi", type=int, default=100, help="dots per inch (default 100)")
+    p.add_argument("--grid-reduce", choices=("sum", "max"), default="sum",
+                   help="how the grid view combines the z layers (default sum)")
+    p.add_argument("--title", help="replace the title")
+    p.set_defaults(func=run)
+
+
+def parse_size(text):
+    from ..errors import ExportError
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text or "")
+    if not m:
+        raise ExportError(f"--size {text!r}: expected WIDTHxHEIGHT in pixels, e.g. 1200x900")
+    return int(m.group(1)), int(m.group(2))
+
+
+def path_arg(values):
+    return None if values is None else (values[:3], values[3:])
+
+
+def points_arg(source):
+    if source is None:
+        return None
+    return read_points(None if source == "-" else source)
+
+
+def run(args) -> int:
+    from ..errors import ExportError
+    from ..export.render import parse_slice, render
+    out = args.output
+    if not out.lower().endswith(".png"):
+        raise ExportError(f"{out}: pictures are written as .png")
+    size = parse_size(args.size)
+    if args.slice is not None:
+        parse_slice(args.slice)                 # fail before reading the mesh
+    mesh = load_mesh(args.file)
+    render(mesh, out, view=args.view, slice=args.slice, path=path_arg(args.path),
+           points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,
+           grid_reduce=args.grid_reduce)
+    print(f"wrote {out}: {size[0]}x{size[1]} px, view {args.view}, "
+          f"{os.path.getsize(out)} bytes")
+    return 0

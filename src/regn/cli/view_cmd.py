@@ -1,0 +1,37 @@
+"""``regn view FILE -o OUT.html``: an interactive 3D view in one HTML file."""
+
+from __future__ import annotations
+
+import os
+
+from ._common import load_mesh
+from .render_cmd import path_arg, points_arg
+
+DESCRIPTION = """Write a self-contained HTML page (plotly, JavaScript inlined: no network
+needed) showing the asteroid surfaces, the box, the occupied grid cells (toggle
+with the buttons or the legend) and optionally a path."""
+
+
+def add_parser(sub, name, help_text):
+    p = sub.add_parser(name, help=help_text, description=DESCRIPTION)
+    p.add_argument("file", help="REGN file to read")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    p.add_argument("--path", nargs=6, type=float, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+                   help="show the shortest path between these two points")
+    p.add_argument("--points", metavar="FILE",
+                   help="show points (x y z lines, .csv or .npy; '-' for stdin)")
+    p.add_argument("--title", help="replace the title")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..errors import ExportError
+    from ..export.view import write_html
+    out = args.output
+    if not out.lower().endswith((".html", ".htm")):
+        raise ExportError(f"{out}: the interactive view is written as .html")
+    mesh = load_mesh(args.file)
+    write_html(mesh, out, path=path_arg(args.path), points=points_arg(args.points),
+               title=args.title)
+    print(f"wrote {out}: {os.path.getsize(out)} bytes")
+    return 0

@@ -1,0 +1,345 @@
+"""Pictures of a mesh as PNG (matplotlib, Agg, no pyplot state).
+
+Views (``view=``):
+
+* ``3d`` — the boundary surface: the asteroid holes as shaded solids, the
+  box as a wireframe (its wall triangles are not drawn);
+* ``grid`` — top view of grid occupancy: tetrahedra listed per cell summed
+  (or ``grid_reduce='max'``) over z, as a heat map with a colour bar;
+* ``slice`` — a cross-section at ``slice=('z', value)`` (or x/y): every
+  tetrahedron cut by the plane as its polygon, coloured by component;
+* ``all`` — the four panels 3D, grid, the slice, and a perpendicular slice.
+
+Axes are in km. ``path=(start, goal)`` overlays the route of
+``mesh.find_path`` (points and corridor); ``points=`` overlays points.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+
+import numpy as np
+
+from ..errors import ExportError
+from . import write_bytes
+
+VIEWS = ("3d", "grid", "slice", "all")
+_AXES = "xyz"
+_EDGES = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
+KM = 1000.0
+
+
+# --- inputs --------------------------------------------------------------------
+def parse_slice(text):
+    """'z=1500' / 'x=-2.5km' / ('z', 1500.0) -> (axis index, value in metres)."""
+    if isinstance(text, (tuple, list)):
+        axis, value = text
+        axis = _AXES.index(axis) if isinstance(axis, str) else int(axis)
+        return axis, float(value)
+    m = re.fullmatch(r"\s*([xyzXYZ])\s*=\s*([-+0-9.eE]+)\s*(km|m)?\s*", str(text))
+    if not m:
+        raise ExportError(f"--slice {text!r}: expected AXIS=VALUE, e.g. z=0 or "
+                          "y=-12.5km (metres unless 'km')")
+    try:
+        value = float(m.group(2))
+    except ValueError:
+        raise ExportError(f"--slice {text!r}: {m.group(2)!r} is not a number") from None
+    return _AXES.index(m.group(1).lower()), value * (KM if m.group(3) == "km" else 1.0)
+
+
+def route(mesh, start, goal):
+    """(points (N,3) or None, corridor tets (K,) or None, note) of the path from
+    ``mesh.find_path``; ExportError if the path query is not available."""
+    try:
+        from ..query.path import find_path  # noqa: F401  (availability check)
+    except ImportError as e:
+        raise ExportError(f"--path needs regn.query.path.find_path, which is not "
+                          f"available in this build ({e})") from None
+    res = mesh.find_path(np.asarray(start, float), np.asarray(goal, float))
+    pts = _field(res, ("points", "waypoints", "path"))
+    if pts is None and isinstance(res, np.ndarray):
+        pts = res
+    if pts is None and isinstance(res, (tuple, list)) and len(res):
+        pts = res[0]
+    corridor = _field(res, ("corridor", "tets", "tet_path"))
+    if corridor is None and isinstance(res, (tuple, list)) and len(res) > 1:
+        corridor = res[1]
+    found = _field(res, ("found", "ok", "success"))
+    pts = None if pts is None else np.asarray(pts, float).reshape(-1, 3)
+    corridor = None if corridor is None else np.asarray(corridor, np.int64).ravel()
+    if found is False or pts is None or len(pts) == 0:
+        return None, corridor, "no path"
+    length = float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
+    return pts, corridor, f"path {length / KM:.1f} km, {len(pts)} points"
+
+
+def _field(obj, names):
+    for n in names:
+        if isinstance(obj, dict) and n in obj:
+            return obj[n]
+        if hasattr(obj, n) and not callable(getattr(obj, n)):
+            return getattr(obj, n)
+    return None
+
+
+# --- geometry for the pictures ---------------------------------------------------
+def cross_section(tet_points, axis, value):
+    """Cut tetrahedra by the plane coordinate[axis] == value.
+
+    Returns (tet indices (K,), polygons: list of (3|4, 2) arrays in the two
+    other coordinates, vertices in order around the polygon).
+    """
+    p = np.asarray(tet_points, dtype=np.float64)
+    if len(p) == 0:
+        return np.zeros(0, np.int64), []
+    d = p[:, :, axis] - value
+    span = float(np.max(np.abs(p[:, :, axis]))) or 1.0
+    d = np.where(d == 0, 1e-12 * span, d)            # a vertex on the plane counts as above
+    cut = np.flatnonzero((d.min(axis=1) < 0) & (d.max(axis=1) > 0))
+    if len(cut) == 0:
+        return cut, []
+    pc, dc = p[cut], d[cut]
+    i, j = _EDGES[:, 0], _EDGES[:, 1]
+    di, dj = dc[:, i], dc[:, j]                                    # (K,6)
+    cross = (di * dj) < 0
+    t = np.where(cross, di / np.where(cross, di - dj, 1.0), 0.0)
+    pts = pc[:, i] + (pc[:, j] - pc[:, i]) * t[:, :, None]         # (K,6,3)
+    other = [a for a in range(3) if a != axis]
+    uv = pts[:, :, other]                                          # (K,6,2)
+    n = cross.sum(axis=1)
+    centre = (uv * cross[:, :, None]).sum(axis=1) / n[:, None]
+    ang = np.arctan2(uv[:, :, 1] - centre[:, None, 1], uv[:, :, 0] - centre[:, None, 0])
+    ang = np.where(cross, ang, np.inf)
+    order = np.argsort(ang, axis=1)
+    uv = np.take_along_axis(uv, order[:, :, None], axis=1)
+    polys = [uv[k, :n[k]] for k in range(len(cut))]
+    return cut, polys
+
+
+def _box_edges(lo, hi):
+    c = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                  for z in (lo[2], hi[2])])
+    e = [(a, b) for a in range(8) for b in range(a + 1, 8)
+         if np.sum(c[a] != c[b]) == 1]
+    return [c[[a, b]] for a, b in e]
+
+
+def _component_colours(labels):
+    from matplotlib import colormaps
+    cmap = colormaps["tab10"]
+    n = int(labels.max()) + 1 if len(labels) else 1
+    if n == 1:
+        return np.tile(np.array([[0.62, 0.78, 0.92, 1.0]]), (len(labels), 1)), n
+    return cmap(labels % 10), n
+
+
+# --- panels ----------------------------------------------------------------------
+def _panel_3d(fig, spec, mesh, overlay):
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
+    from .surface import box_wall_mask, boundary_surface
+    ax = fig.add_subplot(spec, projection="3d")
+    v, tri = boundary_surface(mesh)
+    wall = box_wall_mask(mesh, v, tri)
+    holes = tri[~wall]
+    vk = v / KM
+    if len(holes):
+        p = vk[holes]
+        n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+        n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+        light = np.array([-0.4, -0.5, 0.77])
+        light /= np.linalg.norm(light)
+        # normals point into the holes: the asteroid's own outside is -n
+        shade = 0.3 + 0.7 * np.clip(-n @ light, 0, 1)
+        base = np.array([0.72, 0.55, 0.40])
+        fc = np.concatenate([shade[:, None] * base, np.ones((len(p), 1))], axis=1)
+        ax.add_collection3d(Poly3DCollection(p, facecolors=fc, edgecolors=fc * [0.8, 0.8, 0.8, 1],
+                                             linewidths=0.15))
+    lo, hi = mesh.bbox_min / KM, mesh.bbox_max / KM
+    ax.add_collection3d(Line3DCollection(_box_edges(lo, hi), colors="0.35", linewidths=0.8))
+    _overlay_3d(ax, mesh, overlay)
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_zlim(lo[2], hi[2])
+    ax.set_box_aspect(np.maximum(hi - lo, 1e-9))
+    ax.set_xlabel("x (km)")
+    ax.set_ylabel("y (km)")
+    ax.set_zlabel("z (km)")
+    ax.tick_params(labelsize=7)
+    ax.set_title(f"boundary: {len(holes)} asteroid triangles, box {int(wall.sum())} "
+                 "(wireframe)", fontsize=9)
+    return ax
+
+
+def _overlay_3d(ax, mesh, overlay):
+    pts, corridor, _ = overlay.get("route", (None, None, ""))
+    if corridor is not None and len(corridor):
+        c = mesh.tet_centres[corridor[(corridor >= 0) & (corridor < mesh.n_tets)]] / KM
+        ax.plot(c[:, 0], c[:, 1], c[:, 2], color="tab:blue", lw=0.8, ls=":",
+                label="corridor (tet centres)")
+    if pts is not None:
+        q = pts / KM
+        ax.plot(q[:, 0], q[:, 1], q[:, 2], color="crimson", lw=2, marker="o", ms=3,
+                label="path")
+    for key, colour in (("start", "green"), ("goal", "red")):
+        if key in overlay:
+            q = np.asarray(overlay[key]) / KM
+            ax.scatter([q[0]], [q[1]], [q[2]], color=colour, s=30, depthshade=False)
+    if overlay.get("points") is not None and len(overlay["points"]):
+        q = overlay["points"] / KM
+        ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="k", marker="x", s=12, depthshade=False,
+                   label=f"{len(q)} points")
+
+
+def _panel_grid(fig, spec, mesh, overlay, reduce="sum"):
+    ax = fig.add_subplot(spec)
+    nx, ny, nz = mesh.dims
+    refs = np.asarray(mesh.cell_ref_count).reshape(nz, ny, nx)
+    img = refs.max(axis=0) if reduce == "max" else refs.sum(axis=0)
+    lo, hi = mesh.bbox_min / KM, mesh.bbox_max / KM
+    im = ax.imshow(img, origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]),
+                   cmap="viridis", interpolation="nearest", aspect="equal")
+    cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    cb.set_label(f"tetrahedra listed per cell ({reduce} over z)", fontsize=8)
+    cb.ax.tick_params(labelsize=7)
+    occupied = int(np.count_nonzero(mesh.cell_ref_count))
+    ax.set_title(f"grid {nx}x{ny}x{nz}: {occupied} of {mesh.n_cells} cells occupied, "
+                 f"{mesh.n_refs} refs", fontsize=9)
+    _overlay_2d(ax, mesh, overlay, (0, 1), None)
+    ax.set_xlabel("x (km)")
+    ax.set_ylabel("y (km)")
+    ax.tick_params(labelsize=7)
+    return ax
+
+
+def _panel_slice(fig, spec, mesh, overlay, axis, value, labels):
+    from matplotlib.collections import PolyCollection
+    ax = fig.add_subplot(spec)
+    cut, polys = cross_section(mesh.tet_points, axis, value)
+    other = [a for a in range(3) if a != axis]
+    lo, hi = mesh.bbox_min[other] / KM, mesh.bbox_max[other] / KM
+    ax.add_patch(_rect(lo, hi))
+    colours, ncomp = _component_colours(labels)
+    if len(cut):
+        pc = PolyCollection([q / KM for q in polys], facecolors=colours[cut],
+                            edgecolors=(0.15, 0.25, 0.4, 0.45), linewidths=0.3)
+        ax.add_collection(pc)
+    corridor = overlay.get("route", (None, None, ""))[1]
+    if corridor is not None and len(corridor) and len(cut):
+        on = np.isin(cut, corridor)
+        if on.any():
+            ax.add_collection(PolyCollection([polys[k] / KM for k in np.flatnonzero(on)],
+                                             facecolors=(1.0, 0.85, 0.2, 0.8),
+                                             edgecolors="darkorange", linewidths=0.6,
+                                             label="corridor tets in plane"))
+    _overlay_2d(ax, mesh, overlay, other, (axis, value))
+    pad = 0.02 * (hi - lo)
+    ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
+    ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"{_AXES[other[0]]} (km)")
+    ax.set_ylabel(f"{_AXES[other[1]]} (km)")
+    ax.tick_params(labelsize=7)
+    cut_comp = len(np.unique(labels[cut])) if len(cut) else 0
+    ax.set_title(f"slice {_AXES[axis]} = {value / KM:g} km: {len(cut)} tetrahedra cut, "
+                 f"{cut_comp} of {ncomp} components (white: asteroids)", fontsize=9)
+    return ax
+
+
+def _rect(lo, hi):
+    from matplotlib.patches import Rectangle
+    return Rectangle((lo[0], lo[1]), hi[0] - lo[0], hi[1] - lo[1], fill=False,
+                     edgecolor="0.3", lw=0.8)
+
+
+def _overlay_2d(ax, mesh, overlay, other, plane):
+    pts, _, _ = overlay.get("route", (None, None, ""))
+    u, w = other
+    if pts is not None:
+        q = pts / KM
+        ax.plot(q[:, u], q[:, w], color="crimson", lw=1.8, marker="o", ms=2.5,
+                ls="--" if plane else "-", label="path" + (" (projected)" if plane else ""))
+    for key, colour in (("start", "green"), ("goal", "red")):
+        if key in overlay:
+            q = np.asarray(overlay[key]) / KM
+            ax.plot([q[u]], [q[w]], marker="o", color=colour, ms=6, mec="k", mew=0.6, ls="")
+    p = overlay.get("points")
+    if p is not None and len(p):
+        if plane is not None:
+            axis, value = plane
+            near = np.abs(p[:, axis] - value) <= 0.5 * mesh.cell_size[axis]
+            p = p[near]
+        if len(p):
+            q = p / KM
+            ax.plot(q[:, u], q[:, w], ls="", marker="x", color="k", ms=4, mew=0.8,
+                    label=f"{len(q)} points" + (" (within half a cell)" if plane else ""))
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best", framealpha=0.85)
+
+
+# --- the figure ------------------------------------------------------------------
+def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 900),
+           dpi=100, title=None, grid_reduce="sum"):
+    """A matplotlib Figure (Agg canvas attached) of the requested view."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    if view not in VIEWS:
+        raise ExportError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
+    w, h = (int(s) for s in size)
+    if w < 100 or h < 100 or w > 10000 or h > 10000:
+        raise ExportError(f"picture size {w}x{h}: each side must be 100..10000 pixels")
+    from .meshio_io import components
+    labels = components(mesh)
+    axis, value = parse_slice(slice) if slice is not None else \
+        (2, float((mesh.bbox_min[2] + mesh.bbox_max[2]) / 2))
+    overlay = {}
+    note = ""
+    if path is not None:
+        a, b = (np.asarray(x, float).reshape(3) for x in path)
+        overlay["start"], overlay["goal"] = a, b
+        overlay["route"] = route(mesh, a, b)
+        note = "; " + overlay["route"][2]
+    if points is not None:
+        overlay["points"] = np.asarray(points, float).reshape(-1, 3)
+    fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi)
+    FigureCanvasAgg(fig)
+    if view == "all":
+        gs = fig.add_gridspec(2, 2, left=0.06, right=0.96, bottom=0.06, top=0.9,
+                              wspace=0.25, hspace=0.3)
+        _panel_3d(fig, gs[0, 0], mesh, overlay)
+        _panel_grid(fig, gs[0, 1], mesh, overlay, grid_reduce)
+        _panel_slice(fig, gs[1, 0], mesh, overlay, axis, value, labels)
+        side = 1 if axis != 1 else 2
+        mid = float((mesh.bbox_min[side] + mesh.bbox_max[side]) / 2)
+        _panel_slice(fig, gs[1, 1], mesh, overlay, side, mid, labels)
+    else:
+        gs = fig.add_gridspec(1, 1, left=0.08, right=0.95, bottom=0.08, top=0.88)
+        if view == "3d":
+            _panel_3d(fig, gs[0, 0], mesh, overlay)
+        elif view == "grid":
+            _panel_grid(fig, gs[0, 0], mesh, overlay, grid_reduce)
+        else:
+            _panel_slice(fig, gs[0, 0], mesh, overlay, axis, value, labels)
+    if title is None:
+        name = os.path.basename(str(mesh.path)) if mesh.path else "(built in memory)"
+        ncomp = int(labels.max()) + 1 if len(labels) else 0
+        title = (f"{name}: {mesh.n_vertices} vertices, {mesh.n_tets} tetrahedra, "
+                 f"{mesh.n_faces} faces, {ncomp} component{'s' if ncomp != 1 else ''}"
+                 f"{note}")
+    fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def png_bytes(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=fig.dpi)
+    return buf.getvalue()
+
+
+def render(mesh, out, **kwargs) -> None:
+    """Draw ``mesh`` to the PNG file ``out`` (atomically); keyword arguments as
+    :func:`figure` (view, slice, path, points, size, dpi, title, grid_reduce)."""
+    if not os.fspath(out).lower().endswith(".png"):
+        raise ExportError(f"{os.fspath(out)}: pictures are written as .png")
+    write_bytes(out, png_bytes(figure(mesh, **kwargs)))

@@ -107,6 +107,13 @@ def test_cells_listing_sums_to_refs(amap):
     assert cl.sum() == amap.n_refs and cl.min() >= 1
 
 
+def test_mesh_methods(amap):
+    m = amap.to_meshio()
+    assert m.cells[0].type == "tetra" and len(m.cells[0].data) == amap.n_tets
+    v, tri = amap.boundary_surface()
+    assert len(tri) == len(amap.boundary_faces) and len(v) == len(np.unique(tri))
+
+
 # --- volume exports ---------------------------------------------------------------
 @pytest.mark.parametrize("ext", [".vtu", ".vtk", ".msh", ".mesh"])
 def test_volume_round_trip_meshio(amap, tmp_path, ext):
@@ -190,14 +197,17 @@ def test_boundary_surface_closed_and_outward(amap):
     p = v[tri[wall]]
     n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     assert np.all(np.einsum("ij,ij->i", n, p.mean(axis=1)) > 0)
-    # the asteroid triangles point into the asteroids (towards their centres)
+    # the asteroid triangles point into the asteroids: each asteroid's surface
+    # encloses a negative volume, and together they are -(box - navigable)
     holes = tri[~wall]
-    q = v[holes]
-    c = q.mean(axis=1)
-    n = np.cross(q[:, 1] - q[:, 0], q[:, 2] - q[:, 0])
+    c = v[holes].mean(axis=1)
     centre = np.array([h[:3] for h in HOLES])
-    nearest = centre[np.argmin(np.linalg.norm(c[:, None] - centre[None], axis=2), axis=1)]
-    assert np.all(np.einsum("ij,ij->i", n, nearest - c) > 0)
+    which = np.argmin(np.linalg.norm(c[:, None] - centre[None], axis=2), axis=1)
+    box = float(np.prod(amap.bbox_max - amap.bbox_min))
+    assert np.isclose(signed_volume(v, holes), nav - box, rtol=1e-9)
+    for h, (_, _, _, r) in enumerate(HOLES):
+        vol = signed_volume(v, holes[which == h])
+        assert -4 / 3 * np.pi * r ** 3 < vol < -0.5 * 4 / 3 * np.pi * r ** 3
 
 
 def test_signed_volume_holds_on_a_ragged_map():
@@ -319,15 +329,37 @@ def test_render_png(rgn_file, tmp_path, capsys, view, size):
 
 
 def test_cross_section_areas(amap):
-    """The cut polygons tile the plane's navigable part: their area is the
-    box slice minus the asteroids' discs (up to the polyhedral approximation)."""
+    """The cut polygons tile the plane's navigable part: their total area is
+    the area of trimesh's section of the boundary surface (box minus the
+    asteroids' cuts), and the polygons do not overlap."""
+    import trimesh
     from regn.export.render import cross_section
-    cut, polys = cross_section(amap.tet_points, 2, 0.0)
-    area = sum(0.5 * abs(np.cross(p - p[0], np.roll(p, -1, axis=0) - p[0]).sum())
-               for p in polys)
-    disc = np.pi * 18_000.0 ** 2 + np.pi * (12_000.0 ** 2 - 10_000.0 ** 2)
-    assert all(len(p) in (3, 4) for p in polys)
-    assert abs(area - ((2 * H) ** 2 - disc)) < 0.1 * disc
+    cut, polys = cross_section(amap.tet_points, 2, 1234.0)
+    assert len(cut) and all(len(p) in (3, 4) for p in polys)
+
+    def shoelace(p):
+        x, y = p[:, 0], p[:, 1]
+        return 0.5 * (x * np.roll(y, -1) - np.roll(x, -1) * y).sum()
+    signed = np.array([shoelace(p) for p in polys])
+    assert np.all(signed > 0)            # vertices in counter-clockwise order
+    # independent: Green's theorem on the surface's cut with the plane, each
+    # segment oriented so its triangle's outward normal is on its right
+    v, tri = boundary_surface(amap)
+    p = v[tri]
+    d = p[:, :, 2] - 1234.0
+    crossing = (d.min(axis=1) < 0) & (d.max(axis=1) > 0)
+    green = 0.0
+    for P, D in zip(p[crossing], d[crossing]):
+        ends = [P[i] + (P[j] - P[i]) * D[i] / (D[i] - D[j])
+                for i, j in ((0, 1), (1, 2), (2, 0)) if D[i] * D[j] < 0]
+        a, b = ends[0][:2], ends[1][:2]
+        n = np.cross(P[1] - P[0], P[2] - P[0])[:2]
+        t = b - a
+        if np.dot([t[1], -t[0]], n) < 0:
+            a, b = b, a
+        green += 0.5 * (a[0] * b[1] - b[0] * a[1])
+    assert np.isclose(signed.sum(), green, rtol=1e-6)
+    assert signed.sum() < (2 * H) ** 2
 
 
 def test_render_slice_components_and_overlays(two_part_map, tmp_path, fake_path):
@@ -397,7 +429,34 @@ def test_view_in_chromium(rgn_file, tmp_path, capsys):
     assert img.shape[:2] == (800, 1000)
     assert _not_blank(img)
     errors = [ln for ln in r.stderr.splitlines()
-              if "CONSOLE" in ln and ("Uncaught" in ln or "Error" in ln)]
+              if "CONSOLE" in ln and ("Uncaught" in ln or "Error:" in ln)]
     assert not errors, errors
     dom = _chromium(tmp_path, out.as_uri(), "--dump-dom").stdout
     assert "plotly" in dom and ("gl-container" in dom or "main-svg" in dom)
+
+
+def test_cli_render_and_view_with_path(rgn_file, tmp_path, fake_path, capsys):
+    out = tmp_path / "route.png"
+    assert main(["render", str(rgn_file), "-o", str(out), "--view", "grid", "--size",
+                 "500x400", "--path", "0", "-40000", "-30000", "0", "40000", "-30000"]) == 0
+    assert _png(out).shape[:2] == (400, 500)
+    html = tmp_path / "route.html"
+    assert main(["view", str(rgn_file), "-o", str(html), "--path", "0", "-40000",
+                 "-30000", "0", "40000", "-30000"]) == 0
+    assert '"name":"path"' in html.read_text().replace(" ", "")
+
+
+def test_render_and_view_take_a_computed_path(amap, tmp_path):
+    """A path result (points, tets, found) can be drawn without the query module."""
+    from regn.export.render import render
+    from regn.export.view import write_html
+    res = types.SimpleNamespace(found=True, status="ok", tets=np.arange(0, amap.n_tets, 50),
+                                points=np.array([[0, -40e3, 30e3], [20e3, 0, 30e3],
+                                                 [0, 40e3, 30e3]]))
+    render(amap, tmp_path / "r.png", view="3d", path=res, size=(400, 400))
+    assert _png(tmp_path / "r.png").shape[:2] == (400, 400)
+    write_html(amap, tmp_path / "r.html", path=res)
+    assert '"name":"path"' in (tmp_path / "r.html").read_text().replace(" ", "")
+    lost = types.SimpleNamespace(found=False, status="unreachable", tets=[], points=np.zeros((0, 3)))
+    from regn.export.render import figure
+    assert "no path (unreachable)" in figure(amap, view="grid", path=lost)._suptitle.get_text()

@@ -11,7 +11,8 @@ Views (``view=``):
 * ``all`` — the four panels 3D, grid, the slice, and a perpendicular slice.
 
 Axes are in km. ``path=(start, goal)`` overlays the route of
-``mesh.find_path`` (points and corridor); ``points=`` overlays points.
+``mesh.find_path`` (points and corridor) — or pass the path result itself;
+``points=`` overlays points.
 """
 
 from __future__ import annotations
@@ -57,7 +58,12 @@ def route(mesh, start, goal):
     except ImportError as e:
         raise ExportError(f"--path needs regn.query.path.find_path, which is not "
                           f"available in this build ({e})") from None
-    res = mesh.find_path(np.asarray(start, float), np.asarray(goal, float))
+    return route_parts(mesh.find_path(np.asarray(start, float), np.asarray(goal, float)))
+
+
+def route_parts(res):
+    """(points, corridor, note) from a path result (``.points``, ``.tets``,
+    ``.found``, ``.status``), an (N,3) array or a (points, tets) pair."""
     pts = _field(res, ("points", "waypoints", "path"))
     if pts is None and isinstance(res, np.ndarray):
         pts = res
@@ -67,10 +73,11 @@ def route(mesh, start, goal):
     if corridor is None and isinstance(res, (tuple, list)) and len(res) > 1:
         corridor = res[1]
     found = _field(res, ("found", "ok", "success"))
+    status = _field(res, ("status",))
     pts = None if pts is None else np.asarray(pts, float).reshape(-1, 3)
     corridor = None if corridor is None else np.asarray(corridor, np.int64).ravel()
     if found is False or pts is None or len(pts) == 0:
-        return None, corridor, "no path"
+        return None, corridor, f"no path ({status})" if status else "no path"
     length = float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
     return pts, corridor, f"path {length / KM:.1f} km, {len(pts)} points"
 
@@ -176,8 +183,8 @@ def _overlay_3d(ax, mesh, overlay):
     pts, corridor, _ = overlay.get("route", (None, None, ""))
     if corridor is not None and len(corridor):
         c = mesh.tet_centres[corridor[(corridor >= 0) & (corridor < mesh.n_tets)]] / KM
-        ax.plot(c[:, 0], c[:, 1], c[:, 2], color="tab:blue", lw=0.8, ls=":",
-                label="corridor (tet centres)")
+        ax.scatter(c[:, 0], c[:, 1], c[:, 2], color="tab:blue", s=2, alpha=0.5,
+                   depthshade=False, label="corridor (tetrahedron centres)")
     if pts is not None:
         q = pts / KM
         ax.plot(q[:, 0], q[:, 1], q[:, 2], color="crimson", lw=2, marker="o", ms=3,
@@ -189,7 +196,7 @@ def _overlay_3d(ax, mesh, overlay):
     if overlay.get("points") is not None and len(overlay["points"]):
         q = overlay["points"] / KM
         ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="k", marker="x", s=12, depthshade=False,
-                   label=f"{len(q)} points")
+                   label="points")
 
 
 def _panel_grid(fig, spec, mesh, overlay, reduce="sum"):
@@ -273,9 +280,7 @@ def _overlay_2d(ax, mesh, overlay, other, plane):
         if len(p):
             q = p / KM
             ax.plot(q[:, u], q[:, w], ls="", marker="x", color="k", ms=4, mew=0.8,
-                    label=f"{len(q)} points" + (" (within half a cell)" if plane else ""))
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="best", framealpha=0.85)
+                    label="points" + (" within half a cell of the plane" if plane else ""))
 
 
 # --- the figure ------------------------------------------------------------------
@@ -296,16 +301,22 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
     overlay = {}
     note = ""
     if path is not None:
-        a, b = (np.asarray(x, float).reshape(3) for x in path)
-        overlay["start"], overlay["goal"] = a, b
-        overlay["route"] = route(mesh, a, b)
+        if _field(path, ("points",)) is not None:       # an already computed path
+            overlay["route"] = route_parts(path)
+            q = overlay["route"][0]
+            if q is not None:
+                overlay["start"], overlay["goal"] = q[0], q[-1]
+        else:
+            a, b = (np.asarray(x, float).reshape(3) for x in path)
+            overlay["start"], overlay["goal"] = a, b
+            overlay["route"] = route(mesh, a, b)
         note = "; " + overlay["route"][2]
     if points is not None:
         overlay["points"] = np.asarray(points, float).reshape(-1, 3)
     fig = Figure(figsize=(w / dpi, h / dpi), dpi=dpi)
     FigureCanvasAgg(fig)
     if view == "all":
-        gs = fig.add_gridspec(2, 2, left=0.06, right=0.96, bottom=0.06, top=0.9,
+        gs = fig.add_gridspec(2, 2, left=0.06, right=0.96, bottom=0.09, top=0.9,
                               wspace=0.25, hspace=0.3)
         _panel_3d(fig, gs[0, 0], mesh, overlay)
         _panel_grid(fig, gs[0, 1], mesh, overlay, grid_reduce)
@@ -314,7 +325,8 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
         mid = float((mesh.bbox_min[side] + mesh.bbox_max[side]) / 2)
         _panel_slice(fig, gs[1, 1], mesh, overlay, side, mid, labels)
     else:
-        gs = fig.add_gridspec(1, 1, left=0.08, right=0.95, bottom=0.08, top=0.88)
+        gs = fig.add_gridspec(1, 1, left=0.08, right=0.86 if view == "grid" else 0.95,
+                              bottom=0.12, top=0.88)
         if view == "3d":
             _panel_3d(fig, gs[0, 0], mesh, overlay)
         elif view == "grid":
@@ -328,7 +340,20 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
                  f"{mesh.n_faces} faces, {ncomp} component{'s' if ncomp != 1 else ''}"
                  f"{note}")
     fig.suptitle(title, fontsize=11)
+    _figure_legend(fig)
     return fig
+
+
+def _figure_legend(fig):
+    """One legend for all panels, below them (never over the drawing)."""
+    seen = {}
+    for ax in fig.axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if not label.startswith("_"):
+                seen.setdefault(label, h)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=min(len(seen), 4),
+                   fontsize=8, frameon=False, markerscale=1.5)
 
 
 def png_bytes(fig) -> bytes:

@@ -58,17 +58,25 @@ def figure(mesh, *, path=None, points=None, title=None):
     grid_index = len(traces) - 1
     note = ""
     if path is not None:
-        a, b = (np.asarray(x, float).reshape(3) for x in path)
-        pts, _, note = route(mesh, a, b)
+        from .render import _field, route_parts
+        if _field(path, ("points",)) is not None:       # an already computed path
+            pts, _, note = route_parts(path)
+            ends = None if pts is None else np.stack([pts[0], pts[-1]])
+        else:
+            a, b = (np.asarray(x, float).reshape(3) for x in path)
+            pts, _, note = route(mesh, a, b)
+            ends = np.stack([a, b])
         note = "; " + note
         if pts is not None:
             q = pts / KM
             traces.append(go.Scatter3d(x=q[:, 0], y=q[:, 1], z=q[:, 2], mode="lines+markers",
                                        name="path", line=dict(color="crimson", width=6),
                                        marker=dict(size=3, color="crimson")))
-        e = np.stack([a, b]) / KM
-        traces.append(go.Scatter3d(x=e[:, 0], y=e[:, 1], z=e[:, 2], mode="markers",
-                                   name="start / goal", marker=dict(size=6, color=["green", "red"])))
+        if ends is not None:
+            e = ends / KM
+            traces.append(go.Scatter3d(x=e[:, 0], y=e[:, 1], z=e[:, 2], mode="markers",
+                                       name="start / goal",
+                                       marker=dict(size=6, color=["green", "red"])))
     if points is not None:
         q = np.asarray(points, float).reshape(-1, 3) / KM
         traces.append(go.Scatter3d(x=q[:, 0], y=q[:, 1], z=q[:, 2], mode="markers",
@@ -101,9 +109,12 @@ def figure(mesh, *, path=None, points=None, title=None):
 
 def html_bytes(mesh, **kwargs) -> bytes:
     fig = figure(mesh, **kwargs)
-    return fig.to_html(include_plotlyjs=True, full_html=True,
-                       config={"displaylogo": False},
-                       default_height="96vh", default_width="100%").encode("utf-8")
+    html = fig.to_html(include_plotlyjs=True, full_html=True,
+                       config={"displaylogo": False, "responsive": True},
+                       default_height="96vh", default_width="100%")
+    # fill the window (plotly's full page leaves the div at its default size)
+    html = html.replace("<head>", "<head><style>html, body {height: 100%; margin: 0}</style>", 1)
+    return html.encode("utf-8")
 
 
 def write_html(mesh, out, **kwargs) -> None:

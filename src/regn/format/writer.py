@@ -97,6 +97,10 @@ def atomic_write(path, payload: bytes, *, overwrite: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp", dir=directory)
     try:
+        # mkstemp makes the file 0600; give it the mode a plain open() would
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()

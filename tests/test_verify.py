@@ -1,0 +1,379 @@
+"""regn.verify and ``regn verify``: built maps pass everything; each targeted
+corruption of the bytes fails the check it should, with a detail that says
+what was seen."""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+import regn
+from regn.cli import main
+from regn.format import pof0
+from regn.format.layout import PORTAL_PAIRS, field_offsets
+from regn.verify import VerifyReport, verify
+from conftest import random_map
+
+DATA = 0x10
+TOP_KEYS = {"path", "ok", "byte_order", "pof0_dialect", "roundtrip_identical", "checks"}
+CHECK_KEYS = {"name", "kind", "status", "passed", "total", "detail"}
+
+
+@pytest.fixture(scope="module")
+def base():
+    m = random_map(250, seed=7, hole_fraction=0.15)
+    return m, m.dumps()
+
+
+def offsets(b):
+    return regn.loads(b).parts.section_offsets
+
+
+def patch(b, at, fmt, *values):
+    b = bytearray(b)
+    struct.pack_into(fmt, b, at, *values)
+    return bytes(b)
+
+
+def unpack(b, at, fmt):
+    return struct.unpack_from(fmt, b, at)
+
+
+def failing(report):
+    return {c.name for c in report.checks if c.status == "fail"}
+
+
+# --- built maps pass every check ---------------------------------------------------
+
+@pytest.mark.parametrize("seed,order,dialect", [(0, ">", 3), (1, "<", 3), (2, ">", 4),
+                                                (3, "<", 4), (4, ">", 3)])
+def test_built_maps_pass_strict(seed, order, dialect):
+    m = random_map(120 + 60 * seed, seed=seed, hole_fraction=0.05 + 0.05 * seed,
+                   dims=(10, 8, 6), byte_order=order, pof0_dialect=dialect)
+    b = m.dumps()
+    for subject in (m, b, regn.loads(b)):
+        r = verify(subject, strict=True)
+        assert failing(r) == set(), [c for c in r.checks if c.status == "fail"]
+        assert r.ok and r.roundtrip_identical and r.first_difference is None
+        assert r.byte_order == ("big" if order == ">" else "little")
+        assert r.pof0_dialect == dialect
+    names = [c.name for c in r.checks]
+    assert len(names) == len(set(names))
+    kinds = {c.kind for c in r.checks}
+    assert kinds == {"seed", "inferred", "info"}
+    assert all(c.status == "info" for c in r.checks if c.kind == "info")
+    assert all(c.passed == c.total for c in r.checks if c.kind != "info")
+
+
+def test_report_dict_schema(base):
+    _, b = base
+    d = verify(b, path="x.rgn").to_dict()
+    assert set(d) == TOP_KEYS
+    assert d["path"] == "x.rgn" and d["ok"] is True and d["byte_order"] == "big"
+    for c in d["checks"]:
+        assert set(c) == CHECK_KEYS
+        assert c["kind"] in ("seed", "inferred", "info")
+        assert c["status"] in ("pass", "fail", "info")
+        assert isinstance(c["passed"], int) and isinstance(c["total"], int)
+    json.dumps(d)
+
+
+def test_module_is_callable_too(base):
+    import regn.verify as mod
+    assert isinstance(mod(base[1]), VerifyReport)
+    assert isinstance(regn.verify(base[1]), VerifyReport)
+
+
+def test_unreadable_bytes_raise():
+    with pytest.raises(regn.FormatError):
+        verify(b"REGN\0\0\0\x10" + bytes(8))
+
+
+# --- targeted corruptions ------------------------------------------------------------
+
+def test_vertex_outside_bbox(base):
+    m, b = base
+    off = offsets(b)
+    v = int(np.argmax(m.vertices[:, 0]))          # push the +x-most vertex out
+    bad = patch(b, DATA + off[0] + 12 * v, ">f", 60_000.0)
+    r = verify(bad, strict=True)
+    c = r["vertices_in_bbox"]
+    assert c.status == "fail" and c.kind == "inferred" and c.passed == c.total - 1
+    assert f"vertex {v} at [60000," in c.detail
+    assert "face_plane_through_tet" in failing(r)   # its faces no longer close
+    assert not r.ok
+
+
+def test_non_unit_normal(base):
+    m, b = base
+    off = offsets(b)
+    f = 11
+    at = DATA + off[2] + 48 * f
+    n = np.array(unpack(b, at, ">3f")) * 1.25
+    bad = patch(b, at, ">3f", *n)
+    r = verify(bad)
+    c = r["face_normals_unit"]
+    assert c.status == "fail" and c.kind == "seed" and c.total - c.passed == 1
+    assert f"face {f} |n| = 1.25" in c.detail
+    assert not r.ok
+
+
+def test_broken_adjacency_tet_faces(base):
+    m, b = base
+    off = offsets(b)
+    f_old = 40
+    t, slot = (int(x) for x in (m.face_tets[f_old, 0], m.face_slots[f_old, 0]))
+    at = DATA + off[1] + 96 * t + field_offsets("tets")["faces"] + 2 * slot
+    f_new = (f_old + 17) % m.n_faces
+    bad = patch(b, at, ">H", f_new)
+    r = verify(bad)
+    c = r["face_tet_a_slot"]
+    assert c.status == "fail" and c.kind == "seed"
+    assert f"face {f_old}: A = tet {t} slot {slot}, which lists face {f_new}" in c.detail
+    c = r["face_plane_through_tet"]
+    assert c.status == "fail" and f"tet {t} slot {slot} face {f_new}" in c.detail
+    assert not r.ok
+
+
+def test_broken_adjacency_face_b(base):
+    m, b = base
+    off = offsets(b)
+    fo = field_offsets("faces")
+    f = int(np.flatnonzero(m.face_tets[:, 1] >= 0)[0])
+    at = DATA + off[2] + 48 * f + fo["tet_b"]
+    true_b = unpack(b, at, ">I")[0]
+    bad = patch(b, at, ">I", (true_b + 1) % m.n_tets)
+    r = verify(bad)
+    c = r["face_tet_b_slot"]
+    assert c.status == "fail" and c.kind == "inferred"
+    assert f"face {f} (listed 2x): B = {(true_b + 1) % m.n_tets}" in c.detail
+    assert f"expected tet {true_b}" in c.detail
+    assert r.ok                                   # seed checks still hold
+    assert not verify(bad, strict=True).ok
+    # a boundary face that claims a B
+    g = int(m.boundary_faces[0])
+    bad2 = patch(b, DATA + off[2] + 48 * g + fo["tet_b"], ">I", 0)
+    assert f"face {g} (listed 1x)" in verify(bad2)["face_tet_b_slot"].detail
+
+
+def test_wrong_portal_cost_is_inferred_only(base):
+    m, b = base
+    off = offsets(b)
+    t, p = 9, 4
+    at = DATA + off[1] + 96 * t + field_offsets("tets")["portal"] + 8 * p
+    cost = unpack(b, at, ">f")[0]
+    bad = patch(b, at, ">f", cost * 2 + 100.0)
+    r = verify(bad)
+    c = r["portal_cost_rule"]
+    assert c.status == "fail" and c.kind == "inferred" and c.total - c.passed == 1
+    assert f"tet {t} pair {PORTAL_PAIRS[p]}" in c.detail
+    assert f"{cost * 2 + 100.0:.7g}" in c.detail
+    assert all(x.status != "fail" for x in r.checks if x.kind == "seed")
+    assert r.ok and not verify(bad, strict=True).ok
+    assert r.to_dict()["ok"] is True
+
+
+def _replace_pof0(b, words, dialect=3):
+    mesh = regn.loads(b)
+    fr = mesh.parts.frame
+    table = pof0.encode(words, dialect)
+    head = bytearray(b[:fr.table_start])
+    struct.pack_into(">I", head, fr.pof0_start + 4, len(table))
+    return bytes(head) + table
+
+
+def test_extra_pof0_word(base):
+    m, b = base
+    words = regn.loads(b).expected_pointer_words()
+    extra = 0x80 // 4 + 3                         # vertex 1's x coordinate
+    bad = _replace_pof0(b, np.concatenate([words, [extra]]))
+    r = verify(bad)
+    c = r["pof0_pointer_set"]
+    assert c.status == "fail" and c.kind == "seed"
+    assert c.passed == len(words) and c.total == len(words) + 1
+    assert f"word {extra} ({4 * extra:#x}, vertices[1]+0x0)" in c.detail
+    assert not r.ok
+    # and a missing one
+    bad = _replace_pof0(b, words[words != words[10]])
+    c = verify(bad)["pof0_pointer_set"]
+    assert c.status == "fail" and "expected pointer words not listed" in c.detail
+    assert f"word {int(words[10])}" in c.detail
+
+
+def test_noncanonical_pof0_is_info(base):
+    _, b = base
+    words = regn.loads(b).expected_pointer_words()
+    bad = _replace_pof0(b, words)
+    # pad the table with 4 more zero bytes: legal, not canonical
+    fr = regn.loads(bad).parts.frame
+    bad = patch(bad, fr.pof0_start + 4, ">I", fr.pof0_size + 4) + bytes(4)
+    r = verify(bad, strict=True)
+    c = r["pof0_canonical"]
+    assert c.status == "info" and c.passed == 0 and "canonical padding" in c.detail
+    assert r.ok and not r.roundtrip_identical
+    assert r.first_difference is not None and r["roundtrip_identical"].passed == 0
+
+
+def test_cell_list_missing_a_tet(base):
+    m, b = base
+    off = offsets(b)
+    indptr, _ = m.grid_csr
+    cell = int(np.flatnonzero(np.diff(indptr) >= 3)[0])
+    tets = m.cell_tets(cell)
+    r0 = int(m.item_ref_start[m.cell_item[cell]])
+    lost = int(tets[1])
+    at = DATA + off[5] + 4 * (r0 + 1)
+    bad = patch(b, at, ">I", off[1] + 96 * int(tets[0]))   # duplicate tets[0]
+    r = verify(bad)
+    c = r["grid_membership_exact"]
+    assert c.status == "fail" and c.kind == "inferred"
+    assert f"cell {cell} lacks tet {lost}" in c.detail and "1 duplicate" in c.detail
+    assert r.ok and not verify(bad, strict=True).ok
+
+
+def test_cell_lists_a_far_tet(base):
+    m, b = base
+    off = offsets(b)
+    indptr, _ = m.grid_csr
+    cell = int(np.flatnonzero(np.diff(indptr) >= 1)[0])
+    far = int(np.argmax(np.linalg.norm(m.tet_centres - m.tet_centres[m.cell_tets(cell)[0]],
+                                       axis=1)))
+    r0 = int(m.item_ref_start[m.cell_item[cell]])
+    bad = patch(b, DATA + off[5] + 4 * r0, ">I", off[1] + 96 * far)
+    c = verify(bad)["listed_tets_intersect_cell"]
+    assert c.status == "fail" and f"cell {cell} lists tet {far}" in c.detail
+    # a reference that falls inside a record
+    bad = patch(b, DATA + off[5] + 4 * r0, ">I", off[1] + 96 * far + 8)
+    c = verify(bad)["refs_on_tet_boundaries"]
+    assert c.status == "fail" and f"ref {r0} -> " in c.detail and "+8 into tet" in c.detail
+
+
+def test_nonzero_sentinel(base):
+    m, b = base
+    off = offsets(b)
+    at = DATA + off[2] + 48 * m.n_faces + 48 + 5
+    r = verify(patch(b, at, ">B", 0x7F))
+    c = r["face_sentinels"]
+    assert c.status == "fail" and c.kind == "seed" and "+0x35=0x7f" in c.detail
+    assert not r.ok
+
+
+def test_nonzero_padding(base):
+    m, b = base
+    off = offsets(b)
+    end0 = 0x80 + 12 * m.n_vertices
+    if end0 % 16 == 0:
+        pytest.skip("no padding after section 0 on this map")
+    r = verify(patch(b, DATA + end0, ">B", 0x55), strict=True)
+    c = r["padding_zero"]
+    assert c.status == "fail" and f"{end0:#x}=0x55" in c.detail and not r.ok
+
+
+def test_extent_not_cell_times_dims(base):
+    _, b = base
+    bad = patch(b, DATA + 0x20, ">f", 99_999.0)
+    r = verify(bad)
+    c = r["header_extent"]
+    assert c.status == "fail" and c.kind == "seed" and c.passed == 2 and c.total == 3
+    assert "x: extent 99999, max-min 100000, cell*dims 100000" in c.detail
+    assert not r.ok
+
+
+def test_cell_count_and_pointer(base):
+    m, b = base
+    off = offsets(b)
+    cell = int(np.flatnonzero(m.cell_item >= 0)[0])
+    r = verify(patch(b, DATA + off[3] + 8 * cell, ">I", 2))
+    assert f"cell {cell} count 2" in r["cell_counts"].detail
+    assert r["cell_count_pointer"].status == "fail"
+    assert not r.ok
+
+
+def test_inverted_tet_and_bad_centre(base):
+    m, b = base
+    off = offsets(b)
+    t = 4
+    at = DATA + off[1] + 96 * t + field_offsets("tets")["verts"]
+    v = unpack(b, at, ">4H")
+    bad = patch(b, at, ">4H", v[0], v[1], v[3], v[2])
+    r = verify(bad)
+    c = r["tet_orientation_positive"]
+    assert c.status == "fail" and f"tet {t} verts [{v[0]}, {v[1]}, {v[3]}, {v[2]}]" in c.detail
+    assert r["tet_volume_nonzero"].status == "pass"
+    bad = patch(b, DATA + off[1] + 96 * t, ">f", float(m.tet_centres[t, 0]) + 500.0)
+    c = verify(bad)["tet_centre_radius"]
+    assert c.status == "fail" and f"tet {t}: centre" in c.detail
+
+
+# --- the CLI -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def files(base, tmp_path_factory):
+    m, b = base
+    d = tmp_path_factory.mktemp("verify")
+    good = d / "good.rgn"
+    good.write_bytes(b)
+    off = offsets(b)
+    at = DATA + off[2] + 48 * 3
+    n = np.array(unpack(b, at, ">3f")) * 2
+    seedbad = d / "seedbad.rgn"
+    seedbad.write_bytes(patch(b, at, ">3f", *n))
+    at = DATA + off[1] + 96 * 2 + field_offsets("tets")["portal"]
+    costbad = d / "costbad.rgn"
+    costbad.write_bytes(patch(b, at, ">f", 1.0))
+    junk = d / "junk.rgn"
+    junk.write_bytes(b"REGN" + bytes(40))
+    return good, seedbad, costbad, junk
+
+
+def test_cli_exit_codes(files, capsys):
+    good, seedbad, costbad, junk = files
+    assert main(["verify", str(good)]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 1 objects pass" in out and "face_normals_unit" in out
+    assert main(["verify", str(good), str(costbad)]) == 0
+    assert "2 of 2 objects pass" in capsys.readouterr().out
+    assert main(["verify", "--strict", str(good), str(costbad)]) == 1
+    out = capsys.readouterr().out
+    assert "1 of 2 objects pass" in out and "FAIL" in out
+    assert main(["verify", str(seedbad)]) == 1
+    assert "FAIL" in capsys.readouterr().out
+    assert main(["verify", str(good), str(junk), str(seedbad)]) == 2
+    cap = capsys.readouterr()
+    err = cap.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"regn: {junk}: offset 0x")
+    assert "1 of 3 objects pass, 1 unreadable" in cap.out
+    assert str(seedbad) in cap.out                  # checked after the bad one
+
+
+def test_cli_json(files, capsys):
+    good, seedbad, costbad, junk = files
+    code = main(["verify", "--json", str(good), str(seedbad), str(junk)])
+    assert code == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"files"} and len(doc["files"]) == 3
+    g, s, j = doc["files"]
+    assert set(g) == TOP_KEYS and g["ok"] is True and g["path"] == str(good)
+    assert set(s) == TOP_KEYS and s["ok"] is False
+    failed = [c for c in s["checks"] if c["status"] == "fail"]
+    assert "face_normals_unit" in {c["name"] for c in failed}
+    for c in g["checks"]:
+        assert set(c) == CHECK_KEYS
+    assert set(j) == {"path", "ok", "error"} and j["ok"] is False
+    assert "offset 0x" in j["error"]
+
+
+def test_check_names_are_the_documented_stable_list(base):
+    from regn.verify import CHECKS
+    _, b = base
+    assert [(c.name, c.kind) for c in verify(b).checks] == list(CHECKS)
+    # a table that decodes in neither dialect: same list, pof0 checks fail
+    bad = _replace_pof0(b, [1])
+    fr = regn.loads(bad).parts.frame
+    bad = bad[:fr.table_start] + bytes([0x41, 0x40, 0, 0])   # delta 1 then delta 0
+    r = verify(bad)
+    assert [(c.name, c.kind) for c in r.checks] == list(CHECKS)
+    assert r["pof0_decodes"].status == "fail" and "delta 0" in r["pof0_decodes"].detail
+    assert r["pof0_pointer_set"].status == "fail" and r.pof0_dialect is None
+    assert not r.ok

@@ -176,10 +176,24 @@ def test_chunk_rediscovers_regn_strides(mesh, order):
     cells, items = regions[4], regions[5]
     assert list(cells["evidence"]["pointer_fields"]) == [4]
     assert list(items["evidence"]["pointer_fields"]) == [0x14]
+    # the pointer graph between arrays: cells -> items -> refs -> tets
+    assert list(cells["evidence"]["points_to"]) == [items["start"]]
+    assert list(items["evidence"]["points_to"]) == [regions[6]["start"]]
+    assert list(regions[6]["evidence"]["points_to"]) == [tets["start"]]
     faces = regions[3]["census"]
     w = next(c for c in faces if c["offset"] == 0x1C)
     assert w["float_min"] == w["float_max"] == 1.0
     assert next(c for c in faces if c["offset"] == 0x20).get("note", "").startswith("counts up")
+
+
+def test_chunk_strides_with_empty_cells():
+    pts = _points(200, seed=5)
+    tets = scipy.spatial.Delaunay(pts).simplices
+    x = pts[tets][:, :, 0]
+    cut = make_mesh(pts=pts, tets=tets[~((x.min(axis=1) < 1e4) & (x.max(axis=1) > -1e4))])
+    assert (cut.cell_item < 0).any()
+    info = infer_object(cut.dumps())
+    assert [r["stride"] for r in info["regions"][1:]] == [12, 96, 48, 8, 32, 4]
 
 
 def test_chunk_made_up_layout():
@@ -271,7 +285,8 @@ def test_diff_dropped_tet(tmp_path, capsys, mesh):
     assert d["tets"]["removed_indices_a"] == [0]
     assert d["faces"]["boundary_b"] > d["faces"]["boundary_a"]
     assert d["faces"]["adjacency_changed"] >= 1
-    assert d["components"]["a"]["count"] >= 1
+    assert d["components"]["a"]["count"] == d["components"]["b"]["count"] == 1
+    assert "components" not in d["changes"] and "tets" in d["changes"]
     assert main(["diff", b, a]) == 1
     out = capsys.readouterr().out
     assert "1 added" in out and "connected component" in out
@@ -309,3 +324,18 @@ def test_scan_flags_invalid_regn(mesh):
     found = scan(b"xyz" + bytes(raw))
     assert [(f.offset, f.tag) for f in found] == [(3, b"REGN")]
     assert found[0].valid_regn is False and found[0].notes
+
+
+def test_progress_only_on_a_tty(capsys):
+    import io
+    from regn.scan.finder import tty_progress
+    assert tty_progress(io.StringIO()) is None
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    t = Tty()
+    cb = tty_progress(t)
+    cb(5, 10)
+    cb(10, 10)
+    assert "50%" in t.getvalue() and t.getvalue().endswith("\n")

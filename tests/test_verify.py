@@ -377,3 +377,20 @@ def test_check_names_are_the_documented_stable_list(base):
     assert r["pof0_decodes"].status == "fail" and "delta 0" in r["pof0_decodes"].detail
     assert r["pof0_pointer_set"].status == "fail" and r.pof0_dialect is None
     assert not r.ok
+
+
+@pytest.mark.parametrize("seed,dims", [(2, (10, 10, 10)), (9, (7, 5, 3)), (4, (1, 1, 1))])
+def test_fast_membership_matches_geometry(seed, dims):
+    from regn.geometry import grid_membership
+    from regn.verify import _membership
+    m = random_map(150, seed=seed, dims=dims)
+    got = _membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    want = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want)) and len(got[0])
+
+
+def test_trivial_map_passes_strict(trivial_map):
+    # vertices on cell corners: every touching case of the grid rule
+    r = verify(trivial_map, strict=True)
+    assert r.ok and failing(r) == set() and r.roundtrip_identical
+    assert r.pof0_dialect == 3 and "both dialects" in r.pof0_note

@@ -125,6 +125,9 @@ def run_chunk(args) -> int:
         if "pointer_fields" in ev:
             extra.append("pointer fields at +" + ", +".join(
                 f"{o:#x} ({c})" for o, c in ev["pointer_fields"].items()))
+        for key, word in (("pointed_from", "pointed at from"), ("points_to", "points into")):
+            if ev.get(key):
+                extra.append(f"{word} " + ", ".join(f"{a:#x} ({c})" for a, c in ev[key].items()))
         if extra:
             print("  " + "; ".join(extra))
         if len(r["census"]) <= 32:

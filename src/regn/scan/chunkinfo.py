@@ -160,9 +160,9 @@ def infer(data: bytes, words, order: str = ">") -> dict:
     bounds = starts + [size]
     # integers of the leading region (a header's counts): u32 words and u16 halves
     lead_end = bounds[1] if len(bounds) > 1 else size
-    lw = native[:lead_end // 4]
+    lw = native[:min(lead_end // 4, 4096)]
     ints = set(int(x) for x in lw if 0 < x < 1 << 24)
-    halves = np.frombuffer(data[:lead_end // 2 * 2], dtype=order + "u2")
+    halves = np.frombuffer(data[:min(lead_end, 16384) // 2 * 2], dtype=order + "u2")
     ints |= set(int(x) for x in halves if x > 0)
     regions = []
     for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
@@ -175,7 +175,7 @@ def infer(data: bytes, words, order: str = ">") -> dict:
         ev = {"targets": int(len(in_t)), "pointers_inside": int(len(in_s))}
         g_t = _gcd_all(np.diff(np.concatenate([[a], in_t]))) if len(in_t) > 1 else 0
         g_s = _gcd_all(np.diff(in_s)) if len(in_s) > 1 else 0
-        p_words, p_rate = period(rw)
+        p_words, p_rate = period(rw[:1 << 18])
         ev.update(target_gcd=g_t, pointer_gcd=g_s, class_period=4 * p_words,
                   class_period_match=round(p_rate, 4))
         if g_t and g_s:
@@ -208,6 +208,18 @@ def infer(data: bytes, words, order: str = ">") -> dict:
         regions.append({"start": int(a), "end": int(b), "span": int(span),
                         "stride": int(stride), "count": int(count), "basis": basis,
                         "evidence": ev, "census": census(rw, stride, min(count, len(rw) * 4 // stride))})
+    # which region's pointers land in which region (the pointer graph between arrays)
+    if regions and len(w):
+        rs = np.array([r["start"] for r in regions], dtype=np.int64)
+        sreg = np.searchsorted(rs, src, side="right") - 1
+        treg = np.searchsorted(rs, tgt, side="right") - 1
+        for i, r in enumerate(regions):
+            into = nonnull & (treg == i)
+            fr, fc = np.unique(rs[sreg[into]], return_counts=True)
+            r["evidence"]["pointed_from"] = {int(a): int(c) for a, c in zip(fr, fc)}
+            out_of = nonnull & (sreg == i)
+            to, tc = np.unique(rs[treg[out_of]], return_counts=True)
+            r["evidence"]["points_to"] = {int(a): int(c) for a, c in zip(to, tc)}
     return {"data_size": size, "byte_order": "big" if order == ">" else "little",
             "n_pointers": int(len(w)), "n_null": int(np.sum(~nonnull)),
             "n_targets": int(len(targets)), "region_starts_from": how,

@@ -111,8 +111,8 @@ def diff(a, b, *, tol: float = 0.0) -> dict:
     inv_a = {k: i for i, k in enumerate(ka.tolist())}
     out["tets"] = {"a": int(a.n_tets), "b": int(b.n_tets), "added": len(added),
                    "removed": len(removed),
-                   "removed_indices_a": [inv_a[k] for k in removed[:20]],
-                   "added_indices_b": [inv_b[k] for k in added[:20]]}
+                   "removed_indices_a": sorted(inv_a[k] for k in removed)[:20],
+                   "added_indices_b": sorted(inv_b[k] for k in added)[:20]}
     if added or removed:
         changes.append("tets")
     # --- faces: key = sorted vertex ids; adjacency = set of tet keys listing it
@@ -182,7 +182,7 @@ def diff(a, b, *, tol: float = 0.0) -> dict:
         changes.append("cells")
     # --- connectivity
     out["components"] = {"a": _component_summary(a), "b": _component_summary(b)}
-    if out["components"]["a"]["sizes"] != out["components"]["b"]["sizes"]:
+    if out["components"]["a"]["count"] != out["components"]["b"]["count"]:
         changes.append("components")
     out["changes"] = changes
     out["same"] = not changes

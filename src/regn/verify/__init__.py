@@ -35,11 +35,9 @@ import numpy as np
 from ..errors import FormatError
 from ..format import pof0 as _pof0
 from ..format.layout import (ALIGN, FACE_SENTINELS, HEADER_SIZE, NO_SLOT, NO_TET,
-                             PORTAL_PAIRS, SECTION_NAMES, STRIDES, align,
-                             field_offsets)
+                             PORTAL_PAIRS, SECTION_NAMES, STRIDES, align)
 from ..geometry import (TOUCH_REL, cell_bounds, degenerate_threshold,
-                        face_slot_vertices,
-                        grid_membership, signed_volumes, tets_intersect_boxes)
+                        face_slot_vertices, signed_volumes, tets_intersect_boxes)
 
 #: ``| |n| - 1 |`` allowed for a stored face normal.
 UNIT_TOL = 1e-5
@@ -352,14 +350,13 @@ def _structure(mesh, c, report):
     ends = [offs[k] + counts[k] * STRIDES[k] + (FACE_SENTINELS * STRIDES[2] if k == 2
                                                  else 0) for k in range(6)]
     bad = [k for k in range(5) if ends[k] > offs[k + 1]]
+    def _overlap(k):
+        what = "runs to" if k != 2 else "with its two sentinels runs to"
+        return (f"section {k} ({SECTION_NAMES[k]}) {what} {ends[k]:#x}, past section "
+                f"{k + 1} at {offs[k + 1]:#x}")
     c.add("section_spans", "seed", 5 - len(bad), 5,
-          "; ".join(f"section {k} ({SECTION_NAMES[k]}) runs to {ends[k]:#x} "
-                    f"(incl. sentinels)" * (k == 2) +
-                    (f"section {k} ({SECTION_NAMES[k]}) ends at {ends[k]:#x}"
-                     if k != 2 else "") +
-                    f" past section {k + 1} at {offs[k + 1]:#x}" for k in bad)
-          if bad else "sections in order: " + ", ".join(
-              f"{k}:{offs[k]:#x}+{counts[k]}x{STRIDES[k]}" for k in range(6)))
+          "; ".join(_overlap(k) for k in bad) if bad else "sections in order: " +
+          ", ".join(f"{k}:{offs[k]:#x}+{counts[k]}x{STRIDES[k]}" for k in range(6)))
     mis = [k for k in range(6) if offs[k] % ALIGN]
     c.add("section_alignment", "seed", 6 - len(mis), 6,
           "; ".join(f"section {k} at {offs[k]:#x}" for k in mis) if mis else
@@ -738,6 +735,10 @@ class _CallableModule(types.ModuleType):
 sys.modules[__name__].__class__ = _CallableModule
 
 
+_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)],
+                    dtype=np.float64)
+
+
 def _membership(pts, bbox_min, cell_size, dims):
     """Same pairs as :func:`regn.geometry.grid_membership` (same candidates,
     same eps), faster: a pair where a vertex lies in the closed cell box
@@ -786,7 +787,14 @@ def _membership(pts, bbox_min, cell_size, dims):
         rad = np.einsum("pad,pd->pa", np.abs(axes), half)
         sc = np.linalg.norm(axes, axis=2) * eps
         miss = ((proj.min(axis=2) > rad + sc) | (proj.max(axis=2) < -rad - sc)).any(axis=1)
-        todo = r[~miss]
+        # a box corner inside the closed tetrahedron: a sure hit
+        on_face = proj[:, np.arange(4), fs[:, 0]]                    # (P,4)
+        opposite = proj[:, np.arange(4), np.arange(4)] - on_face     # (P,4)
+        corner = np.einsum("pad,cd,pd->pac", axes, _CORNERS, half)   # (P,4,8)
+        inside = ((corner - on_face[:, :, None]) * opposite[:, :, None] >= 0).all(axis=1)
+        hit = inside.any(axis=1) & ~miss
+        keep[r[hit]] = True
+        todo = r[~miss & ~hit]
         keep[todo] = tets_intersect_boxes(pts[tid[todo]], blo[todo], bhi[todo], eps)
     cells, tets = cand[keep], tid[keep]
     order = np.lexsort((tets, cells))

@@ -1,0 +1,190 @@
+"""Benchmark the navigation queries (not part of the tests).
+
+    python benchmarks/bench_query.py [--quick]
+
+A ~15 000-tet map (Delaunay of ~2 300 points in a +-50 000 box with holes;
+the format's u16 reference limit forces a 6x6x6 grid at that size):
+locate 1 M points vs scipy Delaunay.find_simplex, 200 path queries vs
+networkx.astar_path (costs asserted equal), line_of_sight vs a brute-force
+numpy segment/boundary-triangle test, scaling, peak memory.
+"""
+
+import argparse
+import resource
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+from scipy.spatial import Delaunay
+
+import regn
+from regn.format.layout import PORTAL_PAIRS
+
+L = 50_000.0
+
+
+def make(n, seed=0, holes=8, dims=(6, 6, 6)):
+    rng = np.random.default_rng(seed)
+    pts = np.vstack([[[x, y, z] for x in (-L, L) for y in (-L, L) for z in (-L, L)],
+                     rng.uniform(-L, L, (n, 3))])
+    tets = Delaunay(pts).simplices
+    cen = pts[tets].mean(axis=1)
+    keep = np.ones(len(tets), bool)
+    for c in rng.uniform(-0.6 * L, 0.6 * L, (holes, 3)):
+        keep &= np.linalg.norm(cen - c, axis=1) > 0.12 * L
+    return regn.build(pts, tets[keep], bbox=((-L,) * 3, (L,) * 3), dims=dims), pts
+
+
+def timeit(f, reps=3):
+    best = np.inf
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        r = f()
+        best = min(best, time.perf_counter() - t0)
+    return best, r
+
+
+def nx_graph(m):
+    import networkx as nx
+    G = nx.Graph()
+    nb, tf, pc = m.neighbors, m.tet_faces, m.portal_costs
+    for T in range(m.n_tets):
+        for p, (i, j) in enumerate(PORTAL_PAIRS):
+            if nb[T, i] >= 0 and nb[T, j] >= 0:
+                G.add_edge(int(tf[T, i]), int(tf[T, j]), weight=float(pc[T, p, 0]))
+    return G
+
+
+def nx_query(G, m, a, b):
+    import networkx as nx
+    S, T = m.locate(np.stack([a, b]))
+    cen = m.face_centroids
+    G.add_node("s")
+    G.add_node("g")
+    for t, pt, node in ((S, a, "s"), (T, b, "g")):
+        for f, nbr in zip(m.tet_faces[t], m.neighbors[t]):
+            if nbr >= 0:
+                G.add_edge(node, int(f), weight=float(np.linalg.norm(cen[f] - pt)))
+
+    def h(u, v):
+        return 0.0 if u == "g" else (np.linalg.norm(cen[u] - b) if u != "s" else 0.0)
+    try:
+        p = nx.astar_path(G, "s", "g", heuristic=h, weight="weight")
+        c = nx.path_weight(G, p, "weight")
+    except nx.NetworkXNoPath:
+        c = np.inf
+    G.remove_node("s")
+    G.remove_node("g")
+    return c
+
+
+def brute_los(m, a, b, chunk=64):
+    tri = m.vertices[m.face_vertices[m.boundary_faces]]
+    e1, e2, p0 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 0]
+    out = np.zeros(len(a), bool)
+    for s in range(0, len(a), chunk):
+        A, B = a[s:s + chunk], b[s:s + chunk]
+        d = (B - A)[:, None]
+        h = np.cross(d, e2[None])
+        det = (e1[None] * h).sum(2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = 1 / det
+            sv = A[:, None] - p0[None]
+            u = (sv * h).sum(2) * inv
+            q = np.cross(sv, e1[None])
+            v = (q * d).sum(2) * inv
+            t = (q * e2[None]).sum(2) * inv
+        hit = (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-12) & (t <= 1)
+        out[s:s + chunk] = ~hit.any(1)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    nloc = 200_000 if args.quick else 1_000_000
+    m, pts = make(2300)
+    print(f"map: {m.n_tets} tets, {m.n_faces} faces, {m.n_refs} refs, dims {m.dims}")
+    rng = np.random.default_rng(1)
+    q = rng.uniform(-L, L, (nloc, 3))
+    t0 = time.perf_counter()
+    m.locate(q[:10])
+    print(f"locate one-off setup (fine grid + numba load): {time.perf_counter() - t0:.2f} s")
+    t_loc, r = timeit(lambda: m.locate(q))
+    D = Delaunay(pts)
+    t_fs, _ = timeit(lambda: D.find_simplex(q))
+    from regn.query.locate import locate
+    t_grid, _ = timeit(lambda: locate(m, q[:100_000], method="grid"), 1)
+    print(f"locate {nloc} pts: regn {t_loc:.3f} s, find_simplex {t_fs:.3f} s, "
+          f"ratio {t_fs / t_loc:.1f}x  (method='grid' chain: {t_grid * nloc / 1e5:.2f} s "
+          f"extrapolated)")
+
+    # paths
+    A = m.random_points(200, seed=2)
+    B = m.random_points(200, seed=3)
+    m.find_path(A[0], B[0])                                 # compile / warm
+    t0 = time.perf_counter()
+    mine = [m.find_path(a, b, smooth=False) for a, b in zip(A, B)]
+    t_path = (time.perf_counter() - t0) / len(A)
+    t0 = time.perf_counter()
+    for a, b in zip(A[:20], B[:20]):
+        m.find_path(a, b)
+    t_smooth = (time.perf_counter() - t0) / 20
+    G = nx_graph(m)
+    t0 = time.perf_counter()
+    ref = [nx_query(G, m, a, b) for a, b in zip(A, B)]
+    t_nx = (time.perf_counter() - t0) / len(A)
+    for p, c, a, b in zip(mine, ref, A, B):
+        S, T = m.locate(np.stack([a, b]))
+        if S == T:
+            continue
+        assert (not p.found and not np.isfinite(c)) or abs(p.cost - c) <= 1e-9 * c, (p.cost, c)
+    print(f"path: regn {t_path * 1e3:.3f} ms/query (no smoothing), "
+          f"{t_smooth * 1e3:.1f} ms/query smoothed; networkx.astar_path {t_nx * 1e3:.3f} "
+          f"ms/query; ratio {t_nx / t_path:.1f}x; costs equal on all {len(A)}")
+
+    # line of sight
+    nlos = 20_000 if args.quick else 100_000
+    a = m.random_points(nlos, seed=4)
+    b = m.random_points(nlos, seed=5)
+    t_los, los = timeit(lambda: m.line_of_sight(a, b), 1)
+    k = 1000
+    t_b, bl = timeit(lambda: brute_los(m, a[:k], b[:k]), 1)
+    agree = np.mean(bl == los[:k])
+    print(f"line_of_sight {nlos}: regn {t_los:.2f} s; brute numpy (all boundary "
+          f"triangles) {t_b * nlos / k:.1f} s extrapolated from {k}; ratio "
+          f"{t_b * nlos / k / t_los:.1f}x; agreement {agree:.4f}")
+
+    # scaling
+    for n in (150, 1300, 4400):
+        try:
+            mm, pp = make(n, dims=(6, 6, 6) if n > 1000 else (8, 8, 8))
+        except regn.errors.LimitError as e:
+            print(f"scaling n={n}: {e}")
+            continue
+        qq = rng.uniform(-L, L, (200_000, 3))
+        mm.locate(qq[:5])
+        tl, _ = timeit(lambda: mm.locate(qq))
+        DD = Delaunay(pp)
+        tf, _ = timeit(lambda: DD.find_simplex(qq))
+        AA, BB = mm.random_points(50, seed=1), mm.random_points(50, seed=2)
+        mm.find_path(AA[0], BB[0])
+        t0 = time.perf_counter()
+        for x, y in zip(AA, BB):
+            mm.find_path(x, y, smooth=False)
+        tp = (time.perf_counter() - t0) / 50
+        print(f"scaling: {mm.n_tets:6d} tets {mm.n_faces:6d} faces: locate 200k {tl:.3f} s "
+              f"(find_simplex {tf:.3f} s), path {tp * 1e3:.3f} ms/query")
+
+    tracemalloc.start()
+    m.locate(q)
+    cur, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"peak traced memory during locate of {nloc} pts: {peak / 2**20:.1f} MiB; "
+          f"process max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

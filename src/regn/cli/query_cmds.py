@@ -1,0 +1,78 @@
+"""``regn locate | nearest | path | raycast``: the navigation queries."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ._common import load_mesh, print_json, read_points
+
+
+def add_parser(subparsers, name, help_text):
+    p = subparsers.add_parser(name, help=help_text, description=help_text)
+    p.add_argument("file", help="REGN file")
+    if name in ("locate", "nearest"):
+        p.add_argument("--points", help=".csv/.npy/.txt file of points (default: "
+                       "'x y z' lines on stdin)")
+    else:
+        for c in ("x0", "y0", "z0", "x1", "y1", "z1"):
+            p.add_argument(c, type=float)
+    if name == "path":
+        p.add_argument("--no-smooth", action="store_true",
+                       help="portal-centroid polyline instead of the shortest one")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func={"locate": _locate, "nearest": _nearest, "path": _path,
+                         "raycast": _raycast}[name])
+    return p
+
+
+def _locate(args) -> int:
+    mesh = load_mesh(args.file)
+    t = mesh.locate(read_points(args.points))
+    if args.json:
+        print_json(t)
+    else:
+        sys.stdout.write("".join(f"{int(v)}\n" for v in t))
+    return 0
+
+
+def _nearest(args) -> int:
+    mesh = load_mesh(args.file)
+    r = mesh.nearest(read_points(args.points))
+    if args.json:
+        print_json([{"point": p, "tet": t} for p, t in zip(r.points, r.tets)])
+    else:
+        for p, t in zip(r.points, r.tets):
+            print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {int(t)}")
+    return 0
+
+
+def _path(args) -> int:
+    mesh = load_mesh(args.file)
+    r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
+                       smooth=not args.no_smooth)
+    if args.json:
+        print_json(r.to_dict())
+    else:
+        print(f"status {r.status}")
+        if r.found:
+            print(f"cost {r.cost:.6f}\nlength {r.length:.6f}\ntets {len(r.tets)}")
+            for p in r.points:
+                print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f}")
+    return 0 if r.found else 1
+
+
+def _raycast(args) -> int:
+    mesh = load_mesh(args.file)
+    r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1))
+    if args.json:
+        print_json(r.to_dict())
+    else:
+        print(f"status {r.status}")
+        if r.status == "hit":
+            p, n = r.point, r.normal
+            print(f"face {r.face}\nt {r.t:.9f}\npoint {p[0]:.6f} {p[1]:.6f} {p[2]:.6f}\n"
+                  f"normal {n[0]:.6f} {n[1]:.6f} {n[2]:.6f}")
+        print(f"tets {len(r.tets)}")
+    return 0 if r.clear else 1

@@ -1,0 +1,50 @@
+"""Navigation queries over a :class:`regn.mesh.Mesh`.
+
+locate (point -> tetrahedron), nearest / distance_to_wall, find_path (A* over
+the face graph + string pulling), raycast / line_of_sight, random_points and
+components. Per-mesh scratch structures (inverse barycentric matrices, face
+graph, KD-trees, component labels) live in :func:`scratch`, a weak cache keyed
+by the mesh, never on the mesh itself.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..errors import QueryError
+
+_SCRATCH = weakref.WeakKeyDictionary()
+
+
+def scratch(mesh) -> dict:
+    """A per-mesh dict of cached query structures (freed with the mesh)."""
+    try:
+        return _SCRATCH.setdefault(mesh, {})
+    except TypeError:  # unhashable / not weak-referenceable: no caching
+        return {}
+
+
+def as_points(points, name="points") -> np.ndarray:
+    """(N,3) float64 or raise QueryError."""
+    try:
+        p = np.asarray(points, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise QueryError(f"{name}: not numeric ({exc})") from None
+    if p.ndim == 1 and p.shape == (3,):
+        p = p[None, :]
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise QueryError(f"{name} must be (N,3), got shape {p.shape}")
+    return p
+
+
+def as_point(point, name="point") -> np.ndarray:
+    """(3,) float64 or raise QueryError."""
+    try:
+        p = np.asarray(point, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise QueryError(f"{name}: not numeric ({exc})") from None
+    if p.shape != (3,):
+        raise QueryError(f"{name} must be 3 numbers, got shape {np.shape(point)}")
+    return p

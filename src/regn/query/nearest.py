@@ -1,0 +1,121 @@
+"""Closest navigable point and distance to the nearest wall.
+
+Walls are the boundary faces (``mesh.boundary_faces``, triangles from
+``face_vertices``). Candidates come from a cKDTree over the triangles'
+centroids; the exact point-triangle distance is computed on them and the
+answer is proved: any triangle not among the candidates is at least
+``(k-th centroid distance) - (largest centroid-to-corner radius)`` away; a
+point whose best candidate is not within that bound is re-solved exactly
+against every triangle whose centroid lies within ``best + radius``.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import as_points, scratch
+
+NearestResult = namedtuple("NearestResult", ["points", "tets"])
+
+
+def _walls(mesh) -> dict:
+    s = scratch(mesh)
+    if "walls" in s:
+        return s["walls"]
+    from scipy.spatial import cKDTree
+    bf = np.asarray(mesh.boundary_faces, dtype=np.int64)
+    tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[bf]]   # (B,3,3)
+    cen = tri.mean(axis=1)
+    rad = np.linalg.norm(tri - cen[:, None], axis=2).max(axis=1) if len(bf) else np.zeros(0)
+    t, _ = mesh.face_owner
+    s["walls"] = w = dict(bf=bf, tri=tri, cen=cen, rmax=float(rad.max()) if len(bf) else 0.0,
+                          tree=cKDTree(cen) if len(bf) else None,
+                          owner=np.asarray(t)[bf])
+    return w
+
+
+def closest_on_triangles(p, tri):
+    """(K,3) points, (K,3,3) triangles -> (K,3) closest points (exact)."""
+    P0, P1, P2 = tri[:, 0], tri[:, 1], tri[:, 2]
+    e1, e2 = P1 - P0, P2 - P0
+    r = p - P0
+    d00, d01, d11 = (e1 * e1).sum(1), (e1 * e2).sum(1), (e2 * e2).sum(1)
+    d20, d21 = (r * e1).sum(1), (r * e2).sum(1)
+    den = d00 * d11 - d01 * d01
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = (d11 * d20 - d01 * d21) / den
+        w = (d00 * d21 - d01 * d20) / den
+    inside = (den > 0) & (v >= 0) & (w >= 0) & (v + w <= 1)
+    best = np.where(inside[:, None], P0 + v[:, None] * e1 + w[:, None] * e2, np.nan)
+    bestd = np.where(inside, np.linalg.norm(best - p, axis=1), np.inf)
+    for A, B in ((P0, P1), (P1, P2), (P2, P0)):
+        e = B - A
+        ee = (e * e).sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.clip(((p - A) * e).sum(1) / ee, 0, 1)
+        t = np.where(ee > 0, t, 0)
+        x = A + t[:, None] * e
+        dx = np.linalg.norm(x - p, axis=1)
+        m = dx < bestd
+        best[m], bestd[m] = x[m], dx[m]
+    return best
+
+
+def _nearest_wall(mesh, pts, k=8):
+    """(N,3) finite points -> (closest points, distance, boundary-face row)."""
+    w = _walls(mesh)
+    n = len(pts)
+    if w["tree"] is None or n == 0:
+        return np.full((n, 3), np.nan), np.full(n, np.inf), np.full(n, -1)
+    k = min(k, len(w["bf"]))
+    dk, ik = w["tree"].query(pts, k=k)
+    dk, ik = dk.reshape(n, k), ik.reshape(n, k)
+    rep = np.repeat(pts, k, axis=0)
+    x = closest_on_triangles(rep, w["tri"][ik.ravel()]).reshape(n, k, 3)
+    dist = np.linalg.norm(x - pts[:, None], axis=2)
+    j = np.argmin(dist, axis=1)
+    rows = np.arange(n)
+    bx, bd, bi = x[rows, j], dist[rows, j], ik[rows, j]
+    unsure = np.flatnonzero(bd > dk[:, -1] - w["rmax"]) if k < len(w["bf"]) else []
+    for i in unsure:
+        cand = np.asarray(w["tree"].query_ball_point(pts[i], bd[i] + w["rmax"]), np.int64)
+        if not len(cand):
+            continue
+        xc = closest_on_triangles(np.repeat(pts[i:i + 1], len(cand), 0), w["tri"][cand])
+        dc = np.linalg.norm(xc - pts[i], axis=1)
+        jj = int(np.argmin(dc))
+        if dc[jj] < bd[i]:
+            bx[i], bd[i], bi[i] = xc[jj], dc[jj], cand[jj]
+    return bx, bd, bi
+
+
+def nearest(mesh, points) -> NearestResult:
+    """Points inside stay (with their tet); others move to the closest point of
+    the nearest boundary triangle (tet = that face's tetrahedron). NaN/inf
+    points -> NaN point, tet -1."""
+    from .locate import locate
+    pts = as_points(points)
+    tets = locate(mesh, pts)
+    out = pts.copy()
+    fin = np.all(np.isfinite(pts), axis=1)
+    out[~fin] = np.nan
+    todo = np.flatnonzero((tets < 0) & fin)
+    if len(todo):
+        bx, bd, bi = _nearest_wall(mesh, pts[todo])
+        out[todo] = bx
+        ok = bi >= 0
+        tets[todo[ok]] = _walls(mesh)["owner"][bi[ok]]
+    return NearestResult(out, tets)
+
+
+def distance_to_wall(mesh, points) -> np.ndarray:
+    """(N,) exact distance to the nearest boundary triangle (NaN for NaN/inf)."""
+    pts = as_points(points)
+    out = np.full(len(pts), np.nan)
+    fin = np.flatnonzero(np.all(np.isfinite(pts), axis=1))
+    for c0 in range(0, len(fin), 65536):
+        k = fin[c0:c0 + 65536]
+        out[k] = _nearest_wall(mesh, pts[k])[1]
+    return out

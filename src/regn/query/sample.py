@@ -1,0 +1,45 @@
+"""Uniform samples of the navigable volume and connected components."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import scratch
+from ..errors import QueryError
+
+
+def random_points(mesh, n, seed=None) -> np.ndarray:
+    """(n,3) points uniform in the volume: tetrahedron chosen with probability
+    proportional to its volume, then a uniform (Dirichlet(1,1,1,1)) barycentric."""
+    n = int(n)
+    if n < 0:
+        raise QueryError("n must be >= 0")
+    rng = np.random.default_rng(seed)
+    vol = np.asarray(mesh.tet_volumes, dtype=np.float64)
+    vol = np.where(np.isfinite(vol), vol, 0.0)
+    if n == 0:
+        return np.zeros((0, 3))
+    if vol.sum() <= 0:
+        raise QueryError("the mesh has no volume to sample")
+    t = rng.choice(len(vol), size=n, p=vol / vol.sum())
+    w = rng.exponential(size=(n, 4))
+    w /= w.sum(axis=1, keepdims=True)
+    return np.einsum("nk,nkd->nd", w, np.asarray(mesh.tet_points)[t])
+
+
+def components(mesh) -> np.ndarray:
+    """(T,) int64 connected-component label of each tetrahedron (face adjacency)."""
+    s = scratch(mesh)
+    if "components" in s:
+        return s["components"]
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    nb = np.asarray(mesh.neighbors)
+    T = len(nb)
+    t, k = np.nonzero(nb >= 0)
+    g = coo_matrix((np.ones(len(t)), (t, nb[t, k])), shape=(T, T)).tocsr()
+    _, lab = connected_components(g, directed=False)
+    lab = lab.astype(np.int64)
+    lab.flags.writeable = False
+    s["components"] = lab
+    return lab

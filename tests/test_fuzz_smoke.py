@@ -1,0 +1,75 @@
+"""A fixed-seed run of the structure-aware fuzzer (fuzz/run.py) must find
+nothing; kept regression inputs (tests/fixtures/fuzz-*.rgn) must be rejected
+with a RegnError or load cleanly, never crash."""
+
+import glob
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import regn
+from regn.errors import RegnError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "fuzz"))
+
+import mutate  # noqa: E402
+import run  # noqa: E402
+
+#: Finding kinds open in files this suite does not own (see docs/reliability.md):
+#: kind -> reason. The smoke run tolerates them; their fixtures are xfail.
+KNOWN_OPEN = {
+    "raycast-IndexError": "regn.query.raycast.raycast indexes an empty "
+                          "flatnonzero(opp[t] == j) on a mesh whose opposite "
+                          "slots are inconsistent (corrupted faces); should "
+                          "raise a RegnError",
+}
+
+FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "fuzz-*.rgn")))
+
+
+def test_mutator_is_reproducible_and_mutates():
+    bases = mutate.make_bases()
+    a = [mutate.input_for(bases, 5, i) for i in range(40)]
+    b = [mutate.input_for(bases, 5, i) for i in range(40)]
+    assert a == b
+    originals = {x.data for x in bases}
+    assert sum(data not in originals for data, _ in a) >= 35
+
+
+def test_every_region_gets_hit():
+    bases = mutate.make_bases()
+    seen = set()
+    for i in range(400):
+        seen.update(w.split("@")[0].split()[-1] for w in
+                    mutate.input_for(bases, 9, i)[1].split("; ") if "@" in w)
+    for region in ("chunk_header", "header", "header_counts", "header_ptrs",
+                   "vertices", "tets", "faces", "face_sentinels", "cells", "items",
+                   "refs", "pof0_header", "pof0_size", "pof0_table"):
+        assert region in seen, region
+
+
+def test_fixed_seed_smoke_run_finds_nothing(tmp_path):
+    r = run.campaign(20261202, 400, jobs=1, timeout=2.0, outdir=str(tmp_path),
+                     trace_every=10)
+    assert r["count"] == 400
+    new = [f for f in r["findings"] if f[1] not in KNOWN_OPEN]
+    assert new == [], new
+    assert r["tags"].get("rejected", 0) > 50 and r["tags"].get("loaded", 0) > 20
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[os.path.basename(p) for p in FIXTURES])
+def test_regression_fixture(path, tmp_path):
+    kind = os.path.basename(path)[len("fuzz-"):].split("-s")[0]
+    if kind in KNOWN_OPEN:
+        pytest.xfail(KNOWN_OPEN[kind])
+    data = open(path, "rb").read()
+    try:
+        m = regn.loads(data)
+        m.vertices
+        m.pof0_dialect
+    except RegnError:
+        return
+    run.run_one(data, str(tmp_path / "x.rgn"), np.random.default_rng(0))

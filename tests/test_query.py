@@ -1,0 +1,343 @@
+"""Navigation queries: locate, nearest, path, raycast, sampling (issue 3)."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.spatial import Delaunay
+
+import regn
+import regn.query.locate
+from regn.errors import QueryError
+
+L = 50_000.0
+
+
+def _make(n=260, seed=0, holes=4, dims=(6, 6, 6)):
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(-L, L, (n, 3))
+    corners = np.array([[x, y, z] for x in (-L, L) for y in (-L, L) for z in (-L, L)])
+    pts = np.vstack([corners, pts])
+    tets = Delaunay(pts).simplices
+    cen = pts[tets].mean(axis=1)
+    keep = np.ones(len(tets), bool)
+    hole_c = rng.uniform(-0.5 * L, 0.5 * L, (holes, 3))
+    for c in hole_c:
+        keep &= np.linalg.norm(cen - c, axis=1) > 0.18 * L
+    return regn.build(pts, tets[keep], bbox=((-L,) * 3, (L,) * 3), dims=dims), hole_c
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return _make()[0]
+
+
+def brute_locate(mesh, pts, tol=1e-9):
+    """Smallest tet index whose barycentric coords are all >= -tol (np.linalg.solve)."""
+    P = mesh.tet_points
+    A = np.transpose(P[:, 1:] - P[:, :1], (0, 2, 1))
+    out = np.full(len(pts), -1)
+    for i, p in enumerate(pts):
+        if not np.all(np.isfinite(p)):
+            continue
+        l = np.linalg.solve(A, (p - P[:, 0])[:, :, None])[:, :, 0]
+        b = np.concatenate([1 - l.sum(1, keepdims=True), l], axis=1)
+        hit = np.flatnonzero(b.min(axis=1) >= -tol)
+        out[i] = hit.min() if len(hit) else -1
+    return out
+
+
+def adversarial(mesh, rng):
+    V = mesh.vertices
+    fv = V[mesh.face_vertices]
+    tv = V[mesh.tets]
+    edges = (tv[:, 0] + tv[:, 1]) / 2
+    wall = rng.uniform(-L, L, (40, 3))
+    wall[np.arange(40), rng.integers(0, 3, 40)] = rng.choice([-L, L], 40)
+    return np.vstack([V[rng.choice(len(V), 40)], fv.mean(1)[rng.choice(len(fv), 60)],
+                      edges[rng.choice(len(edges), 40)], wall,
+                      [[2 * L, 0, 0], [0, 0, -1.5 * L]]])
+
+
+@pytest.mark.parametrize("method", ["auto", "grid"])
+def test_locate_matches_brute_force(mesh, method):
+    rng = np.random.default_rng(1)
+    pts = np.vstack([rng.uniform(-L, L, (300, 3)), adversarial(mesh, rng)])
+    got = regn.query.locate.locate(mesh, pts, method=method)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, brute_locate(mesh, pts))
+
+
+def test_locate_holes_and_barycentric():
+    m, holes = _make(seed=3)
+    r = m.locate(holes)                      # hole centres are outside
+    np.testing.assert_array_equal(r, brute_locate(m, holes))
+    assert np.sum(r == -1) >= 2         # (a big tet may still cover one)
+    pts = m.random_points(200, seed=2)
+    t, bc = m.locate(pts, return_barycentric=True)
+    assert np.all(t >= 0) and bc.shape == (200, 4)
+    np.testing.assert_allclose(np.einsum("nk,nkd->nd", bc, m.tet_points[t]), pts, atol=1e-6)
+    assert np.all(bc > -1e-9)
+
+
+def test_locate_incomplete_cell_list():
+    m, _ = _make(seed=4)
+    indptr, indices = m.grid_csr
+    rng = np.random.default_rng(0)
+    keep = rng.random(len(indices)) < 0.4           # drop 60 % of the references
+    counts = np.add.reduceat(keep, indptr[:-1]) * (np.diff(indptr) > 0)
+    new_ptr = np.concatenate([[0], np.cumsum(counts)])
+    m.__dict__["grid_csr"] = (new_ptr, indices[keep])    # a Mesh listing fewer tets
+    pts = np.vstack([rng.uniform(-L, L, (300, 3)), adversarial(m, rng)])
+    got = regn.query.locate.locate(m, pts, method="grid")
+    np.testing.assert_array_equal(got, brute_locate(m, pts))
+
+
+def test_locate_bad_input(mesh):
+    pts = np.array([[np.nan, 0, 0], [np.inf, 0, 0], [0, -np.inf, 0], [1e300, 1e300, 1e300]])
+    assert np.all(mesh.locate(pts) == -1)
+    assert mesh.locate(np.zeros((0, 3))).shape == (0,)
+    with pytest.raises(QueryError):
+        mesh.locate(np.zeros((4, 2)))
+    with pytest.raises(QueryError):
+        mesh.locate([["a", "b", "c"]])
+
+
+def _reference_graph(mesh, s, g):
+    """The same face graph, built independently with scipy.sparse.csgraph."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import dijkstra
+    from regn.format.layout import PORTAL_PAIRS
+    F = mesh.n_faces
+    S, G = mesh.locate(np.stack([s, g]))
+    rows, cols, w = [], [], []
+    for T in range(mesh.n_tets):
+        for p, (i, j) in enumerate(PORTAL_PAIRS):
+            if mesh.neighbors[T, i] >= 0 and mesh.neighbors[T, j] >= 0:
+                rows.append(mesh.tet_faces[T, i])
+                cols.append(mesh.tet_faces[T, j])
+                w.append(mesh.portal_costs[T, p, 0])
+    cen = mesh.face_centroids
+    for f, nbr in zip(mesh.tet_faces[S], mesh.neighbors[S]):
+        if nbr >= 0:
+            rows.append(F)
+            cols.append(f)
+            w.append(np.linalg.norm(cen[f] - s))
+    for f, nbr in zip(mesh.tet_faces[G], mesh.neighbors[G]):
+        if nbr >= 0:
+            rows.append(f)
+            cols.append(F + 1)
+            w.append(np.linalg.norm(cen[f] - g))
+    r, c, w = np.array(rows), np.array(cols), np.array(w)
+    M = coo_matrix((w, (r, c)), shape=(F + 2, F + 2)).tocsr()
+    M = M.maximum(M.T)
+    return dijkstra(M, indices=F)[F + 1]
+
+
+def test_path_cost_matches_dijkstra(mesh):
+    A = mesh.random_points(12, seed=5)
+    B = mesh.random_points(12, seed=6)
+    for a, b in zip(A, B):
+        p = mesh.find_path(a, b)
+        ref = _reference_graph(mesh, a, b)
+        if mesh.locate(a[None])[0] == mesh.locate(b[None])[0]:
+            continue
+        if not np.isfinite(ref):
+            assert p.status == "unreachable"
+            continue
+        assert p.found and p.status == "ok"
+        assert p.cost == pytest.approx(ref, rel=1e-9)
+        assert p.length <= p.cost * (1 + 1e-9)
+        # the smoothed polyline stays inside the corridor
+        seg = p.points[:-1, None] + np.linspace(0.01, 0.99, 25)[None, :, None] * \
+            np.diff(p.points, axis=0)[:, None]
+        t = mesh.locate(seg.reshape(-1, 3))
+        assert np.all(t >= 0)
+        # segment i lies in corridor tet i (barycentric test in that tet)
+        assert len(p.tets) == len(p.points) - 1
+        P = mesh.tet_points[p.tets]                                 # (k,4,3)
+        A = np.transpose(P[:, 1:] - P[:, :1], (0, 2, 1))
+        l = np.transpose(np.linalg.solve(A, np.transpose(seg - P[:, :1], (0, 2, 1))),
+                         (0, 2, 1))                                 # (k,25,3)
+        bc = np.concatenate([1 - l.sum(2, keepdims=True), l], axis=2)
+        assert bc.min() > -1e-7
+        # unsmoothed: centroids, same cost
+        q = mesh.find_path(a, b, smooth=False)
+        assert q.cost == pytest.approx(p.cost) and q.length >= p.length - 1e-6
+
+
+def test_path_dijkstra_fallback_and_scale(mesh):
+    a, b = mesh.random_points(2, seed=9)
+    base = mesh.find_path(a, b)
+    half = mesh.find_path(a, b, cost_scale=np.full(mesh.n_tets, 0.5))    # heuristic off
+    assert half.found
+    # scaling every tet by 0.5 halves the portal part; start/goal links stay
+    assert half.cost <= base.cost
+    double = mesh.find_path(a, b, cost_scale=np.full(mesh.n_tets, 2.0))
+    assert double.cost >= base.cost
+    with pytest.raises(QueryError):
+        mesh.find_path(a, b, cost_scale=np.ones(3))
+
+
+def test_path_statuses(mesh):
+    a, b = mesh.random_points(2, seed=11)
+    assert mesh.find_path([2 * L, 0, 0], b).status == "start_outside"
+    assert mesh.find_path(a, [np.nan, 0, 0]).status == "goal_outside"
+    ex = np.zeros(mesh.n_tets, bool)
+    ex[mesh.locate(a[None])[0]] = True
+    assert mesh.find_path(a, b, exclude=ex).status == "excluded"
+    # excluding the corridor forces a different (not cheaper) route or none
+    p = mesh.find_path(a, b)
+    ex = np.zeros(mesh.n_tets, bool)
+    ex[p.tets[1:-1]] = True
+    q = mesh.find_path(a, b, exclude=ex)
+    assert (not q.found and q.status == "unreachable") or q.cost >= p.cost - 1e-9
+    if q.found:
+        assert not np.any(ex[q.tets])
+    with pytest.raises(QueryError):
+        mesh.find_path([0, 0], b)
+
+
+def test_unreachable_component():
+    # two separate blobs of tets: a box cut in half by a slab of removed tets
+    rng = np.random.default_rng(2)
+    pts = np.vstack([[[x, y, z] for x in (-L, L) for y in (-L, L) for z in (-L, L)],
+                     rng.uniform(-L, L, (200, 3))])
+    tets = Delaunay(pts).simplices
+    cx = pts[tets][:, :, 0]
+    keep = (cx.max(1) < 0) | (cx.min(1) > 0)
+    m = regn.build(pts, tets[keep], bbox=((-L,) * 3, (L,) * 3), dims=(4, 4, 4))
+    lab = m.components()
+    assert len(np.unique(lab)) >= 2
+    ta, tb = np.flatnonzero(lab == lab[0])[0], np.flatnonzero(lab != lab[0])[0]
+    a, b = m.tet_points[ta].mean(0), m.tet_points[tb].mean(0)
+    assert m.find_path(a, b).status == "unreachable"
+
+
+def test_smoothing_matches_generic_solver():
+    from scipy.optimize import minimize
+    from regn.query.path import smooth_polyline
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        k = 4
+        tri = rng.normal(size=(k, 3, 3)) + np.arange(1, k + 1)[:, None, None] * np.array([3, 0, 0])
+        s, g = np.array([0.0, 0, 0]), np.array([3.0 * (k + 1), 2, -1])
+        pts = smooth_polyline(s, g, tri)
+        mine = np.linalg.norm(np.diff(pts, axis=0), axis=1).sum()
+
+        def f(z):
+            w = z.reshape(k, 2)
+            x = tri[:, 0] + w[:, :1] * (tri[:, 1] - tri[:, 0]) + w[:, 1:] * (tri[:, 2] - tri[:, 0])
+            return np.linalg.norm(np.diff(np.vstack([s, x, g]), axis=0), axis=1).sum()
+        cons = [{"type": "ineq", "fun": lambda z: z},
+                {"type": "ineq", "fun": lambda z: 1 - z.reshape(k, 2).sum(1)}]
+        best = min(minimize(f, np.full(2 * k, 1 / 3) + rng.uniform(-.1, .1, 2 * k), method="SLSQP",
+                            constraints=cons, options={"ftol": 1e-12, "maxiter": 500}).fun
+                   for _ in range(3))
+        assert mine <= best * (1 + 1e-3)
+        assert mine >= best * (1 - 1e-3)
+
+
+def _brute_first_hit(mesh, a, b):
+    tri = mesh.vertices[mesh.face_vertices[mesh.boundary_faces]]
+    d = b - a
+    e1, e2 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
+    h = np.cross(d, e2)
+    det = (e1 * h).sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1 / det
+        sv = a - tri[:, 0]
+        u = (sv * h).sum(1) * inv
+        q = np.cross(sv, e1)
+        v = (q @ d) * inv
+        t = (q * e2).sum(1) * inv
+    ok = (np.abs(det) > 0) & (u >= -1e-9) & (v >= -1e-9) & (u + v <= 1 + 1e-9) & (t > 1e-9) & (t <= 1)
+    return t[ok].min() if ok.any() else None
+
+
+def test_raycast_vs_brute_force(mesh):
+    A = mesh.random_points(60, seed=21)
+    B = np.random.default_rng(3).uniform(-L, L, (60, 3))
+    los = mesh.line_of_sight(A, B)
+    for a, b, l in zip(A, B, los):
+        r = mesh.raycast(a, b)
+        ref = _brute_first_hit(mesh, a, b)
+        inside_b = mesh.locate(b[None])[0] >= 0
+        if ref is None:
+            assert r.clear and inside_b
+        else:
+            assert not r.clear and r.status == "hit"
+            assert r.t == pytest.approx(ref, abs=1e-7)
+            assert r.face in mesh.boundary_faces
+            np.testing.assert_allclose(r.point, a + ref * (b - a), atol=1e-3)
+            assert np.linalg.norm(r.normal) == pytest.approx(1, abs=1e-6)
+            assert np.dot(r.normal, b - a) > 0            # outward, against the ray
+        assert l == r.clear
+        assert r.tets[0] == mesh.locate(a[None])[0]
+        assert np.all(mesh.neighbors[r.tets[:-1]] == r.tets[1:, None], axis=1).sum() == 0 or \
+            all(r.tets[i + 1] in mesh.neighbors[r.tets[i]] for i in range(len(r.tets) - 1))
+
+
+def test_raycast_bad_input(mesh):
+    assert mesh.raycast([2 * L, 0, 0], [0, 0, 0]).status == "start_outside"
+    assert not mesh.raycast([np.nan, 0, 0], [0, 0, 0]).clear
+    assert not mesh.line_of_sight([[np.nan, 0, 0]], [[0, 0, 0]])[0]
+    with pytest.raises(QueryError):
+        mesh.line_of_sight(np.zeros((2, 3)), np.zeros((3, 3)))
+
+
+def test_nearest_and_distance(mesh):
+    rng = np.random.default_rng(4)
+    pts = np.vstack([rng.uniform(-1.3 * L, 1.3 * L, (150, 3)), [[np.nan, 0, 0]]])
+    r = mesh.nearest(pts)
+    inside = mesh.locate(pts) >= 0
+    np.testing.assert_array_equal(r.points[inside], pts[inside])
+    np.testing.assert_array_equal(r.tets[inside], mesh.locate(pts[inside]))
+    from regn.query.nearest import closest_on_triangles
+    tri = mesh.vertices[mesh.face_vertices[mesh.boundary_faces]]
+    dw = mesh.distance_to_wall(pts)
+    assert np.isnan(dw[-1]) and r.tets[-1] == -1
+    for i in range(len(pts) - 1):
+        x = closest_on_triangles(np.repeat(pts[i:i + 1], len(tri), 0), tri)
+        ref = np.linalg.norm(x - pts[i], axis=1).min()
+        assert dw[i] == pytest.approx(ref, rel=1e-9, abs=1e-6)
+        if not inside[i]:
+            assert np.linalg.norm(r.points[i] - pts[i]) == pytest.approx(ref, rel=1e-9, abs=1e-6)
+            assert r.tets[i] >= 0
+
+
+def test_random_points_and_components(mesh):
+    p = mesh.random_points(500, seed=1)
+    assert p.shape == (500, 3) and np.all(mesh.locate(p) >= 0)
+    np.testing.assert_array_equal(p, mesh.random_points(500, seed=1))
+    lab = mesh.components()
+    assert lab.shape == (mesh.n_tets,)
+    nb = mesh.neighbors
+    t, k = np.nonzero(nb >= 0)
+    assert np.all(lab[t] == lab[nb[t, k]])
+
+
+def test_cli(tmp_path, capsys, monkeypatch, mesh):
+    import io
+    from regn.cli import main
+    f = tmp_path / "m.regn"
+    regn.save(mesh, f)
+    a, b = mesh.random_points(2, seed=3)
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{a[0]} {a[1]} {a[2]}\n{2*L} 0 0\n"))
+    assert main(["locate", str(f)]) == 0
+    out = capsys.readouterr().out.split()
+    assert [int(x) for x in out] == [int(mesh.locate(a[None])[0]), -1]
+    np.save(tmp_path / "p.npy", np.stack([a, b]))
+    assert main(["locate", str(f), "--json", "--points", str(tmp_path / "p.npy")]) == 0
+    assert json.loads(capsys.readouterr().out) == mesh.locate(np.stack([a, b])).tolist()
+    assert main(["path", str(f), *map(str, a), *map(str, b), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert set(d) == {"found", "status", "cost", "length", "points", "tets", "portals"}
+    assert d["found"] and d["status"] == "ok"
+    assert main(["path", str(f), *map(str, a), "1e6", "0", "0", "--json", "--no-smooth"]) == 1
+    assert json.loads(capsys.readouterr().out)["status"] == "goal_outside"
+    rc = main(["raycast", str(f), *map(str, a), *map(str, b), "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == (0 if d["clear"] else 1)
+    assert main(["nearest", str(f), "--json", "--points", str(tmp_path / "p.npy")]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2

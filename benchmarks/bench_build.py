@@ -17,9 +17,9 @@ import time
 import numpy as np
 from scipy.spatial import Delaunay
 
-from regn.build.generate import DEMO_DIMS, demo_field, generate
-from regn.build.tetmesh import build
-from regn.build.world import (clearance_violations, free_space_samples,
+from regn.builder.generate import DEMO_DIMS, demo_field, generate
+from regn.builder.tetmesh import build
+from regn.builder.world import (clearance_violations, free_space_samples,
                               free_volume_coverage, tetrahedralize_free_space)
 
 

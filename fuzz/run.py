@@ -39,7 +39,7 @@ import regn.cli  # noqa: E402
 from regn.errors import RegnError  # noqa: E402
 
 try:
-    from regn.verify import verify as _verify
+    from regn.checks import verify as _verify
 except ImportError:   # being written in parallel
     _verify = None
 

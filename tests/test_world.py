@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import regn
-from regn.build.generate import DEMO_DIMS, demo_field, from_mesh_file, generate
-from regn.build.obstacles import (Sphere, TriangleMesh, load_obstacle_mesh, load_spheres,
+from regn.builder.generate import DEMO_DIMS, demo_field, from_mesh_file, generate
+from regn.builder.obstacles import (Sphere, TriangleMesh, load_obstacle_mesh, load_spheres,
                                   point_tet_distance, random_asteroid_field,
                                   tets_intersect_sphere)
-from regn.build.world import (clearance_violations, free_volume_coverage, tet_components,
+from regn.builder.world import (clearance_violations, free_volume_coverage, tet_components,
                               tetrahedralize_free_space)
 from regn.errors import BuildError, LimitError, RegnError
 
@@ -54,7 +54,7 @@ def _components(mesh):
 
 def _verify_ok(mesh):
     try:
-        from regn.verify import verify
+        from regn.checks import verify
     except ImportError:         # another engineer's module, maybe not there yet
         return
     assert verify(mesh, strict=True).ok

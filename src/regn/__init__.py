@@ -17,9 +17,9 @@ __version__ = "0.1.0"
 _API = {
     "load": "regn.io", "loads": "regn.io", "save": "regn.io",
     "Mesh": "regn.mesh",
-    "build": "regn.build.tetmesh",
-    "generate": "regn.build.generate",
-    "verify": "regn.verify",
+    "build": "regn.builder.tetmesh",
+    "generate": "regn.builder.generate",
+    "verify": "regn.checks",
     "from_meshio": "regn.export.meshio_io",
     "RegnError": "regn.errors", "FormatError": "regn.errors",
     "LimitError": "regn.errors", "BuildError": "regn.errors",

@@ -111,7 +111,7 @@ def run(args) -> int:
     dims = tuple(args.dims) if args.dims else None
     t0 = time.perf_counter()
     if modes[0] == "from_mesh":
-        from ..build.generate import from_mesh_file
+        from ..builder.generate import from_mesh_file
         bbox = (args.box[:3], args.box[3:]) if args.box else None
         mesh = from_mesh_file(args.from_mesh, bbox=bbox, dims=dims)
         rep = {"vertices": mesh.n_vertices, "tets": mesh.n_tets, "faces": mesh.n_faces,
@@ -119,8 +119,8 @@ def run(args) -> int:
                "source": args.from_mesh,
                "seconds": {"total": time.perf_counter() - t0}}
     else:
-        from ..build.generate import generate
-        from ..build.obstacles import (load_obstacle_mesh, load_spheres,
+        from ..builder.generate import generate
+        from ..builder.obstacles import (load_obstacle_mesh, load_spheres,
                                        random_asteroid_field)
         obstacles = []
         if modes[0] == "asteroids":

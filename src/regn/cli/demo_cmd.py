@@ -31,9 +31,9 @@ def far_apart_free_points(mesh, rng):
 
 
 def run(args) -> int:
-    from ..build.generate import demo_field, generate
+    from ..builder.generate import demo_field, generate
     from ..io import save
-    from ..verify import verify
+    from ..checks import verify
     os.makedirs(args.dir, exist_ok=True)
     t0 = time.perf_counter()
     bbox, obstacles = demo_field(seed=args.seed)

@@ -45,7 +45,7 @@ def _table(report, out):
 
 
 def run(args) -> int:
-    from ..verify import verify
+    from ..checks import verify
     out = sys.stdout
     results, unreadable, failed, passed = [], 0, 0, 0
     for path in args.files:

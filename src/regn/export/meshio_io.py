@@ -113,7 +113,7 @@ def from_meshio(m, *, bbox=None, dims=None, **build_kwargs):
     if not tets:
         from ..errors import BuildError
         raise BuildError("the meshio mesh has no tetra cells")
-    from ..build.tetmesh import build
+    from ..builder.tetmesh import build
     return build(np.asarray(m.points, dtype=np.float64)[:, :3], np.concatenate(tets),
                  bbox=bbox, dims=dims, **build_kwargs)
 

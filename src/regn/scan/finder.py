@@ -154,7 +154,7 @@ def regn_valid(blob: bytes, notes: list | None = None) -> bool:
     Names of failed checks are appended to ``notes``.
     """
     try:
-        from ..verify import verify
+        from ..checks import verify
     except ImportError:          # verify not available: readable is the best we know
         verify = None
     try:

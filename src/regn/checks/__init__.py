@@ -26,8 +26,6 @@ Everything is vectorised; nothing loops over records.
 
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -723,16 +721,6 @@ def _roundtrip(mesh, original, c, report):
            f"({len(original)} bytes read, {len(again)} re-encoded)")
 
 
-class _CallableModule(types.ModuleType):
-    """``import regn.verify`` replaces ``regn.verify`` (the function) with this
-    module on the package; making the module callable keeps
-    ``regn.verify(mesh)`` working either way."""
-
-    def __call__(self, *args, **kwargs):
-        return verify(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 
 _CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)],

@@ -39,8 +39,8 @@ def _advise(err: LimitError) -> LimitError:
 def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=1.0, seed=0,
              progress=None, coverage_samples=200_000):
     """A :class:`regn.Mesh` of the free space of ``bbox`` (``(min, max)``) around
-    ``obstacles`` (:class:`~regn.build.obstacles.Sphere` /
-    :class:`~regn.build.obstacles.TriangleMesh`) inflated by ``agent_radius``.
+    ``obstacles`` (:class:`~regn.builder.obstacles.Sphere` /
+    :class:`~regn.builder.obstacles.TriangleMesh`) inflated by ``agent_radius``.
 
     The build report is attached as ``mesh.build_report`` (a dict: counts,
     ``coverage`` of the free volume, ``clearance_violations`` (0 = no

@@ -96,6 +96,10 @@ def test_locate_incomplete_cell_list():
 def test_locate_bad_input(mesh):
     pts = np.array([[np.nan, 0, 0], [np.inf, 0, 0], [0, -np.inf, 0], [1e300, 1e300, 1e300]])
     assert np.all(mesh.locate(pts) == -1)
+    r = mesh.nearest(pts)
+    assert np.all(r.tets == -1) and np.all(np.isnan(r.points))
+    assert not np.any(mesh.line_of_sight(pts, np.zeros_like(pts)))
+    assert np.isinf(mesh.distance_to_wall(pts)[-1])
     assert mesh.locate(np.zeros((0, 3))).shape == (0,)
     with pytest.raises(QueryError):
         mesh.locate(np.zeros((4, 2)))

@@ -6,7 +6,7 @@ centroids; the exact point-triangle distance is computed on them and the
 answer is proved: any triangle not among the candidates is at least
 ``(k-th centroid distance) - (largest centroid-to-corner radius)`` away; a
 point whose best candidate is not within that bound is re-solved exactly
-against every triangle whose centroid lies within ``best + radius``.
+against every wall triangle (vectorised, in chunks).
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ def _walls(mesh) -> dict:
 
 def closest_on_triangles(p, tri):
     """(K,3) points, (K,3,3) triangles -> (K,3) closest points (exact)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _closest(p, tri)
+
+
+def _closest(p, tri):
     P0, P1, P2 = tri[:, 0], tri[:, 1], tri[:, 2]
     e1, e2 = P1 - P0, P2 - P0
     r = p - P0
@@ -71,30 +76,39 @@ def _nearest_wall(mesh, pts, k=8):
         return np.full((n, 3), np.nan), np.full(n, np.inf), np.full(n, -1)
     k = min(k, len(w["bf"]))
     dk, ik = w["tree"].query(pts, k=k)
-    dk, ik = dk.reshape(n, k), ik.reshape(n, k)
+    dk, ik = dk.reshape(n, k), np.minimum(ik.reshape(n, k), len(w["bf"]) - 1)
     rep = np.repeat(pts, k, axis=0)
     x = closest_on_triangles(rep, w["tri"][ik.ravel()]).reshape(n, k, 3)
-    dist = np.linalg.norm(x - pts[:, None], axis=2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        dist = np.linalg.norm(x - pts[:, None], axis=2)
+    dist = np.where(np.isnan(dist), np.inf, dist)
     j = np.argmin(dist, axis=1)
     rows = np.arange(n)
     bx, bd, bi = x[rows, j], dist[rows, j], ik[rows, j]
-    unsure = np.flatnonzero(bd > dk[:, -1] - w["rmax"]) if k < len(w["bf"]) else []
-    for i in unsure:
-        cand = np.asarray(w["tree"].query_ball_point(pts[i], bd[i] + w["rmax"]), np.int64)
-        if not len(cand):
-            continue
-        xc = closest_on_triangles(np.repeat(pts[i:i + 1], len(cand), 0), w["tri"][cand])
-        dc = np.linalg.norm(xc - pts[i], axis=1)
-        jj = int(np.argmin(dc))
-        if dc[jj] < bd[i]:
-            bx[i], bd[i], bi[i] = xc[jj], dc[jj], cand[jj]
+    unsure = np.flatnonzero(~(bd <= dk[:, -1] - w["rmax"])) if k < len(w["bf"]) else []
+    unsure = np.asarray(unsure, dtype=np.int64)
+    B = len(w["bf"])
+    step = max(1, 1_000_000 // max(B, 1))
+    for c0 in range(0, len(unsure), step):          # exact: every wall triangle
+        u = unsure[c0:c0 + step]
+        xc = closest_on_triangles(np.repeat(pts[u], B, 0), np.tile(w["tri"], (len(u), 1, 1)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            dc = np.linalg.norm(xc - np.repeat(pts[u], B, 0), axis=1).reshape(len(u), B)
+        dc = np.where(np.isnan(dc), np.inf, dc)
+        jj = np.argmin(dc, axis=1)
+        better = dc[np.arange(len(u)), jj] < bd[u]
+        uu = u[better]
+        bd[uu] = dc[better, jj[better]]
+        bx[uu] = xc.reshape(len(u), B, 3)[np.flatnonzero(better), jj[better]]
+        bi[uu] = jj[better]
     return bx, bd, bi
 
 
 def nearest(mesh, points) -> NearestResult:
     """Points inside stay (with their tet); others move to the closest point of
     the nearest boundary triangle (tet = that face's tetrahedron). NaN/inf
-    points -> NaN point, tet -1."""
+    points, and points so far away that distances overflow (|x| ~ 1e154+),
+    -> NaN point, tet -1."""
     from .locate import locate
     pts = as_points(points)
     tets = locate(mesh, pts)
@@ -104,8 +118,10 @@ def nearest(mesh, points) -> NearestResult:
     todo = np.flatnonzero((tets < 0) & fin)
     if len(todo):
         bx, bd, bi = _nearest_wall(mesh, pts[todo])
+        ok = (bi >= 0) & np.isfinite(bd)      # overflowing distances: no answer
+        bx[~ok] = np.nan
         out[todo] = bx
-        ok = bi >= 0
+        tets[todo[~ok]] = -1
         tets[todo[ok]] = _walls(mesh)["owner"][bi[ok]]
     return NearestResult(out, tets)
 

@@ -348,11 +348,14 @@ class Mesh:
                            self.dims)
 
     # --- queries (each lives in regn.query) ------------------------------------
-    def locate(self, points, *, return_barycentric=False):
-        """(N,3) -> (N,) tetrahedron holding each point, -1 outside; see
+    def locate(self, points, *, return_barycentric=False, method="auto"):
+        """(N,3) -> (N,) tetrahedron holding each point, -1 outside, like
+        ``scipy.spatial.Delaunay.find_simplex``. ``method="grid"`` follows the
+        game's own chain through the stored cell lists; see
         :func:`regn.query.locate.locate`."""
         from .query.locate import locate
-        return locate(self, points, return_barycentric=return_barycentric)
+        return locate(self, points, return_barycentric=return_barycentric,
+                      method=method)
 
     def nearest(self, points):
         """Closest point of the navigable volume; see :func:`regn.query.nearest.nearest`."""

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import QueryError
+
 from . import as_point, as_points
 from .locate import BARY_TOL, _prep, bary, locate
 
@@ -87,7 +89,12 @@ def raycast(mesh, a, b) -> RaycastHit:
             j = alt[0]
             nxt = int(nbv[t, j])
         if nxt < 0:
-            slot = int(np.flatnonzero(opp[t] == j)[0])
+            match = np.flatnonzero(opp[t] == j)
+            if not len(match):
+                raise QueryError(
+                    f"tetrahedron {t}: no face slot leaves out vertex slot {j} (its face "
+                    "planes are inconsistent; `regn verify` names the broken faces)")
+            slot = int(match[0])
             f = int(tf[t, slot])
             n = np.asarray(mesh.face_normals[f], dtype=np.float64).copy()
             c = np.asarray(mesh.face_centroids[f]) - np.asarray(mesh.tet_points[t]).mean(0)

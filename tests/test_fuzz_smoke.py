@@ -21,12 +21,11 @@ import run  # noqa: E402
 
 #: Finding kinds open in files this suite does not own (see docs/reliability.md):
 #: kind -> reason. The smoke run tolerates them; their fixtures are xfail.
-KNOWN_OPEN = {
-    "raycast-IndexError": "regn.query.raycast.raycast indexes an empty "
-                          "flatnonzero(opp[t] == j) on a mesh whose opposite "
-                          "slots are inconsistent (corrupted faces); should "
-                          "raise a RegnError",
-}
+KNOWN_OPEN = {}
+#: Open findings too heavy to run in the suite (skipped with the reason).
+#: None now: raycast on corrupted adjacency and locate on a flat header box
+#: were fixed; their fixtures run below as regression tests.
+HEAVY_OPEN = {}
 
 FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "fuzz-*.rgn")))
 
@@ -53,9 +52,9 @@ def test_every_region_gets_hit():
 
 
 def test_fixed_seed_smoke_run_finds_nothing(tmp_path):
-    r = run.campaign(20261202, 400, jobs=1, timeout=2.0, outdir=str(tmp_path),
+    r = run.campaign(20261202, 1000, jobs=1, timeout=2.0, outdir=str(tmp_path),
                      trace_every=10)
-    assert r["count"] == 400
+    assert r["count"] == 1000
     new = [f for f in r["findings"] if f[1] not in KNOWN_OPEN]
     assert new == [], new
     assert r["tags"].get("rejected", 0) > 50 and r["tags"].get("loaded", 0) > 20
@@ -64,6 +63,8 @@ def test_fixed_seed_smoke_run_finds_nothing(tmp_path):
 @pytest.mark.parametrize("path", FIXTURES, ids=[os.path.basename(p) for p in FIXTURES])
 def test_regression_fixture(path, tmp_path, request):
     kind = os.path.basename(path)[len("fuzz-"):].split("-s")[0]
+    if kind in HEAVY_OPEN:
+        pytest.skip(HEAVY_OPEN[kind])
     if kind in KNOWN_OPEN:
         # runs, and turns into XPASS once the owner fixes it
         request.node.add_marker(pytest.mark.xfail(reason=KNOWN_OPEN[kind],

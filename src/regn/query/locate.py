@@ -84,19 +84,35 @@ def _fine(mesh, d) -> dict:
     if "fine" in d:
         return d["fine"]
     T = d["T"]
+    P = np.asarray(mesh.tet_points, np.float64)
+    # The frame covers the header box and every tetrahedron (a corrupt header
+    # box may be flat or miss them), with no axis thinner than 1e-3 of the widest.
     lo = np.asarray(mesh.bbox_min, np.float64)
-    ext = np.maximum(np.asarray(mesh.bbox_max, np.float64) - lo, 1e-300)
+    hi = np.asarray(mesh.bbox_max, np.float64)
+    if T:
+        finite = np.isfinite(P).all(axis=(1, 2))
+        if finite.any():
+            lo = np.minimum(lo, P[finite].min(axis=(0, 1)))
+            hi = np.maximum(hi, P[finite].max(axis=(0, 1)))
+    ext = hi - lo
+    ext = np.maximum(ext, max(1e-3 * float(ext.max()), 1e-300))
     target = min(max(2 * T, 512), 4_000_000)
     k = (target / np.prod(ext)) ** (1 / 3)
     dims = np.clip(np.round(ext * k), 1, 1024).astype(np.int64)
-    cs = ext / dims
-    P = np.asarray(mesh.tet_points, np.float64)
-    with np.errstate(invalid="ignore"):
-        a = np.floor((P.min(axis=1) - lo) / cs - 1e-9)
-        b = np.floor((P.max(axis=1) - lo) / cs + 1e-9)
-    ok = np.all(np.isfinite(a) & np.isfinite(b), axis=1)
-    a = np.clip(np.nan_to_num(a), 0, dims - 1).astype(np.int64)
-    b = np.clip(np.nan_to_num(b), 0, dims - 1).astype(np.int64)
+    # Keep the candidate lists proportional to the mesh: coarsen while the
+    # tetrahedra's bounding boxes would cover too many fine cells in total.
+    for _ in range(12):
+        cs = ext / dims
+        with np.errstate(invalid="ignore"):
+            a = np.floor((P.min(axis=1) - lo) / cs - 1e-9)
+            b = np.floor((P.max(axis=1) - lo) / cs + 1e-9)
+        ok = np.all(np.isfinite(a) & np.isfinite(b), axis=1)
+        a = np.clip(np.nan_to_num(a), 0, dims - 1).astype(np.int64)
+        b = np.clip(np.nan_to_num(b), 0, dims - 1).astype(np.int64)
+        total = int(np.where(ok, (b - a + 1).prod(axis=1), 0).sum())
+        if total <= 64 * target or dims.max() == 1:
+            break
+        dims = np.maximum(dims // 2, 1)
     span = np.where(ok[:, None], b - a + 1, 0)
     per = span.prod(axis=1)
     tid = np.repeat(np.arange(T), per)

@@ -372,17 +372,6 @@ def test_render_slice_components_and_overlays(two_part_map, tmp_path, fake_path)
     assert img.shape[:2] == (600, 700) and _not_blank(img)
 
 
-def test_render_path_without_query_module(amap, tmp_path, monkeypatch):
-    try:
-        import regn.query.path  # noqa: F401
-        pytest.skip("regn.query.path exists; the missing-module message is not reachable")
-    except ImportError:
-        pass
-    from regn.export.render import render
-    with pytest.raises(ExportError, match="regn.query.path"):
-        render(amap, tmp_path / "p.png", path=((0, 0, 40e3), (0, 0, -40e3)))
-
-
 def test_render_points_file(rgn_file, amap, tmp_path):
     pts = tmp_path / "pts.txt"
     pts.write_text("\n".join(f"{x} {y} {z}" for x, y, z in amap.vertices[::9]))

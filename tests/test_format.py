@@ -275,3 +275,17 @@ def test_build_is_deterministic():
     a = random_map(200, seed=5).dumps()
     b = random_map(200, seed=5).dumps()
     assert a == b
+
+
+def test_stale_temp_files_of_killed_writers_are_swept(tmp_path, small_map):
+    import os
+    import time
+    old = tmp_path / ".m.rgn.abc123.tmp"
+    fresh = tmp_path / ".m.rgn.def456.tmp"
+    old.write_bytes(b"partial")
+    fresh.write_bytes(b"partial")
+    past = time.time() - 3600
+    os.utime(old, (past, past))
+    regn.save(small_map, tmp_path / "m.rgn")
+    assert not old.exists()          # left by a writer killed an hour ago
+    assert fresh.exists()            # may belong to a writer still running

@@ -382,13 +382,20 @@ def test_check_names_are_the_documented_stable_list(base):
 
 
 @pytest.mark.parametrize("seed,dims", [(2, (10, 10, 10)), (9, (7, 5, 3)), (4, (1, 1, 1))])
-def test_fast_membership_matches_geometry(seed, dims):
-    from regn.geometry import grid_membership
-    from regn.checks import _membership
+def test_grid_membership_matches_brute_force(seed, dims):
+    """The shortcut-taking grid rule gives exactly the pairs the full
+    separating-axis test gives on every (cell, tet) pair."""
+    from regn.geometry import TOUCH_REL, cell_bounds, grid_membership, tets_intersect_boxes
     m = random_map(150, seed=seed, dims=dims)
-    got = _membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
-    want = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
-    assert all(np.array_equal(a, b) for a, b in zip(got, want)) and len(got[0])
+    got = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    n_c, n_t = int(np.prod(dims)), m.n_tets
+    cells = np.repeat(np.arange(n_c), n_t)
+    tets = np.tile(np.arange(n_t), n_c)
+    lo, hi = cell_bounds(cells, m.bbox_min, m.cell_size, m.dims)
+    eps = TOUCH_REL * float(np.max(m.cell_size * np.array(dims)))
+    hit = tets_intersect_boxes(m.tet_points[tets], lo, hi, eps)
+    assert np.array_equal(got[0], cells[hit]) and np.array_equal(got[1], tets[hit])
+    assert len(got[0])
 
 
 def test_trivial_map_passes_strict(trivial_map):

@@ -100,39 +100,72 @@ def cell_bounds(cells, bbox_min, cell_size, dims):
     return lo, lo + cell_size
 
 
-def grid_membership(tet_points, bbox_min, cell_size, dims, *, chunk=50_000):
+def grid_membership(tet_points, bbox_min, cell_size, dims):
     """Every (cell, tet) pair whose closed cell box the tetrahedron meets.
 
     Returns ``(cells, tets)`` int64 arrays sorted by cell then tetrahedron.
     Candidates come from each tetrahedron's bounding box (so the work is
-    proportional to candidate pairs), then the exact separating-axis test
-    decides.
+    proportional to candidate pairs); a candidate with a vertex in the box,
+    or a box corner in the tetrahedron, is a sure hit, one its face planes
+    separate a sure miss, and only the rest go through the full
+    separating-axis test (:func:`tets_intersect_boxes`, same eps).
     """
-    p = np.asarray(tet_points, dtype=np.float64)
-    dims = np.asarray(dims, dtype=np.int64)
+    pts = np.asarray(tet_points, dtype=np.float64)
+    n_t = len(pts)
+    if n_t == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    dims_a = np.asarray(dims, dtype=np.int64)
     bbox_min = np.asarray(bbox_min, np.float64)
     cell_size = np.asarray(cell_size, np.float64)
-    scale = float(np.max(cell_size * dims))
-    eps = TOUCH_REL * scale
-    lo = cell_coords(p.min(axis=1) - eps, bbox_min, cell_size, dims)
-    hi = cell_coords(p.max(axis=1) + eps, bbox_min, cell_size, dims)
+    eps = TOUCH_REL * float(np.max(cell_size * dims_a))
+    lo = cell_coords(pts.min(axis=1) - eps, bbox_min, cell_size, dims_a)
+    hi = cell_coords(pts.max(axis=1) + eps, bbox_min, cell_size, dims_a)
     span = hi - lo + 1
-    per_tet = span.prod(axis=1)
-    tet_ids = np.repeat(np.arange(len(p)), per_tet)
-    # offsets of each candidate within its tet's box of cells
-    start = np.repeat(np.cumsum(per_tet) - per_tet, per_tet)
-    local = np.arange(len(tet_ids)) - start
-    sx = span[tet_ids, 0]
-    sy = span[tet_ids, 1]
-    cx = lo[tet_ids, 0] + local % sx
-    cy = lo[tet_ids, 1] + (local // sx) % sy
-    cz = lo[tet_ids, 2] + local // (sx * sy)
-    cand_cells = (cz * dims[1] + cy) * dims[0] + cx
-    keep = np.zeros(len(tet_ids), dtype=bool)
-    for s in range(0, len(tet_ids), chunk):
-        sl = slice(s, s + chunk)
-        blo, bhi = cell_bounds(cand_cells[sl], bbox_min, cell_size, dims)
-        keep[sl] = tets_intersect_boxes(p[tet_ids[sl]], blo, bhi, eps)
-    cells, tets = cand_cells[keep], tet_ids[keep]
+    per = span.prod(axis=1)
+    tid = np.repeat(np.arange(n_t), per)
+    local = np.arange(len(tid)) - np.repeat(np.cumsum(per) - per, per)
+    sx, sy = span[tid, 0], span[tid, 1]
+    cx = lo[tid, 0] + local % sx
+    cy = lo[tid, 1] + (local // sx) % sy
+    cz = lo[tid, 2] + local // (sx * sy)
+    cand = (cz * dims_a[1] + cy) * dims_a[0] + cx
+    # a vertex inside the closed cell box: a sure hit
+    ijk = np.stack([cx, cy, cz], axis=1)
+    sure = np.zeros(len(tid), dtype=bool)
+    blo = bbox_min + ijk * cell_size
+    bhi = blo + cell_size
+    for k in range(4):
+        p = pts[tid, k]
+        sure |= np.all((p >= blo) & (p <= bhi), axis=1)
+    rest = np.flatnonzero(~sure)
+    keep = sure
+    for s in range(0, len(rest), 50_000):
+        r = rest[s:s + 50_000]
+        # the four face-normal axes first (the same arithmetic as the full
+        # separating-axis test): a pair they separate is a sure miss
+        lo_r, hi_r = blo[r], bhi[r]
+        centre = (lo_r + hi_r) / 2
+        half = (hi_r - lo_r) / 2
+        q = pts[tid[r]] - centre[:, None, :]
+        fs = face_slot_vertices()
+        axes = np.cross(q[:, fs[:, 1]] - q[:, fs[:, 0]], q[:, fs[:, 2]] - q[:, fs[:, 0]])
+        proj = np.einsum("pad,pvd->pav", axes, q)
+        rad = np.einsum("pad,pd->pa", np.abs(axes), half)
+        sc = np.linalg.norm(axes, axis=2) * eps
+        miss = ((proj.min(axis=2) > rad + sc) | (proj.max(axis=2) < -rad - sc)).any(axis=1)
+        # a box corner inside the closed tetrahedron: a sure hit
+        on_face = proj[:, np.arange(4), fs[:, 0]]                    # (P,4)
+        opposite = proj[:, np.arange(4), np.arange(4)] - on_face     # (P,4)
+        corner = np.einsum("pad,cd,pd->pac", axes, _CORNERS, half)   # (P,4,8)
+        inside = ((corner - on_face[:, :, None]) * opposite[:, :, None] >= 0).all(axis=1)
+        hit = inside.any(axis=1) & ~miss
+        keep[r[hit]] = True
+        todo = r[~miss & ~hit]
+        keep[todo] = tets_intersect_boxes(pts[tid[todo]], blo[todo], bhi[todo], eps)
+    cells, tets = cand[keep], tid[keep]
     order = np.lexsort((tets, cells))
     return cells[order], tets[order]
+
+
+_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)],
+                    dtype=np.float64)

@@ -34,8 +34,8 @@ from ..errors import FormatError
 from ..format import pof0 as _pof0
 from ..format.layout import (ALIGN, FACE_SENTINELS, HEADER_SIZE, NO_SLOT, NO_TET,
                              PORTAL_PAIRS, SECTION_NAMES, STRIDES, align)
-from ..geometry import (TOUCH_REL, cell_bounds, degenerate_threshold,
-                        face_slot_vertices, signed_volumes, tets_intersect_boxes)
+from ..geometry import (TOUCH_REL, cell_bounds, degenerate_threshold, grid_membership,
+                        signed_volumes, tets_intersect_boxes)
 
 #: ``| |n| - 1 |`` allowed for a stored face normal.
 UNIT_TOL = 1e-5
@@ -649,7 +649,7 @@ def _geometry(mesh, c):
     gscale = float(np.max(cell * np.asarray(dims)))
     eps = TOUCH_REL * gscale
     blo, bhi = cell_bounds(ref_c, lo, cell, dims)
-    exp_c, exp_t = _membership(pts, lo, cell, dims)
+    exp_c, exp_t = grid_membership(pts, lo, cell, dims)
     stride = max(n_t, 1)
     key_exp = exp_c * stride + exp_t
     key_file = ref_c * stride + ref_t
@@ -723,67 +723,5 @@ def _roundtrip(mesh, original, c, report):
 
 
 
-_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)],
-                    dtype=np.float64)
 
 
-def _membership(pts, bbox_min, cell_size, dims):
-    """Same pairs as :func:`regn.geometry.grid_membership` (same candidates,
-    same eps), faster: a pair where a vertex lies in the closed cell box
-    meets it for certain (the separating-axis test cannot separate it), so
-    only the other candidates go through the full test."""
-    n_t = len(pts)
-    if n_t == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    from ..geometry import cell_coords
-    dims_a = np.asarray(dims, dtype=np.int64)
-    bbox_min = np.asarray(bbox_min, np.float64)
-    cell_size = np.asarray(cell_size, np.float64)
-    eps = TOUCH_REL * float(np.max(cell_size * dims_a))
-    lo = cell_coords(pts.min(axis=1) - eps, bbox_min, cell_size, dims_a)
-    hi = cell_coords(pts.max(axis=1) + eps, bbox_min, cell_size, dims_a)
-    span = hi - lo + 1
-    per = span.prod(axis=1)
-    tid = np.repeat(np.arange(n_t), per)
-    local = np.arange(len(tid)) - np.repeat(np.cumsum(per) - per, per)
-    sx, sy = span[tid, 0], span[tid, 1]
-    cx = lo[tid, 0] + local % sx
-    cy = lo[tid, 1] + (local // sx) % sy
-    cz = lo[tid, 2] + local // (sx * sy)
-    cand = (cz * dims_a[1] + cy) * dims_a[0] + cx
-    # a vertex inside the closed cell box: a sure hit
-    ijk = np.stack([cx, cy, cz], axis=1)
-    sure = np.zeros(len(tid), dtype=bool)
-    blo = bbox_min + ijk * cell_size
-    bhi = blo + cell_size
-    for k in range(4):
-        p = pts[tid, k]
-        sure |= np.all((p >= blo) & (p <= bhi), axis=1)
-    rest = np.flatnonzero(~sure)
-    keep = sure
-    for s in range(0, len(rest), 50_000):
-        r = rest[s:s + 50_000]
-        # the four face-normal axes first (the same arithmetic as the full
-        # separating-axis test): a pair they separate is a sure miss
-        lo_r, hi_r = blo[r], bhi[r]
-        centre = (lo_r + hi_r) / 2
-        half = (hi_r - lo_r) / 2
-        q = pts[tid[r]] - centre[:, None, :]
-        fs = face_slot_vertices()
-        axes = np.cross(q[:, fs[:, 1]] - q[:, fs[:, 0]], q[:, fs[:, 2]] - q[:, fs[:, 0]])
-        proj = np.einsum("pad,pvd->pav", axes, q)
-        rad = np.einsum("pad,pd->pa", np.abs(axes), half)
-        sc = np.linalg.norm(axes, axis=2) * eps
-        miss = ((proj.min(axis=2) > rad + sc) | (proj.max(axis=2) < -rad - sc)).any(axis=1)
-        # a box corner inside the closed tetrahedron: a sure hit
-        on_face = proj[:, np.arange(4), fs[:, 0]]                    # (P,4)
-        opposite = proj[:, np.arange(4), np.arange(4)] - on_face     # (P,4)
-        corner = np.einsum("pad,cd,pd->pac", axes, _CORNERS, half)   # (P,4,8)
-        inside = ((corner - on_face[:, :, None]) * opposite[:, :, None] >= 0).all(axis=1)
-        hit = inside.any(axis=1) & ~miss
-        keep[r[hit]] = True
-        todo = r[~miss & ~hit]
-        keep[todo] = tets_intersect_boxes(pts[tid[todo]], blo[todo], bhi[todo], eps)
-    cells, tets = cand[keep], tid[keep]
-    order = np.lexsort((tets, cells))
-    return cells[order], tets[order]

@@ -111,9 +111,29 @@ def atomic_write(path, payload: bytes, *, overwrite: bool = True) -> None:
             os.unlink(tmp)
         else:
             os.replace(tmp, path)
+        _sweep_stale_temps(directory, os.path.basename(path))
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+#: A temporary file older than this is taken to be left by a killed writer.
+STALE_TEMP_SECONDS = 600
+
+
+def _sweep_stale_temps(directory: str, name: str) -> None:
+    """Remove this destination's temporary files that a writer killed
+    mid-write left behind (ours are '.NAME.<random>.tmp'), once they are old
+    enough that no live writer can still own them."""
+    import glob
+    import time
+    now = time.time()
+    for stale in glob.glob(os.path.join(glob.escape(directory), "." + glob.escape(name) + ".*.tmp")):
+        try:
+            if now - os.path.getmtime(stale) > STALE_TEMP_SECONDS:
+                os.unlink(stale)
+        except OSError:
+            pass

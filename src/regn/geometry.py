@@ -100,6 +100,25 @@ def cell_bounds(cells, bbox_min, cell_size, dims):
     return lo, lo + cell_size
 
 
+def expand_cell_ranges(lo, hi):
+    """Every cell of each object's inclusive cell-coordinate box.
+
+    ``lo``/``hi`` (T,3) int; an object with ``hi < lo`` on an axis has no
+    cells. Returns ``(owner (N,), ijk (N,3))``: for each candidate, the
+    object it belongs to and its cell coordinates, x fastest. The output is
+    proportional to the candidates, never objects x cells.
+    """
+    lo = np.asarray(lo, dtype=np.int64)
+    span = np.maximum(np.asarray(hi, dtype=np.int64) - lo + 1, 0)
+    per = span.prod(axis=1)
+    owner = np.repeat(np.arange(len(lo)), per)
+    local = np.arange(len(owner)) - np.repeat(np.cumsum(per) - per, per)
+    sx, sy = span[owner, 0], span[owner, 1]
+    ijk = np.stack([lo[owner, 0] + local % sx, lo[owner, 1] + (local // sx) % sy,
+                    lo[owner, 2] + local // (sx * sy)], axis=1)
+    return owner, ijk
+
+
 def grid_membership(tet_points, bbox_min, cell_size, dims):
     """Every (cell, tet) pair whose closed cell box the tetrahedron meets.
 
@@ -120,17 +139,9 @@ def grid_membership(tet_points, bbox_min, cell_size, dims):
     eps = TOUCH_REL * float(np.max(cell_size * dims_a))
     lo = cell_coords(pts.min(axis=1) - eps, bbox_min, cell_size, dims_a)
     hi = cell_coords(pts.max(axis=1) + eps, bbox_min, cell_size, dims_a)
-    span = hi - lo + 1
-    per = span.prod(axis=1)
-    tid = np.repeat(np.arange(n_t), per)
-    local = np.arange(len(tid)) - np.repeat(np.cumsum(per) - per, per)
-    sx, sy = span[tid, 0], span[tid, 1]
-    cx = lo[tid, 0] + local % sx
-    cy = lo[tid, 1] + (local // sx) % sy
-    cz = lo[tid, 2] + local // (sx * sy)
-    cand = (cz * dims_a[1] + cy) * dims_a[0] + cx
+    tid, ijk = expand_cell_ranges(lo, hi)
+    cand = linear_cell(ijk, dims_a)
     # a vertex inside the closed cell box: a sure hit
-    ijk = np.stack([cx, cy, cz], axis=1)
     sure = np.zeros(len(tid), dtype=bool)
     blo = bbox_min + ijk * cell_size
     bhi = blo + cell_size

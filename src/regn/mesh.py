@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from .format import pof0
-from .format.layout import (BIG, NO_SLOT, NO_TET, PORTAL_PAIRS, SECTION_NAMES)
+from .format.layout import BIG, NO_SLOT, NO_TET, SECTION_NAMES
 
 
 def _frozen(a):
@@ -406,6 +406,3 @@ class Mesh:
         from .export.surface import boundary_surface
         return boundary_surface(self)
 
-
-PAIR_INDEX = {pair: p for p, pair in enumerate(PORTAL_PAIRS)}
-PAIR_INDEX.update({(j, i): p for (i, j), p in list(PAIR_INDEX.items())})

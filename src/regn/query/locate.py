@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import expand_cell_ranges, linear_cell
 from . import as_points, scratch
 
 BARY_TOL = 1e-9
@@ -113,16 +114,9 @@ def _fine(mesh, d) -> dict:
         if total <= 64 * target or dims.max() == 1:
             break
         dims = np.maximum(dims // 2, 1)
-    span = np.where(ok[:, None], b - a + 1, 0)
-    per = span.prod(axis=1)
-    tid = np.repeat(np.arange(T), per)
-    loc = np.arange(len(tid)) - np.repeat(np.cumsum(per) - per, per)
-    sx, sy = span[tid, 0], span[tid, 1]
-    cx = a[tid, 0] + loc % sx
-    cy = a[tid, 1] + (loc // sx) % sy
-    cz = a[tid, 2] + loc // (sx * sy)
-    cell = (cz * dims[1] + cy) * dims[0] + cx
-    del cx, cy, cz, loc, sx, sy
+    tid, ijk = expand_cell_ranges(a, np.where(ok[:, None], b, a - 1))
+    cell = linear_cell(ijk, dims)
+    del ijk
     # does the tet hold its fine cell's centre? (it goes first then)
     nx, ny = dims[0], dims[1]
     ctr = lo + (np.stack([cell % nx, (cell // nx) % ny, cell // (nx * ny)], 1) + 0.5) * cs

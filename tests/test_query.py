@@ -220,7 +220,7 @@ def test_unreachable_component():
 
 def test_smoothing_matches_generic_solver():
     from scipy.optimize import minimize
-    from regn.query.path import smooth_polyline
+    from regn.query.smooth import smooth_polyline
     rng = np.random.default_rng(0)
     for _ in range(4):
         k = 4

@@ -14,16 +14,31 @@ def load_mesh(path):
     return load(path)
 
 
+def _array_to_jsonable(arr: np.ndarray):
+    """An array as nested lists in one pass; only arrays holding NaN/inf take
+    the slow path (JSON has no non-finite numbers: NaN -> null, +-inf ->
+    +-1e308)."""
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        out = arr.astype(object)
+        out[np.isnan(arr)] = None
+        out[np.isposinf(arr)] = 1e308
+        out[np.isneginf(arr)] = -1e308
+        return out.tolist()
+    if arr.dtype.kind in "biuf":
+        return arr.tolist()
+    return to_jsonable(arr.tolist())
+
+
 def to_jsonable(obj):
     """numpy scalars/arrays -> plain Python for json.dumps."""
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return _array_to_jsonable(obj)
     if isinstance(obj, (list, tuple)):
         return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
     if isinstance(obj, np.generic):
-        return obj.item()
+        return obj.item() if not isinstance(obj, np.floating) else to_jsonable(obj.item())
     if isinstance(obj, float) and not np.isfinite(obj):
         return None if np.isnan(obj) else (1e308 if obj > 0 else -1e308)
     if isinstance(obj, bytes):
@@ -32,8 +47,10 @@ def to_jsonable(obj):
 
 
 def print_json(obj, stream=None):
-    json.dump(to_jsonable(obj), stream or sys.stdout, indent=None, allow_nan=False)
-    (stream or sys.stdout).write("\n")
+    # json.dumps, not json.dump: only the one-shot path uses the C encoder
+    stream = stream or sys.stdout
+    stream.write(json.dumps(to_jsonable(obj), allow_nan=False))
+    stream.write("\n")
 
 
 def read_points(source=None, *, stream=None):

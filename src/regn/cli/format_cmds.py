@@ -112,7 +112,7 @@ def dump_dict(mesh) -> dict:
     def records(arr):
         out = {}
         for field in arr.dtype.names:
-            out[field] = arr[field].tolist()
+            out[field] = arr[field]   # arrays: print_json converts them in one pass
         return out
 
     hdr = {name: np.asarray(mesh.header[name]).tolist() for name in mesh.header.dtype.names}
@@ -126,9 +126,9 @@ def dump_dict(mesh) -> dict:
             "flags": int(chunk["flags"]), "reserved": np.asarray(chunk["reserved"]).tolist()},
         "header": hdr,
         "sections": {name: records(mesh.sections[name]) for name in SECTION_NAMES},
-        "pointers": {"cell_item": mesh.cell_item.tolist(),
-                     "item_ref_start": mesh.item_ref_start.tolist(),
-                     "ref_tet": mesh.ref_tet.tolist()},
+        "pointers": {"cell_item": mesh.cell_item,
+                     "item_ref_start": mesh.item_ref_start,
+                     "ref_tet": mesh.ref_tet},
         "trailer_hex": bytes(mesh.trailer).hex(),
     }
 

@@ -56,19 +56,23 @@ def nx_graph(m):
     return G
 
 
-def nx_query(G, m, a, b):
+def nx_query(G, m, a, b, cen):
+    """One query as a networkx user would write it: link start and goal to
+    their tets' portal faces, A* with a plain-Python Euclidean heuristic
+    (``cen``: face centroids as tuples, precomputed once)."""
+    import math
     import networkx as nx
     S, T = m.locate(np.stack([a, b]))
-    cen = m.face_centroids
     G.add_node("s")
     G.add_node("g")
     for t, pt, node in ((S, a, "s"), (T, b, "g")):
         for f, nbr in zip(m.tet_faces[t], m.neighbors[t]):
             if nbr >= 0:
-                G.add_edge(node, int(f), weight=float(np.linalg.norm(cen[f] - pt)))
+                G.add_edge(node, int(f), weight=math.dist(cen[f], pt))
+    goal = tuple(b)
 
     def h(u, v):
-        return 0.0 if u == "g" else (np.linalg.norm(cen[u] - b) if u != "s" else 0.0)
+        return 0.0 if isinstance(u, str) else math.dist(cen[u], goal)
     try:
         p = nx.astar_path(G, "s", "g", heuristic=h, weight="weight")
         c = nx.path_weight(G, p, "weight")
@@ -125,25 +129,34 @@ def main():
     A = m.random_points(200, seed=2)
     B = m.random_points(200, seed=3)
     m.find_path(A[0], B[0])                                 # compile / warm
-    t0 = time.perf_counter()
-    mine = [m.find_path(a, b, smooth=False) for a, b in zip(A, B)]
-    t_path = (time.perf_counter() - t0) / len(A)
-    t0 = time.perf_counter()
-    for a, b in zip(A[:20], B[:20]):
+    mine, t_mine = [], []
+    for a, b in zip(A, B):
+        t0 = time.perf_counter()
+        mine.append(m.find_path(a, b, smooth=False))
+        t_mine.append(time.perf_counter() - t0)
+    t_smooth = []
+    for a, b in zip(A[:50], B[:50]):
+        t0 = time.perf_counter()
         m.find_path(a, b)
-    t_smooth = (time.perf_counter() - t0) / 20
+        t_smooth.append(time.perf_counter() - t0)
     G = nx_graph(m)
-    t0 = time.perf_counter()
-    ref = [nx_query(G, m, a, b) for a, b in zip(A, B)]
-    t_nx = (time.perf_counter() - t0) / len(A)
+    cen = [tuple(c) for c in m.face_centroids.tolist()]
+    ref, t_ref = [], []
+    for a, b in zip(A, B):
+        t0 = time.perf_counter()
+        ref.append(nx_query(G, m, a, b, cen))
+        t_ref.append(time.perf_counter() - t0)
     for p, c, a, b in zip(mine, ref, A, B):
         S, T = m.locate(np.stack([a, b]))
         if S == T:
             continue
         assert (not p.found and not np.isfinite(c)) or abs(p.cost - c) <= 1e-9 * c, (p.cost, c)
-    print(f"path: regn {t_path * 1e3:.3f} ms/query (no smoothing), "
-          f"{t_smooth * 1e3:.1f} ms/query smoothed; networkx.astar_path {t_nx * 1e3:.3f} "
-          f"ms/query; ratio {t_nx / t_path:.1f}x; costs equal on all {len(A)}")
+    med, med_nx = np.median(t_mine), np.median(t_ref)
+    print(f"path (median per query of {len(A)}): regn {med * 1e3:.3f} ms (mean "
+          f"{np.mean(t_mine) * 1e3:.3f}) without smoothing, {np.median(t_smooth) * 1e3:.3f} ms "
+          f"smoothed (median of 50); networkx.astar_path {med_nx * 1e3:.3f} ms (mean "
+          f"{np.mean(t_ref) * 1e3:.3f}); ratio of medians {med_nx / med:.1f}x, of means "
+          f"{np.mean(t_ref) / np.mean(t_mine):.1f}x; costs equal on all {len(A)}")
 
     # line of sight
     nlos = 20_000 if args.quick else 100_000
@@ -176,12 +189,14 @@ def main():
         tf, _ = timeit(lambda: DD.find_simplex(qq))
         AA, BB = mm.random_points(50, seed=1), mm.random_points(50, seed=2)
         mm.find_path(AA[0], BB[0])
-        t0 = time.perf_counter()
+        tq = []
         for x, y in zip(AA, BB):
+            t0 = time.perf_counter()
             mm.find_path(x, y, smooth=False)
-        tp = (time.perf_counter() - t0) / 50
+            tq.append(time.perf_counter() - t0)
+        tp = float(np.median(tq))
         print(f"scaling: {mm.n_tets:6d} tets {mm.n_faces:6d} faces dims {dims}: locate 200k {tl:.3f} s "
-              f"(find_simplex {tf:.3f} s), path {tp * 1e3:.3f} ms/query")
+              f"(find_simplex {tf:.3f} s), path {tp * 1e3:.3f} ms/query (median)")
 
     tracemalloc.start()
     m.locate(q)

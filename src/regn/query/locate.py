@@ -280,6 +280,31 @@ def _walk(d, start, pts, steps):
     return res
 
 
+def _box(mesh, d):
+    """The header box widened by a hair (points on its walls are inside)."""
+    if "box" not in d:
+        lo = np.asarray(mesh.bbox_min, np.float64)
+        hi = np.asarray(mesh.bbox_max, np.float64)
+        tol = 1e-9 * float(np.max(np.abs(np.concatenate([lo, hi]))) + 1.0)
+        d["box"] = (lo - tol, hi + tol)
+    return d["box"]
+
+
+def locate_few(mesh, pts) -> np.ndarray:
+    """:func:`locate` for a handful of validated (N,3) float64 points, with
+    none of its per-call set-up (find_path's start and goal)."""
+    d = _prep(mesh)
+    kern = _numba_locate()
+    if kern is None or d["T"] == 0:
+        return locate(mesh, pts)
+    fine = _fine(mesh, d)
+    lo, hi = _box(mesh, d)
+    out = np.empty(len(pts), dtype=np.int64)
+    kern(d["W"], fine["indptr"], fine["indices"], pts, lo, hi, fine["lo"], fine["cs"],
+         fine["dims"], BARY_TOL, out)
+    return out
+
+
 def locate(mesh, points, return_barycentric=False, *, method="auto",
            chunk=131072, walk_steps=None):
     """(N,3) points -> (N,) int64 tetrahedron index, -1 outside the volume.
@@ -299,20 +324,17 @@ def locate(mesh, points, return_barycentric=False, *, method="auto",
         return (out, np.full((n, 4), np.nan)) if return_barycentric else out
     if walk_steps is None:
         walk_steps = int(8 * round(d["T"] ** (1 / 3))) + 64
-    lo_box = np.asarray(mesh.bbox_min)
-    hi_box = np.asarray(mesh.bbox_max)
-    tol_box = 1e-9 * float(np.max(np.abs(np.concatenate([lo_box, hi_box]))) + 1.0)
+    lo_box, hi_box = _box(mesh, d)
     fine = _fine(mesh, d) if method == "auto" else None
     kern = _numba_locate() if fine is not None else None
     if kern is not None:
         kern(d["W"], fine["indptr"], fine["indices"], np.ascontiguousarray(pts),
-             lo_box - tol_box, hi_box + tol_box, fine["lo"], fine["cs"], fine["dims"],
-             BARY_TOL, out)
+             lo_box, hi_box, fine["lo"], fine["cs"], fine["dims"], BARY_TOL, out)
     for c0 in range(0, n if kern is None else 0, chunk):
         p = pts[c0:c0 + chunk]
         with np.errstate(invalid="ignore"):
-            ok = np.all(np.isfinite(p), axis=1) & np.all(p >= lo_box - tol_box, axis=1) \
-                & np.all(p <= hi_box + tol_box, axis=1)
+            ok = np.all(np.isfinite(p), axis=1) & np.all(p >= lo_box, axis=1) \
+                & np.all(p <= hi_box, axis=1)
         idx = np.flatnonzero(ok)
         pp = p[idx]
         if fine is not None:

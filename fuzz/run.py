@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import io
 import os
+import resource
 import signal
 import sys
 import tempfile
@@ -228,6 +229,7 @@ def worker(args):
     findings = []
     slowest = (0.0, None)
     peak_mem = 0
+    rss_peak = 0
     tags = {}
     # warm-up (imports, first-use caches) so they are not charged to input 0
     try:
@@ -242,6 +244,7 @@ def worker(args):
             continue
         rng = np.random.default_rng([seed, i, 1])
         trace = trace_every > 0 and i % trace_every == 0
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # KiB, high-water
         if trace:
             tracemalloc.start()
         t0 = time.perf_counter()
@@ -263,6 +266,13 @@ def worker(args):
             peak_mem = max(peak_mem, peak)
             if kind is None and peak > 10 * len(data) + 50 * 2 ** 20:
                 kind, detail = "memory", f"peak {peak} bytes"
+        # every input: the process's peak RSS may not grow by more than the
+        # bound (a high-water mark, so this catches the first input that
+        # allocates too much, traced or not)
+        growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) * 1024
+        rss_peak = max(rss_peak, growth)
+        if kind is None and growth > 10 * len(data) + 50 * 2 ** 20:
+            kind, detail = "memory-rss", f"peak RSS grew by {growth} bytes"
         if kind == "timeout":
             # tracemalloc slows allocation-heavy stages several-fold, and a
             # first use builds caches: only an input that is too slow twice,
@@ -295,7 +305,7 @@ def worker(args):
             os.unlink(p)
     os.rmdir(tmpdir)
     return {"count": count, "findings": findings, "slowest": slowest,
-            "peak": peak_mem, "tags": tags}
+            "peak": peak_mem, "rss_growth": rss_peak, "tags": tags}
 
 
 def campaign(seed, count, start=0, jobs=1, timeout=1.0, outdir=None, trace_every=1):
@@ -315,7 +325,8 @@ def campaign(seed, count, start=0, jobs=1, timeout=1.0, outdir=None, trace_every
     out = {"count": sum(r["count"] for r in results),
            "findings": [f for r in results for f in r["findings"]],
            "slowest": max(r["slowest"] for r in results),
-           "peak": max(r["peak"] for r in results), "tags": {}}
+           "peak": max(r["peak"] for r in results),
+           "rss_growth": max(r["rss_growth"] for r in results), "tags": {}}
     for r in results:
         for k, v in r["tags"].items():
             out["tags"][k] = out["tags"].get(k, 0) + v
@@ -329,9 +340,10 @@ def main(argv=None):
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=1.0)
-    ap.add_argument("--trace-every", type=int, default=10,
+    ap.add_argument("--trace-every", type=int, default=100,
                     help="run tracemalloc on every K-th input (0: never; it "
-                         "slows a run ~6x, so the default samples 1 in 10)")
+                         "slows an input ~6x, so the default samples 1 in 100; "
+                         "the peak-RSS bound is checked on every input)")
     ap.add_argument("--smooth", action="store_true",
                     help="also smooth paths (slow: see docs/reliability.md)")
     ap.add_argument("--findings", default=os.path.join(HERE, "findings"))
@@ -349,7 +361,8 @@ def main(argv=None):
     for i, kind, desc in r["findings"][:50]:
         print(f"  i={i} {kind}: {desc}")
     print(f"slowest input: {r['slowest'][0] * 1000:.1f} ms (index {r['slowest'][1]})")
-    print(f"peak traced memory for one (traced) input: {r['peak'] / 2 ** 20:.1f} MB")
+    print(f"peak traced memory for one (traced) input: {r['peak'] / 2 ** 20:.1f} MB; "
+          f"largest peak-RSS growth over one input: {r['rss_growth'] / 2 ** 20:.1f} MB")
     return 1 if r["findings"] else 0
 
 

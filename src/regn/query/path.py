@@ -10,31 +10,36 @@ The start point s in tetrahedron S links to each portal face of S at
 at ``|centroid - g|``; S == G costs ``|s - g|``.
 
 Search. A* with the heuristic ``|centroid(face) - g|``. That heuristic is
-admissible and consistent only when every stored cost is at least the
-distance between the two face centroids (the builder writes exactly that
-distance) and every ``cost_scale`` is >= 1. Both are checked — the costs once
-per mesh with a relative slack of 1e-6, the scale per query — and when either
-fails the search runs as Dijkstra (heuristic 0), so the cost returned is
-always the true graph optimum. Start and goal in different connected
+admissible and consistent when every stored cost is at least the distance
+between the two face centroids (the builder writes exactly that distance);
+this is checked once per mesh with a relative slack of 1e-6, and when it
+fails the search runs as Dijkstra (heuristic 0). With ``cost_scale`` the
+heuristic is multiplied by ``min(cost_scale)``: every edge then costs at
+least that factor times its stored cost, so the scaled bound stays
+admissible and consistent. The cost returned is always the graph optimum.
+Start and goal in different connected
 components are answered ``'unreachable'`` from precomputed component labels
 without searching.
 
 The search kernel is compiled with numba when it is importable (lazy import,
 ``cache=True``); without numba the same code runs as plain Python (same
-answers, ~100x slower).
+answers, ~100x slower). It keeps its open set in a 4-ary heap on preallocated
+arrays, stops relaxing any face whose bound already exceeds the best goal link
+found, and walks an int32 copy of the face graph renumbered along a Z-order
+curve (faces near in space are near in memory). Per-query state is stamped
+with a query id, so nothing is cleared between queries; one mesh's scratch is
+not safe to search from two threads at once.
 
-Smoothing. ``points`` is the shortest polyline from s to g that crosses the
-corridor's portal triangles in order: each waypoint is constrained to its
-portal triangle and the sum of segment lengths is minimised. The problem is
-convex; it is solved by red-black block coordinate descent where each
-waypoint is placed *exactly* at its optimum given its two neighbours (the
-segment/plane intersection or mirror point when it falls inside the
-triangle, else the best point of the three edges, by bisection on the
-derivative), iterated until a sweep shortens it by < 1e-6 relative (measured: within
-0.005 % of a 1e-9 run; the tests check 0.1 % against SLSQP). Each
-segment joins two faces of one tetrahedron (or s/g and a face of S/G), so the
-polyline stays inside the corridor. ``smooth=False`` gives the portal-centroid
-polyline.
+``length <= cost`` holds whenever every stored cost is at least the distance
+between its two face centroids (the builder's rule, checked by ``regn verify``
+as ``portal_cost_rule``); with smaller stored costs the path is still the
+cheapest by those costs, and its length may exceed them.
+
+Smoothing (:mod:`regn.query.smooth`): ``points`` is the shortest polyline from
+s to g that crosses the corridor's portal triangles in order; each segment
+joins two faces of one tetrahedron (or s/g and a face of S/G), so the
+polyline stays inside the corridor. ``smooth=False`` gives the
+portal-centroid polyline.
 """
 
 from __future__ import annotations

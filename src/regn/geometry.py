@@ -27,7 +27,11 @@ def signed_volumes(tet_points: np.ndarray) -> np.ndarray:
 def degenerate_threshold(tet_points: np.ndarray) -> np.ndarray:
     """(T,) volume below which each tetrahedron counts as degenerate."""
     p = np.asarray(tet_points, dtype=np.float64)
-    size = (p.max(axis=1) - p.min(axis=1)).max(axis=1)
+    # (p.max(axis=1) - p.min(axis=1)).max(axis=1), without numpy's slow
+    # reductions over short axes; the same values, NaN propagating alike
+    ext = (np.maximum(np.maximum(p[:, 0], p[:, 1]), np.maximum(p[:, 2], p[:, 3]))
+           - np.minimum(np.minimum(p[:, 0], p[:, 1]), np.minimum(p[:, 2], p[:, 3])))
+    size = np.maximum(np.maximum(ext[:, 0], ext[:, 1]), ext[:, 2])
     return DEGENERATE_REL * size ** 3
 
 
@@ -119,7 +123,7 @@ def expand_cell_ranges(lo, hi):
     return owner, ijk
 
 
-def grid_membership(tet_points, bbox_min, cell_size, dims):
+def grid_membership(tet_points, bbox_min, cell_size, dims, *, use_numba=None):
     """Every (cell, tet) pair whose closed cell box the tetrahedron meets.
 
     Returns ``(cells, tets)`` int64 arrays sorted by cell then tetrahedron.
@@ -128,6 +132,11 @@ def grid_membership(tet_points, bbox_min, cell_size, dims):
     or a box corner in the tetrahedron, is a sure hit, one its face planes
     separate a sure miss, and only the rest go through the full
     separating-axis test (:func:`tets_intersect_boxes`, same eps).
+
+    The work runs in a compiled kernel (numba, imported on first use) that
+    makes the same decisions with the same arithmetic, pair by pair, without
+    allocating per pair; without numba (or with ``use_numba=False``) the
+    numpy implementation runs instead. Both give the same pairs.
     """
     pts = np.asarray(tet_points, dtype=np.float64)
     n_t = len(pts)
@@ -137,8 +146,30 @@ def grid_membership(tet_points, bbox_min, cell_size, dims):
     bbox_min = np.asarray(bbox_min, np.float64)
     cell_size = np.asarray(cell_size, np.float64)
     eps = TOUCH_REL * float(np.max(cell_size * dims_a))
-    lo = cell_coords(pts.min(axis=1) - eps, bbox_min, cell_size, dims_a)
-    hi = cell_coords(pts.max(axis=1) + eps, bbox_min, cell_size, dims_a)
+    # (pts.min(axis=1), but numpy reduces a short middle axis slowly; both
+    # propagate NaN)
+    pmin = np.minimum(np.minimum(pts[:, 0], pts[:, 1]), np.minimum(pts[:, 2], pts[:, 3]))
+    pmax = np.maximum(np.maximum(pts[:, 0], pts[:, 1]), np.maximum(pts[:, 2], pts[:, 3]))
+    lo = cell_coords(pmin - eps, bbox_min, cell_size, dims_a)
+    hi = cell_coords(pmax + eps, bbox_min, cell_size, dims_a)
+    kernel = _membership_kernel() if use_numba is not False else None
+    if kernel is None:
+        return _grid_membership_numpy(pts, lo, hi, bbox_min, cell_size, dims_a, eps)
+    n_cells = int(np.prod(dims_a))
+    # no overflow or NaN anywhere in the pair arithmetic (the kernel may then
+    # drop numpy's zero products, which are exact): all magnitudes < 1e75
+    top = bbox_min + cell_size * dims_a
+    fast = bool(np.all(pmin > -1e75) and np.all(pmax < 1e75)
+                and np.all(np.abs(bbox_min) < 1e75) and np.all(np.abs(top) < 1e75)
+                and np.isfinite(eps))
+    return kernel(np.ascontiguousarray(pts.reshape(n_t, 4, 3)), np.ascontiguousarray(lo),
+                  np.ascontiguousarray(hi), np.ascontiguousarray(bbox_min.reshape(3)),
+                  np.ascontiguousarray(cell_size.reshape(3)), dims_a.reshape(3),
+                  n_cells, eps, fast)
+
+
+def _grid_membership_numpy(pts, lo, hi, bbox_min, cell_size, dims_a, eps):
+    """:func:`grid_membership` in numpy (the reference; used without numba)."""
     tid, ijk = expand_cell_ranges(lo, hi)
     cand = linear_cell(ijk, dims_a)
     # a vertex inside the closed cell box: a sure hit
@@ -176,6 +207,31 @@ def grid_membership(tet_points, bbox_min, cell_size, dims):
     cells, tets = cand[keep], tid[keep]
     order = np.lexsort((tets, cells))
     return cells[order], tets[order]
+
+
+_NB = {}
+
+
+def _membership_kernel():
+    """The compiled grid-membership kernel (None when numba cannot be imported).
+
+    Pair by pair it takes the numpy implementation's decisions with its
+    arithmetic: the same products and sums in the same order (numpy's
+    ``einsum`` adds a 3-term dot product as ``(x0*y0 + x2*y2) + x1*y1`` and
+    ``norm`` as ``(x0^2 + x1^2) + x2^2``), so every comparison sees the same
+    numbers. A NaN anywhere in a pair's arithmetic makes it behave as numpy's
+    NaN-propagating ``min``/``max`` do (a NaN extreme separates nothing and
+    meets no box). Loops run over the clipped cell ranges only, so the work is
+    bounded by the candidate count and memory by the hits.
+    """
+    if "membership" in _NB:
+        return _NB["membership"]
+    try:
+        from ._geometry_nb import membership
+    except Exception:          # numba missing or broken: numpy does the work
+        membership = None
+    _NB["membership"] = membership
+    return membership
 
 
 _CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)],

@@ -24,6 +24,13 @@ def _frozen(a):
     return a
 
 
+def _float64(a):
+    """float32 file values as float64, quietly: a signalling NaN in a file
+    is data for ``verify`` to report, not a warning for the caller."""
+    with np.errstate(invalid="ignore"):
+        return a.astype(np.float64)
+
+
 class Mesh:
     """A REGN navigation mesh.
 
@@ -163,7 +170,7 @@ class Mesh:
     @cached_property
     def vertices(self) -> np.ndarray:
         """(V,3) float64 vertex positions."""
-        return _frozen(self.sections["vertices"]["xyz"].astype(np.float64))
+        return _frozen(_float64(self.sections["vertices"]["xyz"]))
 
     @cached_property
     def tets(self) -> np.ndarray:
@@ -183,18 +190,18 @@ class Mesh:
     @cached_property
     def tet_centres(self) -> np.ndarray:
         """(T,3) stored centre of each tetrahedron."""
-        return _frozen(self.sections["tets"]["centre"].astype(np.float64))
+        return _frozen(_float64(self.sections["tets"]["centre"]))
 
     @cached_property
     def tet_radii(self) -> np.ndarray:
         """(T,) stored radius (local scale) of each tetrahedron."""
-        return _frozen(self.sections["tets"]["radius"].astype(np.float64))
+        return _frozen(_float64(self.sections["tets"]["radius"]))
 
     @cached_property
     def portal_costs(self) -> np.ndarray:
         """(T,6,2) float64 (cost, aux) per face-slot pair, in the order of
         :data:`regn.format.layout.PORTAL_PAIRS` [inferred]."""
-        return _frozen(self.sections["tets"]["portal"].astype(np.float64))
+        return _frozen(_float64(self.sections["tets"]["portal"]))
 
     @cached_property
     def tet_volumes(self) -> np.ndarray:
@@ -235,17 +242,17 @@ class Mesh:
     @cached_property
     def face_normals(self) -> np.ndarray:
         """(F,3) stored unit normals (the builder's point out of tetrahedron A)."""
-        return _frozen(self.sections["faces"]["normal"].astype(np.float64))
+        return _frozen(_float64(self.sections["faces"]["normal"]))
 
     @cached_property
     def face_d(self) -> np.ndarray:
         """(F,) plane offsets, n.p + d = 0."""
-        return _frozen(self.sections["faces"]["d"].astype(np.float64))
+        return _frozen(_float64(self.sections["faces"]["d"]))
 
     @cached_property
     def face_points(self) -> np.ndarray:
         """(F,3) stored point on each face's plane (builder: the centroid)."""
-        return _frozen(self.sections["faces"]["point"].astype(np.float64))
+        return _frozen(_float64(self.sections["faces"]["point"]))
 
     @cached_property
     def face_tets(self) -> np.ndarray:

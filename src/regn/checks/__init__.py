@@ -219,6 +219,18 @@ def _sorted_unique(a):
     return a[np.concatenate([[True], a[1:] != a[:-1]])]
 
 
+def _dot3(a, b):
+    """Dot product over a last axis of 3 (einsum's order of additions), without
+    einsum's slow small-axis loops."""
+    return (a[..., 0] * b[..., 0] + a[..., 2] * b[..., 2]) + a[..., 1] * b[..., 1]
+
+
+def _norm3(a):
+    """``np.linalg.norm(a, axis=-1)`` for a last axis of 3 (same arithmetic)."""
+    x, y, z = a[..., 0], a[..., 1], a[..., 2]
+    return np.sqrt((x * x + y * y) + z * z)
+
+
 def _in_sorted(sorted_arr, x):
     """Membership of each ``x`` in the ascending ``sorted_arr`` (sort-based)."""
     x = np.asarray(x, dtype=np.int64)
@@ -573,18 +585,13 @@ def _geometry(mesh, c):
            lambda t: f"tet {t} verts {mesh.tets[t].tolist()} signed volume "
                      f"{vol[t]:.4g} m^3", "tetrahedra with signed volume <= 0")
 
-    n_tk = nrm[tf]                                          # (T,4,3)
-    d_tk = d[tf]                                            # (T,4)
-    dist = np.einsum("tkd,tvd->tkv", n_tk, pts) + d_tk[:, :, None]   # (T,4,4)
-    adist = np.abs(dist)
-    third = np.sort(adist, axis=2)[:, :, 2] if n_t else np.zeros((0, 4))
+    dist, third, opp, mean, rad, want = _tet_arrays(pts, nrm, d, tf)
     bad_plane = ~(third <= tol)
     c.mask("face_plane_through_tet", "seed", bad_plane,
            lambda i: f"tet {i // 4} slot {i % 4} face {tf[i // 4, i % 4]}: vertex "
                      f"distances {_fmt(dist[i // 4, i % 4])} m",
            f"(tet, slot) pairs whose face plane misses 3 of the 4 vertices by > "
            f"{tol:.3g} m")
-    opp = np.argmax(adist, axis=2) if n_t else np.zeros((0, 4), np.int64)
     if n_f:
         s_out = dist[ta, sa, opp[ta, sa]]
         bad_out = ~(s_out < 0)
@@ -596,10 +603,7 @@ def _geometry(mesh, c):
 
     centre = mesh.tet_centres
     radius = mesh.tet_radii
-    mean = pts.mean(axis=1) if n_t else np.zeros((0, 3))
-    rad = np.linalg.norm(pts - mean[:, None, :], axis=2).max(axis=1) if n_t else \
-        np.zeros(0)
-    cerr = np.linalg.norm(centre - mean, axis=1)
+    cerr = _norm3(centre - mean)
     rerr = np.abs(radius - rad)
     c.mask("tet_centre_radius", "inferred", ~((cerr <= tol) & (rerr <= tol)),
            lambda t: f"tet {t}: centre {_fmt(centre[t])} vs mean {_fmt(mean[t])}, "
@@ -609,14 +613,7 @@ def _geometry(mesh, c):
 
     # portal costs -----------------------------------------------------------------
     pc = mesh.portal_costs                                    # (T,6,2)
-    keep = np.ones(adist.shape, bool)
-    if n_t:
-        tt, kk = np.meshgrid(np.arange(n_t), np.arange(4), indexing="ij")
-        keep[tt, kk, opp] = False
-    on = keep[..., None]
-    fcent = (pts[:, None, :, :] * on).sum(axis=2) / 3.0      # (T,4,3) centroid per slot
     pairs = np.array(PORTAL_PAIRS)
-    want = np.linalg.norm(fcent[:, pairs[:, 0]] - fcent[:, pairs[:, 1]], axis=2)
     bslot = listed[tf] == 1                                   # (T,4)
     eb = bslot[:, pairs[:, 0]] | bslot[:, pairs[:, 1]]
     want_aux = np.where(eb, 0.0, want)
@@ -659,7 +656,7 @@ def _geometry(mesh, c):
            "(cell, tet) references whose tetrahedron misses the cell box")
     # sphere rate
     q = np.clip(centre[ref_t], blo, bhi)
-    reach = np.linalg.norm(centre[ref_t] - q, axis=1) <= radius[ref_t] * (1 + 1e-6)
+    reach = _norm3(centre[ref_t] - q) <= radius[ref_t] * (1 + 1e-6)
     c.info("sphere_reaches_cell_rate", int(reach.sum()), len(reach),
            f"tet sphere (centre, radius) reaches its listed cell in "
            f"{100.0 * reach.mean() if len(reach) else 100.0:.1f} % of references")
@@ -691,6 +688,52 @@ def _geometry(mesh, c):
           len(key_exp) - len(missing), len(key_exp) + len(extra) + dupes,
           "; ".join(bits) if bits else
           f"every cell lists exactly the {len(key_exp)} (cell, tet) pairs that meet it")
+
+
+def _tet_arrays(pts, nrm, d, tf):
+    """Per-tetrahedron arithmetic of the tetrahedron checks: ``dist`` (T,4,4)
+    n.v+d of each slot's face plane at each vertex, ``third`` (T,4) the third
+    smallest |dist|, ``opp`` (T,4) the vertex off each slot's plane (argmax
+    |dist|), ``mean`` (T,3) vertex mean, ``rad`` (T,) max vertex distance from
+    the mean, ``want`` (T,6) distance between the portal pairs' face
+    centroids. Compiled with numba when it imports (same arithmetic), numpy
+    otherwise."""
+    n_t = len(pts)
+    pairs = np.array(PORTAL_PAIRS, dtype=np.int64)
+    kernel = None
+    if n_t and (len(nrm) == 0 or tf.min() < 0 or tf.max() >= len(nrm)):
+        pass                         # indices out of range: numpy raises as before
+    elif n_t:
+        try:
+            from ._kernels import tet_arrays as kernel
+        except Exception:            # numba missing or broken
+            kernel = None
+    if kernel is not None:
+        return kernel(np.ascontiguousarray(pts, np.float64),
+                      np.ascontiguousarray(nrm, np.float64),
+                      np.ascontiguousarray(d, np.float64),
+                      np.ascontiguousarray(tf, np.int64), pairs)
+    n_tk = nrm[tf]                                          # (T,4,3)
+    d_tk = d[tf]                                            # (T,4)
+    dist = _dot3(n_tk[:, :, None, :], pts[:, None, :, :]) + d_tk[:, :, None]   # (T,4,4)
+    adist = np.abs(dist)
+    third = np.sort(adist, axis=2)[:, :, 2] if n_t else np.zeros((0, 4))
+    opp = np.argmax(adist, axis=2) if n_t else np.zeros((0, 4), np.int64)
+    mean = (((pts[:, 0] + pts[:, 1]) + pts[:, 2]) + pts[:, 3]) / 4 if n_t else \
+        np.zeros((0, 3))                                  # pts.mean(axis=1)
+    vd = _norm3(pts - mean[:, None, :]) if n_t else np.zeros((0, 4))
+    rad = np.maximum(np.maximum(vd[:, 0], vd[:, 1]), np.maximum(vd[:, 2], vd[:, 3]))
+    keep = np.ones(adist.shape, bool)
+    if n_t:
+        tt, kk = np.meshgrid(np.arange(n_t), np.arange(4), indexing="ij")
+        keep[tt, kk, opp] = False
+    on = keep[..., None]
+    fcent = pts[:, None, 0, :] * on[:, :, 0]               # (T,4,3) centroid per slot
+    for v in range(1, 4):
+        fcent = fcent + pts[:, None, v, :] * on[:, :, v]
+    fcent = fcent / 3.0
+    want = _norm3(fcent[:, pairs[:, 0]] - fcent[:, pairs[:, 1]])
+    return dist, third, opp, mean, rad, want
 
 
 # --- round trip -------------------------------------------------------------------------------

@@ -86,7 +86,8 @@ def _parse(buf, start, path):
     header = np.frombuffer(data, dtype=dtype_for("header", order), count=1)[0]
 
     for name in ("bbox_min", "bbox_max", "extent", "cell_size"):
-        vals = np.asarray(header[name], dtype=np.float64)
+        with np.errstate(invalid="ignore"):     # a signalling NaN is reported below
+            vals = np.asarray(header[name], dtype=np.float64)
         if not np.all(np.isfinite(vals)):
             raise _err(f"header {name} is not finite: {vals.tolist()}", d0 + _HDR[name])
     cell = np.asarray(header["cell_size"], np.float64)

@@ -1,91 +1,297 @@
 """Smoothing a corridor: the shortest polyline through its portal triangles.
 
-Each waypoint is constrained to its portal triangle and the sum of segment
-lengths is minimised (a convex problem). Solved by red-black block
-coordinate descent where each waypoint is placed exactly at its optimum
-given its two neighbours, iterated until a sweep shortens it by < rtol.
+Each waypoint x_i is constrained to its portal triangle and the sum of
+segment lengths is minimised (a convex problem). Solved by a primal
+barrier (interior-point) method on the 2k barycentric coordinates (u_i, v_i)
+of the waypoints:
+
+* each length |d_j| is written as a second-order cone t_j >= |d_j| with
+  barrier -log(t_j^2 - |d_j|^2); the cone variable is eliminated in closed
+  form, leaving  psi(d) = a - log(1 + a),  a = sqrt(1 + tau^2 |d|^2),  a
+  smooth self-concordant stand-in for tau * |d|;
+* the barycentric constraints u, v, 1-u-v > 0 get log barriers, so
+  degenerate (zero-area) triangles still give a positive-definite Hessian;
+* Newton steps solve the block-tridiagonal (2x2 blocks) system in O(k),
+  with backtracking and fraction-to-boundary line search; tau grows by a
+  fixed factor whenever the Newton decrement is small.
+
+Stop rule: every iterate yields a dual-feasible point y_j = tau d_j/(1+a_j)
+(|y_j| < 1), whose dual value D = y_k.g - y_0.s + sum_i min over the
+vertices of tri[i] of (y_{i-1} - y_i).v  is a lower bound on the optimum.
+Iteration stops once  length - D <= rtol * D  (a certified relative
+optimality gap), or after ``max_sweeps`` Newton steps. Waypoints stay
+strictly inside their triangles; the portal-centroid polyline is returned
+if it is not longer (or if the input is degenerate or non-finite).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-
-def _best_on_triangle(A, B, tri):
-    """argmin over x in triangle of |A-x| + |x-B|, vectorised over K."""
-    P0, P1, P2 = tri[:, 0], tri[:, 1], tri[:, 2]
-    e1, e2 = P1 - P0, P2 - P0
-    n = np.cross(e1, e2)
-    nn = np.linalg.norm(n, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        u = n / nn[:, None]
-        da = np.einsum("kd,kd->k", A - P0, u)
-        db = np.einsum("kd,kd->k", B - P0, u)
-        Bs = np.where((da * db > 0)[:, None], B - 2 * db[:, None] * u, B)
-        dbs = np.where(da * db > 0, -db, db)
-        t = da / (da - dbs)
-        X = A + t[:, None] * (Bs - A)
-        # barycentric of X in the triangle
-        r = X - P0
-        d00, d01, d11 = (e1 * e1).sum(1), (e1 * e2).sum(1), (e2 * e2).sum(1)
-        d20, d21 = (r * e1).sum(1), (r * e2).sum(1)
-        den = d00 * d11 - d01 * d01
-        v = (d11 * d20 - d01 * d21) / den
-        w = (d00 * d21 - d01 * d20) / den
-        inside = (nn > 0) & np.isfinite(t) & (v >= 0) & (w >= 0) & (v + w <= 1)
-    out = X.copy()
-    todo = np.flatnonzero(~inside)
-    if len(todo):
-        a, b, T3 = A[todo], B[todo], tri[todo]
-        best = None
-        bestv = None
-        for i, j in ((0, 1), (1, 2), (2, 0)):
-            x = _best_on_segment(a, b, T3[:, i], T3[:, j])
-            val = np.linalg.norm(x - a, axis=1) + np.linalg.norm(x - b, axis=1)
-            if best is None:
-                best, bestv = x, val
-            else:
-                m = val < bestv
-                best[m], bestv[m] = x[m], val[m]
-        out[todo] = best
-    return out
+_KERNEL = {}
 
 
-def _best_on_segment(a, b, p, q):
-    """argmin over x on segment pq of |a-x| + |x-b| (closed form: unfold b
-    about the line into a's half-plane, intersect, clamp)."""
-    e = q - p
-    L = np.linalg.norm(e, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        u = e / L[:, None]
-        ta = ((a - p) * u).sum(1)
-        tb = ((b - p) * u).sum(1)
-        ra = np.linalg.norm(a - p - ta[:, None] * u, axis=1)
-        rb = np.linalg.norm(b - p - tb[:, None] * u, axis=1)
-        den = ra + rb
-        t = np.where(den > 0, ta + (tb - ta) * ra / den, 0.5 * (ta + tb))
-    t = np.clip(np.nan_to_num(t), 0, np.where(L > 0, L, 0))
-    return p + np.where(L[:, None] > 0, u, 0) * t[:, None]
+def _eval_py(P0, E1, E2, s, g, w, tau, X, D, A):
+    """Waypoints X, segments D, a_j into A; returns (length, barrier objective)."""
+    k = P0.shape[0]
+    for c in range(3):
+        X[0, c] = s[c]
+        X[k + 1, c] = g[c]
+    phi = 0.0
+    for i in range(k):
+        u = w[i, 0]
+        v = w[i, 1]
+        q = 1.0 - u - v
+        if not (u > 0.0 and v > 0.0 and q > 0.0):
+            return np.inf, np.inf
+        phi -= math.log(u) + math.log(v) + math.log(q)
+        for c in range(3):
+            X[i + 1, c] = P0[i, c] + u * E1[i, c] + v * E2[i, c]
+    length = 0.0
+    for j in range(k + 1):
+        r2 = 0.0
+        for c in range(3):
+            dc = X[j + 1, c] - X[j, c]
+            D[j, c] = dc
+            r2 += dc * dc
+        length += math.sqrt(r2)
+        a = math.sqrt(1.0 + tau * tau * r2)
+        A[j] = a
+        phi += a - math.log1p(a)
+    return length, phi
+
+
+def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
+    """Barrier method in place on w ((k,2) barycentrics, strictly feasible).
+
+    Inputs are normalised so the starting polyline has length ~1. Returns
+    (iterations, certified gap, status) with status 0 = gap reached,
+    1 = iteration cap, 2 = numerical stall."""
+    k = P0.shape[0]
+    m = 5.0 * k + 2.0                    # barrier parameter: 2 per cone, 1 per log
+    X = np.empty((k + 2, 3))
+    D = np.empty((k + 1, 3))
+    A = np.empty(k + 1)
+    G = np.empty((k + 1, 3))
+    H = np.empty((k + 1, 6))             # xx xy xz yy yz zz
+    grad = np.empty((k, 2))
+    Sinv = np.empty((k, 3))              # inverse Schur blocks (a b c)
+    Lo = np.empty((k, 4))                # block (i+1, i): rows w_{i+1}, cols w_i
+    b = np.empty((k, 2))
+    dw = np.empty((k, 2))
+    wt = np.empty((k, 2))
+    tau = m                              # duality-gap bound m/tau ~ initial length
+    mu = 12.0
+    gap = np.inf
+    status = 1
+    it = 0
+    while it < max_iter:
+        it += 1
+        length, phi = _eval(P0, E1, E2, s, g, w, tau, X, D, A)
+        if not (phi < np.inf):
+            status = 2
+            break
+        for j in range(k + 1):
+            a = A[j]
+            f = tau * tau / (1.0 + a)        # d psi / d d = f d
+            c2 = f * f / a                   # Hessian f I - c2 d d^T (PSD)
+            d0, d1, d2 = D[j, 0], D[j, 1], D[j, 2]
+            G[j, 0] = f * d0
+            G[j, 1] = f * d1
+            G[j, 2] = f * d2
+            H[j, 0] = f - c2 * d0 * d0
+            H[j, 1] = -c2 * d0 * d1
+            H[j, 2] = -c2 * d0 * d2
+            H[j, 3] = f - c2 * d1 * d1
+            H[j, 4] = -c2 * d1 * d2
+            H[j, 5] = f - c2 * d2 * d2
+        # dual bound from y_j = G_j / tau
+        dual = (G[k, 0] * g[0] + G[k, 1] * g[1] + G[k, 2] * g[2]
+                - G[0, 0] * s[0] - G[0, 1] * s[1] - G[0, 2] * s[2]) / tau
+        for i in range(k):
+            c0 = (G[i, 0] - G[i + 1, 0]) / tau
+            c1 = (G[i, 1] - G[i + 1, 1]) / tau
+            cc = (G[i, 2] - G[i + 1, 2]) / tau
+            v0 = P0[i, 0] * c0 + P0[i, 1] * c1 + P0[i, 2] * cc
+            v1 = v0 + E1[i, 0] * c0 + E1[i, 1] * c1 + E1[i, 2] * cc
+            v2 = v0 + E2[i, 0] * c0 + E2[i, 1] * c1 + E2[i, 2] * cc
+            dual += min(v0, v1, v2)
+        gap = length - dual
+        if gap <= rtol * max(dual, 0.0) + 1e-13:
+            status = 0
+            break
+        # gradient and block-tridiagonal Hessian in w, factorised on the fly
+        for i in range(k):
+            u = w[i, 0]
+            v = w[i, 1]
+            q = 1.0 - u - v
+            gx0 = G[i, 0] - G[i + 1, 0]
+            gx1 = G[i, 1] - G[i + 1, 1]
+            gx2 = G[i, 2] - G[i + 1, 2]
+            e0, e1, e2 = E1[i, 0], E1[i, 1], E1[i, 2]
+            f0, f1, f2 = E2[i, 0], E2[i, 1], E2[i, 2]
+            g0 = e0 * gx0 + e1 * gx1 + e2 * gx2 - 1.0 / u + 1.0 / q
+            g1 = f0 * gx0 + f1 * gx1 + f2 * gx2 - 1.0 / v + 1.0 / q
+            grad[i, 0] = g0
+            grad[i, 1] = g1
+            hxx = H[i, 0] + H[i + 1, 0]
+            hxy = H[i, 1] + H[i + 1, 1]
+            hxz = H[i, 2] + H[i + 1, 2]
+            hyy = H[i, 3] + H[i + 1, 3]
+            hyz = H[i, 4] + H[i + 1, 4]
+            hzz = H[i, 5] + H[i + 1, 5]
+            he0 = hxx * e0 + hxy * e1 + hxz * e2
+            he1 = hxy * e0 + hyy * e1 + hyz * e2
+            he2 = hxz * e0 + hyz * e1 + hzz * e2
+            hf0 = hxx * f0 + hxy * f1 + hxz * f2
+            hf1 = hxy * f0 + hyy * f1 + hyz * f2
+            hf2 = hxz * f0 + hyz * f1 + hzz * f2
+            iq2 = 1.0 / (q * q)
+            da = e0 * he0 + e1 * he1 + e2 * he2 + 1.0 / (u * u) + iq2
+            db = e0 * hf0 + e1 * hf1 + e2 * hf2 + iq2
+            dc = f0 * hf0 + f1 * hf1 + f2 * hf2 + 1.0 / (v * v) + iq2
+            r0 = -g0
+            r1 = -g1
+            if i > 0:
+                # S_i = D_i - L S^-1 L^T,  b_i -= L S^-1 b_{i-1}
+                l00, l01, l10, l11 = Lo[i - 1, 0], Lo[i - 1, 1], Lo[i - 1, 2], Lo[i - 1, 3]
+                sa, sb, sc = Sinv[i - 1, 0], Sinv[i - 1, 1], Sinv[i - 1, 2]
+                m00 = l00 * sa + l01 * sb
+                m01 = l00 * sb + l01 * sc
+                m10 = l10 * sa + l11 * sb
+                m11 = l10 * sb + l11 * sc
+                da -= m00 * l00 + m01 * l01
+                db -= m00 * l10 + m01 * l11
+                dc -= m10 * l10 + m11 * l11
+                r0 -= m00 * b[i - 1, 0] + m01 * b[i - 1, 1]
+                r1 -= m10 * b[i - 1, 0] + m11 * b[i - 1, 1]
+            det = da * dc - db * db
+            if not (det > 0.0 and da > 0.0):
+                status = 2
+                break
+            Sinv[i, 0] = dc / det
+            Sinv[i, 1] = -db / det
+            Sinv[i, 2] = da / det
+            b[i, 0] = r0
+            b[i, 1] = r1
+            if i + 1 < k:
+                # coupling through segment i+1: -E_{i+1}^T H_{i+1} E_i
+                hxx, hxy, hxz = H[i + 1, 0], H[i + 1, 1], H[i + 1, 2]
+                hyy, hyz, hzz = H[i + 1, 3], H[i + 1, 4], H[i + 1, 5]
+                he0 = hxx * e0 + hxy * e1 + hxz * e2
+                he1 = hxy * e0 + hyy * e1 + hyz * e2
+                he2 = hxz * e0 + hyz * e1 + hzz * e2
+                hf0 = hxx * f0 + hxy * f1 + hxz * f2
+                hf1 = hxy * f0 + hyy * f1 + hyz * f2
+                hf2 = hxz * f0 + hyz * f1 + hzz * f2
+                n0, n1, n2 = E1[i + 1, 0], E1[i + 1, 1], E1[i + 1, 2]
+                p0, p1, p2 = E2[i + 1, 0], E2[i + 1, 1], E2[i + 1, 2]
+                Lo[i, 0] = -(n0 * he0 + n1 * he1 + n2 * he2)
+                Lo[i, 1] = -(n0 * hf0 + n1 * hf1 + n2 * hf2)
+                Lo[i, 2] = -(p0 * he0 + p1 * he1 + p2 * he2)
+                Lo[i, 3] = -(p0 * hf0 + p1 * hf1 + p2 * hf2)
+        if status == 2:
+            break
+        lam2 = 0.0
+        for i in range(k - 1, -1, -1):
+            r0 = b[i, 0]
+            r1 = b[i, 1]
+            if i + 1 < k:
+                r0 -= Lo[i, 0] * dw[i + 1, 0] + Lo[i, 2] * dw[i + 1, 1]
+                r1 -= Lo[i, 1] * dw[i + 1, 0] + Lo[i, 3] * dw[i + 1, 1]
+            dw[i, 0] = Sinv[i, 0] * r0 + Sinv[i, 1] * r1
+            dw[i, 1] = Sinv[i, 1] * r0 + Sinv[i, 2] * r1
+            lam2 -= grad[i, 0] * dw[i, 0] + grad[i, 1] * dw[i, 1]
+        if not (lam2 >= 0.0 and lam2 < np.inf):
+            status = 2
+            break
+        # fraction to boundary, then backtracking (skipped in the quadratic
+        # region lam < 1/4, where the full step provably decreases phi and
+        # rounding in phi ~ tau*length would make the test unreliable)
+        amax = 1.0
+        for i in range(k):
+            du = dw[i, 0]
+            dv = dw[i, 1]
+            dq = -du - dv
+            if du < 0.0:
+                amax = min(amax, -0.99 * w[i, 0] / du)
+            if dv < 0.0:
+                amax = min(amax, -0.99 * w[i, 1] / dv)
+            if dq < 0.0:
+                amax = min(amax, -0.99 * (1.0 - w[i, 0] - w[i, 1]) / dq)
+        alpha = amax
+        ok = False
+        for _ in range(60):
+            for i in range(k):
+                wt[i, 0] = w[i, 0] + alpha * dw[i, 0]
+                wt[i, 1] = w[i, 1] + alpha * dw[i, 1]
+            _, phit = _eval(P0, E1, E2, s, g, wt, tau, X, D, A)
+            if phit < np.inf and (lam2 < 0.0625 or phit <= phi - 0.25 * alpha * lam2):
+                ok = True
+                break
+            alpha *= 0.5
+        if not ok:
+            status = 2
+            break
+        for i in range(k):
+            w[i, 0] = wt[i, 0]
+            w[i, 1] = wt[i, 1]
+        if lam2 < 0.5:
+            tau *= mu
+            if tau > 1e14 * m:
+                status = 2
+                break
+    return it, gap, status
+
+
+_eval = _eval_py
+
+
+def _kernel():
+    if "ipm" not in _KERNEL:
+        try:
+            import numba
+            jit = numba.njit(cache=True, nogil=True)
+            # the helper is compiled first and rebound so the kernel calls it
+            globals()["_eval"] = jit(_eval_py)
+            _KERNEL["ipm"] = jit(_ipm_py)
+        except Exception:
+            _KERNEL["ipm"] = _ipm_py
+    return _KERNEL["ipm"]
+
+
+def _length(pts):
+    return float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
 
 
 def smooth_polyline(s, g, tri, *, rtol=1e-6, max_sweeps=20000):
-    """Shortest polyline s -> x_1..x_k -> g with x_i in triangle tri[i] ((k,3,3))."""
-    s = np.asarray(s, np.float64)
-    g = np.asarray(g, np.float64)
+    """Shortest polyline s -> x_1..x_k -> g with x_i in triangle tri[i] ((k,3,3)).
+
+    ``rtol`` is the certified relative optimality gap to stop at and
+    ``max_sweeps`` caps the Newton iterations (see the module docstring)."""
+    s = np.asarray(s, np.float64).reshape(3)
+    g = np.asarray(g, np.float64).reshape(3)
     tri = np.asarray(tri, np.float64).reshape(-1, 3, 3)
     k = len(tri)
     if k == 0:
         return np.stack([s, g])
-    pts = np.vstack([s, tri.mean(axis=1), g])
-    prev = np.inf
-    even = np.arange(1, k + 1, 2)
-    odd = np.arange(2, k + 1, 2)
-    for sweep in range(max_sweeps):
-        for idx in (even, odd):
-            if len(idx):
-                pts[idx] = _best_on_triangle(pts[idx - 1], pts[idx + 1], tri[idx - 1])
-        length = np.linalg.norm(np.diff(pts, axis=0), axis=1).sum()
-        if prev - length <= rtol * length:
-            break
-        prev = length
+    cen = np.vstack([s, tri.mean(axis=1), g])
+    L0 = _length(cen)
+    if not (np.isfinite(L0) and L0 > 0 and np.isfinite(tri).all()):
+        return cen
+    # work in coordinates relative to s and scaled by the centroid length,
+    # so the barrier parameter and the absolute gap floor are scale-free
+    P0 = (tri[:, 0] - s) / L0
+    E1 = (tri[:, 1] - tri[:, 0]) / L0
+    E2 = (tri[:, 2] - tri[:, 0]) / L0
+    w = np.full((k, 2), 1.0 / 3.0)
+    _kernel()(P0, E1, E2, np.zeros(3), (g - s) / L0, float(rtol), int(max_sweeps), w)
+    # waypoints from barycentrics in the caller's coordinates: inside by construction
+    x = tri[:, 0] + w[:, :1] * (tri[:, 1] - tri[:, 0]) + w[:, 1:] * (tri[:, 2] - tri[:, 0])
+    pts = np.vstack([s, x, g])
+    L = _length(pts)
+    if not (np.isfinite(pts).all() and L <= L0):
+        return cen
     return pts

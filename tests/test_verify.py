@@ -381,21 +381,124 @@ def test_check_names_are_the_documented_stable_list(base):
     assert not r.ok
 
 
+def _brute_force_membership(pts, bbox_min, cell_size, dims):
+    """Every (cell, tet) pair through the full separating-axis test."""
+    from regn.geometry import TOUCH_REL, cell_bounds, tets_intersect_boxes
+    n_c, n_t = int(np.prod(dims)), len(pts)
+    cells = np.repeat(np.arange(n_c), n_t)
+    tets = np.tile(np.arange(n_t), n_c)
+    lo, hi = cell_bounds(cells, bbox_min, cell_size, dims)
+    eps = TOUCH_REL * float(np.max(cell_size * np.array(dims)))
+    hit = tets_intersect_boxes(pts[tets], lo, hi, eps)
+    return cells[hit], tets[hit]
+
+
+def _snapped_map(seed, dims, step):
+    """Vertices on a lattice of ``step`` cells: tets touching cell faces,
+    edges and corners exactly."""
+    from scipy.spatial import Delaunay
+    from conftest import H, box_corners
+    rng = np.random.default_rng(seed)
+    cell = 2 * H / np.asarray(dims, float)
+    pts = np.round(rng.uniform(-H, H, (60, 3)) / (cell * step)) * (cell * step)
+    pts = np.unique(np.concatenate([box_corners(H), np.clip(pts, -H, H)]), axis=0)
+    tets = Delaunay(pts).simplices
+    p = pts[tets]
+    vol = np.abs(np.einsum("ij,ij->i", np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]),
+                           p[:, 3] - p[:, 0]))
+    return regn.build(pts, tets[vol > 1e-9 * vol.max()], bbox=(-H * np.ones(3),
+                      H * np.ones(3)), dims=dims)
+
+
 @pytest.mark.parametrize("seed,dims", [(2, (10, 10, 10)), (9, (7, 5, 3)), (4, (1, 1, 1))])
 def test_grid_membership_matches_brute_force(seed, dims):
     """The shortcut-taking grid rule gives exactly the pairs the full
-    separating-axis test gives on every (cell, tet) pair."""
-    from regn.geometry import TOUCH_REL, cell_bounds, grid_membership, tets_intersect_boxes
+    separating-axis test gives on every (cell, tet) pair (compiled kernel and
+    numpy implementation alike)."""
+    from regn.geometry import grid_membership
     m = random_map(150, seed=seed, dims=dims)
-    got = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
-    n_c, n_t = int(np.prod(dims)), m.n_tets
-    cells = np.repeat(np.arange(n_c), n_t)
-    tets = np.tile(np.arange(n_t), n_c)
-    lo, hi = cell_bounds(cells, m.bbox_min, m.cell_size, m.dims)
-    eps = TOUCH_REL * float(np.max(m.cell_size * np.array(dims)))
-    hit = tets_intersect_boxes(m.tet_points[tets], lo, hi, eps)
-    assert np.array_equal(got[0], cells[hit]) and np.array_equal(got[1], tets[hit])
-    assert len(got[0])
+    want = _brute_force_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    for use_numba in (True, False):
+        got = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims,
+                              use_numba=use_numba)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert len(want[0])
+
+
+@pytest.mark.parametrize("seed,dims,step", [(1, (6, 6, 6), 1.0), (2, (5, 4, 6), 0.5),
+                                            (5, (4, 4, 4), 0.25)])
+def test_grid_membership_touching_cases(seed, dims, step):
+    """Vertices on cell planes (tets touching cell faces, edges and corners
+    exactly): the kernel, the numpy rule and the brute force agree."""
+    from regn.geometry import grid_membership
+    m = _snapped_map(seed, dims, step)
+    args = (m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    fast = grid_membership(*args)
+    slow = grid_membership(*args, use_numba=False)
+    want = _brute_force_membership(*args)
+    for got in (fast, slow):
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert verify(m, strict=True).ok
+
+
+def test_grid_membership_hostile_inputs():
+    """NaN / inf / huge coordinates and a grid they overflow: no crash, no
+    hang, the kernel agrees with numpy; the work stays on the clipped cell
+    ranges."""
+    from regn.geometry import grid_membership
+    m = random_map(80, seed=3, dims=(6, 5, 4))
+    pts = m.tet_points.copy()
+    pts[0, 0] = np.nan
+    pts[1, 2, 1] = np.inf
+    pts[2] = [[-1e300, 0, 0], [1e300, 1, 0], [0, 1e300, 0], [0, 0, -1e300]]
+    pts[3] *= 1e30
+    pts[4, 1] = [np.nan, np.inf, -np.inf]
+    for bbox_min, cell in ((m.bbox_min, m.cell_size),
+                           (m.bbox_min * 1e290, m.cell_size * 1e290),
+                           (m.bbox_min, np.array([1e-300, 1.0, 1e300]))):
+        with np.errstate(all="ignore"):
+            slow = grid_membership(pts, bbox_min, cell, m.dims, use_numba=False)
+        with np.errstate(all="ignore"):
+            fast = grid_membership(pts, bbox_min, cell, m.dims)
+        assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+
+
+def _corruptions(b, n, seed):
+    """Byte strings from ``b`` with random words of the data area replaced."""
+    rng = np.random.default_rng(seed)
+    fr = regn.loads(b).parts.frame
+    specials = [struct.pack(">f", x) for x in (np.nan, np.inf, -np.inf, 1e30, -0.0, 0.0)]
+    for _ in range(n):
+        c = bytearray(b)
+        for _ in range(rng.integers(1, 4)):
+            at = DATA + 4 * int(rng.integers(0x80 // 4, fr.data_size // 4))
+            word = specials[rng.integers(len(specials))] if rng.random() < 0.5 else \
+                rng.integers(0, 256, 4, dtype=np.uint8).tobytes()
+            c[at:at + 4] = word
+        yield bytes(c)
+
+
+def test_compiled_and_numpy_verify_agree(base, monkeypatch):
+    """Every check's status, counts and detail are the same with the numba
+    kernels and with the numpy implementations, on corrupted files too."""
+    import warnings
+    import regn.geometry
+    _, b = base
+    cases = [b] + list(_corruptions(b, 60, seed=11))
+    compared = 0
+    for data in cases:
+        try:
+            fast = verify(data, strict=True).to_dict()
+        except regn.FormatError:
+            continue
+        monkeypatch.setattr(regn.geometry, "USE_NUMBA", False)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            slow = verify(data, strict=True).to_dict()
+        monkeypatch.setattr(regn.geometry, "USE_NUMBA", True)
+        assert fast == slow
+        compared += 1
+    assert compared > 20
 
 
 def test_trivial_map_passes_strict(trivial_map):

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Use the compiled (numba) kernels when numba imports; False runs the numpy
+#: implementations (same results; for tests and comparisons).
+USE_NUMBA = True
 #: Relative tolerance for "touching counts" tests (scaled by the map's size).
 TOUCH_REL = 1e-9
 #: A tetrahedron whose volume is below this fraction of its bounding cube
@@ -146,26 +149,26 @@ def grid_membership(tet_points, bbox_min, cell_size, dims, *, use_numba=None):
     bbox_min = np.asarray(bbox_min, np.float64)
     cell_size = np.asarray(cell_size, np.float64)
     eps = TOUCH_REL * float(np.max(cell_size * dims_a))
-    # (pts.min(axis=1), but numpy reduces a short middle axis slowly; both
-    # propagate NaN)
-    pmin = np.minimum(np.minimum(pts[:, 0], pts[:, 1]), np.minimum(pts[:, 2], pts[:, 3]))
-    pmax = np.maximum(np.maximum(pts[:, 0], pts[:, 1]), np.maximum(pts[:, 2], pts[:, 3]))
-    lo = cell_coords(pmin - eps, bbox_min, cell_size, dims_a)
-    hi = cell_coords(pmax + eps, bbox_min, cell_size, dims_a)
-    kernel = _membership_kernel() if use_numba is not False else None
+    if use_numba is None:
+        use_numba = USE_NUMBA
+    kernel = _membership_kernel() if use_numba else None
     if kernel is None:
+        # (pts.min(axis=1), but numpy reduces a short middle axis slowly; both
+        # propagate NaN)
+        pmin = np.minimum(np.minimum(pts[:, 0], pts[:, 1]), np.minimum(pts[:, 2], pts[:, 3]))
+        pmax = np.maximum(np.maximum(pts[:, 0], pts[:, 1]), np.maximum(pts[:, 2], pts[:, 3]))
+        lo = cell_coords(pmin - eps, bbox_min, cell_size, dims_a)
+        hi = cell_coords(pmax + eps, bbox_min, cell_size, dims_a)
         return _grid_membership_numpy(pts, lo, hi, bbox_min, cell_size, dims_a, eps)
-    n_cells = int(np.prod(dims_a))
-    # no overflow or NaN anywhere in the pair arithmetic (the kernel may then
-    # drop numpy's zero products, which are exact): all magnitudes < 1e75
+    # the kernel computes the same cell ranges per tetrahedron; it may drop
+    # numpy's zero products (exact) where no number can overflow or be NaN
     top = bbox_min + cell_size * dims_a
-    fast = bool(np.all(pmin > -1e75) and np.all(pmax < 1e75)
-                and np.all(np.abs(bbox_min) < 1e75) and np.all(np.abs(top) < 1e75)
-                and np.isfinite(eps))
-    return kernel(np.ascontiguousarray(pts.reshape(n_t, 4, 3)), np.ascontiguousarray(lo),
-                  np.ascontiguousarray(hi), np.ascontiguousarray(bbox_min.reshape(3)),
+    box_ok = bool(np.all(np.abs(bbox_min) < 1e75) and np.all(np.abs(top) < 1e75)
+                  and np.all(cell_size < 1e75) and np.isfinite(eps))
+    return kernel(np.ascontiguousarray(pts.reshape(n_t, 4, 3)),
+                  np.ascontiguousarray(bbox_min.reshape(3)),
                   np.ascontiguousarray(cell_size.reshape(3)), dims_a.reshape(3),
-                  n_cells, eps, fast)
+                  int(np.prod(dims_a)), eps, box_ok)
 
 
 def _grid_membership_numpy(pts, lo, hi, bbox_min, cell_size, dims_a, eps):

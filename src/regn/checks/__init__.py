@@ -34,8 +34,9 @@ from ..errors import FormatError
 from ..format import pof0 as _pof0
 from ..format.layout import (ALIGN, FACE_SENTINELS, HEADER_SIZE, NO_SLOT, NO_TET,
                              PORTAL_PAIRS, SECTION_NAMES, STRIDES, align)
-from ..geometry import (TOUCH_REL, cell_bounds, degenerate_threshold, grid_membership,
-                        signed_volumes, tets_intersect_boxes)
+from .. import geometry as _geom
+from ..geometry import (DEGENERATE_REL, cell_bounds, degenerate_threshold, grid_membership,
+                        signed_volumes)
 
 #: ``| |n| - 1 |`` allowed for a stored face normal.
 UNIT_TOL = 1e-5
@@ -576,8 +577,11 @@ def _geometry(mesh, c):
 
     # tetrahedra ----------------------------------------------------------------
     pts = mesh.tet_points
-    vol = signed_volumes(pts) if n_t else np.zeros(0)
-    thr = degenerate_threshold(pts) if n_t else np.zeros(0)
+    vol, thr, off, third, opp, mean, rad, want = _tet_arrays(pts, nrm, d, tf)
+
+    def dist(t, k):          # n.v+d of slot k's face plane at each vertex of t
+        f = tf[t, k]
+        return _dot3(nrm[f][None, :], pts[t]) + d[f]
     c.mask("tet_volume_nonzero", "seed", ~(np.abs(vol) > thr),
            lambda t: f"tet {t} verts {mesh.tets[t].tolist()} volume {vol[t]:.4g} m^3",
            "degenerate tetrahedra")
@@ -585,15 +589,14 @@ def _geometry(mesh, c):
            lambda t: f"tet {t} verts {mesh.tets[t].tolist()} signed volume "
                      f"{vol[t]:.4g} m^3", "tetrahedra with signed volume <= 0")
 
-    dist, third, opp, mean, rad, want = _tet_arrays(pts, nrm, d, tf)
     bad_plane = ~(third <= tol)
     c.mask("face_plane_through_tet", "seed", bad_plane,
            lambda i: f"tet {i // 4} slot {i % 4} face {tf[i // 4, i % 4]}: vertex "
-                     f"distances {_fmt(dist[i // 4, i % 4])} m",
+                     f"distances {_fmt(dist(i // 4, i % 4))} m",
            f"(tet, slot) pairs whose face plane misses 3 of the 4 vertices by > "
            f"{tol:.3g} m")
     if n_f:
-        s_out = dist[ta, sa, opp[ta, sa]]
+        s_out = off[ta, sa]
         bad_out = ~(s_out < 0)
     else:
         s_out = bad_out = np.zeros(0)
@@ -643,37 +646,27 @@ def _geometry(mesh, c):
     dims = mesh.dims
     indptr, ref_t = mesh.grid_csr
     ref_c = np.repeat(np.arange(mesh.n_cells), np.diff(indptr))
-    gscale = float(np.max(cell * np.asarray(dims)))
-    eps = TOUCH_REL * gscale
-    blo, bhi = cell_bounds(ref_c, lo, cell, dims)
     exp_c, exp_t = grid_membership(pts, lo, cell, dims)
     stride = max(n_t, 1)
-    key_exp = exp_c * stride + exp_t
-    key_file = ref_c * stride + ref_t
-    hit = _in_sorted(key_exp, key_file)
+    home = mesh.cell_of(mean) if n_t else np.zeros(0, np.int64)
+    hit, missing, extra, listed_home, dupes = _grid_compare(
+        indptr, ref_c, ref_t, exp_c, exp_t, home, n_t, stride)
     c.mask("listed_tets_intersect_cell", "inferred", ~hit,
            lambda r: f"cell {ref_c[r]} lists tet {ref_t[r]}, which does not meet it",
            "(cell, tet) references whose tetrahedron misses the cell box")
     # sphere rate
-    q = np.clip(centre[ref_t], blo, bhi)
-    reach = _norm3(centre[ref_t] - q) <= radius[ref_t] * (1 + 1e-6)
-    c.info("sphere_reaches_cell_rate", int(reach.sum()), len(reach),
+    n_reach = _sphere_reach(centre, radius, ref_c, ref_t, lo, cell, dims, mesh.n_cells)
+    c.info("sphere_reaches_cell_rate", n_reach, len(ref_t),
            f"tet sphere (centre, radius) reaches its listed cell in "
-           f"{100.0 * reach.mean() if len(reach) else 100.0:.1f} % of references")
+           f"{100.0 * n_reach / len(ref_t) if len(ref_t) else 100.0:.1f} % of "
+           f"references")
     # centre cell lists the tet
-    uk = _sorted_unique(key_file)
-    hit_u = _in_sorted(key_exp, uk)
-    home = mesh.cell_of(mean) if n_t else np.zeros(0, np.int64)
-    key_home = home * stride + np.arange(n_t)
-    listed_home = _in_sorted(uk, key_home)
     c.mask("tet_listed_by_centre_cell", "inferred", ~listed_home,
            lambda t: f"tet {t} (vertex mean {_fmt(mean[t])}) not listed by cell "
                      f"{home[t]}, which lists {int(indptr[home[t] + 1] - indptr[home[t]])}"
                      f" tets", "tetrahedra missing from the cell holding their centre")
     # the builder's exact rule
-    missing = key_exp[~_in_sorted(uk, key_exp)]
-    extra = uk[~hit_u]
-    dupes = len(key_file) - len(uk)
+    n_exp = len(exp_t)
     bits = []
     if len(missing):
         bits.append(_list(missing, lambda k: f"cell {k // stride} lacks tet "
@@ -685,34 +678,32 @@ def _geometry(mesh, c):
     if dupes:
         bits.append(f"{dupes} duplicate references")
     c.add("grid_membership_exact", "inferred",
-          len(key_exp) - len(missing), len(key_exp) + len(extra) + dupes,
+          n_exp - len(missing), n_exp + len(extra) + dupes,
           "; ".join(bits) if bits else
-          f"every cell lists exactly the {len(key_exp)} (cell, tet) pairs that meet it")
+          f"every cell lists exactly the {n_exp} (cell, tet) pairs that meet it")
 
 
 def _tet_arrays(pts, nrm, d, tf):
-    """Per-tetrahedron arithmetic of the tetrahedron checks: ``dist`` (T,4,4)
-    n.v+d of each slot's face plane at each vertex, ``third`` (T,4) the third
-    smallest |dist|, ``opp`` (T,4) the vertex off each slot's plane (argmax
-    |dist|), ``mean`` (T,3) vertex mean, ``rad`` (T,) max vertex distance from
-    the mean, ``want`` (T,6) distance between the portal pairs' face
-    centroids. Compiled with numba when it imports (same arithmetic), numpy
-    otherwise."""
+    """Per-tetrahedron arithmetic of the tetrahedron checks: ``vol`` (T,)
+    signed volumes, ``thr`` (T,) their degenerate thresholds, ``off`` (T,4)
+    n.v+d of each slot's face plane at the slot's off-plane vertex, ``third``
+    (T,4) the third smallest |n.v+d| over the four vertices, ``opp`` (T,4) the
+    off-plane vertex (argmax |n.v+d|), ``mean`` (T,3) vertex mean, ``rad`` (T,)
+    max vertex distance from the mean, ``want`` (T,6) distance between the
+    portal pairs' face centroids. Compiled with numba when it imports (one
+    pass, the same arithmetic), numpy otherwise."""
     n_t = len(pts)
     pairs = np.array(PORTAL_PAIRS, dtype=np.int64)
     kernel = None
-    if n_t and (len(nrm) == 0 or tf.min() < 0 or tf.max() >= len(nrm)):
-        pass                         # indices out of range: numpy raises as before
-    elif n_t:
-        try:
-            from ._kernels import tet_arrays as kernel
-        except Exception:            # numba missing or broken
-            kernel = None
+    if n_t and len(nrm) and tf.min() >= 0 and tf.max() < len(nrm):
+        kernel = _kernel("tet_arrays")
     if kernel is not None:
-        return kernel(np.ascontiguousarray(pts, np.float64),
-                      np.ascontiguousarray(nrm, np.float64),
-                      np.ascontiguousarray(d, np.float64),
-                      np.ascontiguousarray(tf, np.int64), pairs)
+        vol, size, off, third, opp, mean, rad, want = kernel(
+            np.ascontiguousarray(pts, np.float64), np.ascontiguousarray(nrm, np.float64),
+            np.ascontiguousarray(d, np.float64), np.ascontiguousarray(tf, np.int64), pairs)
+        return vol, DEGENERATE_REL * size ** 3, off, third, opp, mean, rad, want
+    vol = signed_volumes(pts) if n_t else np.zeros(0)
+    thr = degenerate_threshold(pts) if n_t else np.zeros(0)
     n_tk = nrm[tf]                                          # (T,4,3)
     d_tk = d[tf]                                            # (T,4)
     dist = _dot3(n_tk[:, :, None, :], pts[:, None, :, :]) + d_tk[:, :, None]   # (T,4,4)
@@ -733,7 +724,63 @@ def _tet_arrays(pts, nrm, d, tf):
         fcent = fcent + pts[:, None, v, :] * on[:, :, v]
     fcent = fcent / 3.0
     want = _norm3(fcent[:, pairs[:, 0]] - fcent[:, pairs[:, 1]])
-    return dist, third, opp, mean, rad, want
+    off = np.take_along_axis(dist, opp[:, :, None], axis=2)[:, :, 0]
+    return vol, thr, off, third, opp, mean, rad, want
+
+
+def _kernel(name):
+    """A compiled kernel of :mod:`regn.checks._kernels`, or None (numba missing
+    or broken, or switched off with ``regn.geometry.USE_NUMBA = False``)."""
+    if not _geom.USE_NUMBA:
+        return None
+    try:
+        from . import _kernels
+    except Exception:            # numba missing or broken: numpy does the work
+        return None
+    return getattr(_kernels, name)
+
+
+def _grid_compare(indptr, ref_c, ref_t, exp_c, exp_t, home, n_t, stride):
+    """The file's references against the expected (cell, tet) pairs.
+
+    Returns ``hit`` (R,) whether each reference is an expected pair,
+    ``missing`` the sorted keys (cell * stride + tet) of expected pairs not
+    listed, ``extra`` the sorted unique keys of listed pairs not expected,
+    ``listed_home`` (T,) whether each tet's home cell ``home`` lists it, and
+    the number of duplicate references."""
+    grid_compare = _kernel("grid_compare")
+    key_exp = exp_c * stride + exp_t
+    key_file = ref_c * stride + ref_t
+    if grid_compare is not None:
+        hit, exp_listed, listed_home, dupes = grid_compare(
+            np.ascontiguousarray(indptr, np.int64), np.ascontiguousarray(ref_t, np.int64),
+            np.ascontiguousarray(exp_c, np.int64), np.ascontiguousarray(exp_t, np.int64),
+            np.ascontiguousarray(home, np.int64), int(n_t))
+        extra = _sorted_unique(key_file[~hit])
+        return hit, key_exp[~exp_listed], extra, listed_home, int(dupes)
+    hit = _in_sorted(key_exp, key_file)
+    uk = _sorted_unique(key_file)
+    hit_u = _in_sorted(key_exp, uk)
+    key_home = home * stride + np.arange(n_t)
+    listed_home = _in_sorted(uk, key_home)
+    missing = key_exp[~_in_sorted(uk, key_exp)]
+    return hit, missing, uk[~hit_u], listed_home, len(key_file) - len(uk)
+
+
+def _sphere_reach(centre, radius, ref_c, ref_t, lo, cell, dims, n_cells) -> int:
+    """How many references' tetrahedron sphere (stored centre, radius) reaches
+    the closed box of the cell listing it (radius widened by 1e-6)."""
+    if len(ref_t) == 0:
+        return 0
+    clo, chi = cell_bounds(np.arange(n_cells), lo, cell, dims)   # per cell, once
+    sphere_reach = _kernel("sphere_reach")
+    if sphere_reach is not None:
+        return int(sphere_reach(np.ascontiguousarray(centre, np.float64),
+                                np.ascontiguousarray(radius, np.float64),
+                                np.ascontiguousarray(ref_c, np.int64),
+                                np.ascontiguousarray(ref_t, np.int64), clo, chi))
+    q = np.clip(centre[ref_t], clo[ref_c], chi[ref_c])
+    return int(np.count_nonzero(_norm3(centre[ref_t] - q) <= radius[ref_t] * (1 + 1e-6)))
 
 
 # --- round trip -------------------------------------------------------------------------------

@@ -1,0 +1,292 @@
+"""Compiled (numba) kernels of :mod:`regn.geometry`; imported only on first use.
+
+:func:`membership` is :func:`regn.geometry.grid_membership`'s work, pair by
+pair in scalar code with the numpy implementation's arithmetic (see
+:func:`regn.geometry._membership_kernel`). Nothing is allocated per pair.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# error_model="numpy": float division by zero gives inf/NaN as in numpy
+_JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@njit(**_JIT)
+def _dot(a0, a1, a2, x0, x1, x2):
+    # numpy's einsum adds a 3-term dot product in this order
+    return (a0 * x0 + a2 * x2) + a1 * x1
+
+
+@njit(**_JIT)
+def _separated_by(p0, p1, p2, p3, r, nn, eps):
+    """Projections ``p`` of the 4 vertices on an axis of squared length ``nn``
+    and box radius ``r`` on it: separated, intervals widened by |axis|*eps?"""
+    if p0 != p0 or p1 != p1 or p2 != p2 or p3 != p3:
+        return False           # numpy's min/max give NaN, which separates nothing
+    mn = min(min(p0, p1), min(p2, p3))
+    mx = max(max(p0, p1), max(p2, p3))
+    # r + s >= r for s >= 0: an axis that does not separate without the
+    # widening does not separate with it (skips the square root, same answer)
+    if eps >= 0.0 and not (mn > r or mx < -r):
+        return False
+    s = np.sqrt(nn) * eps
+    return mn > r + s or mx < -r - s
+
+
+@njit(**_JIT)
+def _separates(a0, a1, a2, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
+               h0, h1, h2, eps):
+    """Does axis ``a`` separate the tetrahedron (vertices relative to the box
+    centre) from the box of half sizes ``h``, intervals widened by |a|*eps?"""
+    return _separated_by(_dot(a0, a1, a2, x0, y0, z0), _dot(a0, a1, a2, x1, y1, z1),
+                         _dot(a0, a1, a2, x2, y2, z2), _dot(a0, a1, a2, x3, y3, z3),
+                         _dot(abs(a0), abs(a1), abs(a2), h0, h1, h2),
+                         (a0 * a0 + a1 * a1) + a2 * a2, eps)
+
+
+@njit(**_JIT)
+def _corner_in(A0, A1, A2, on, opp, s0, s1, s2):
+    """Box corner ``s * h`` on the tetrahedron's side of one face plane
+    (``A = n * h``: numpy's ``(n * s) * h`` is ``s * (n * h)`` exactly)."""
+    cr = (s0 * A0 + s1 * A1) + s2 * A2
+    return (cr - on) * opp >= 0
+
+
+@njit(**_JIT)
+def _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps, fast):
+    """The decision of grid_membership for one (cell box, tetrahedron) pair
+    whose vertices all lie outside the closed box."""
+    c0 = (lo0 + hi0) / 2
+    c1 = (lo1 + hi1) / 2
+    c2 = (lo2 + hi2) / 2
+    h0 = (hi0 - lo0) / 2
+    h1 = (hi1 - lo1) / 2
+    h2 = (hi2 - lo2) / 2
+    x0 = pts[t, 0, 0] - c0
+    y0 = pts[t, 0, 1] - c1
+    z0 = pts[t, 0, 2] - c2
+    x1 = pts[t, 1, 0] - c0
+    y1 = pts[t, 1, 1] - c1
+    z1 = pts[t, 1, 2] - c2
+    x2 = pts[t, 2, 0] - c0
+    y2 = pts[t, 2, 1] - c1
+    z2 = pts[t, 2, 2] - c2
+    x3 = pts[t, 3, 0] - c0
+    y3 = pts[t, 3, 1] - c1
+    z3 = pts[t, 3, 2] - c2
+    # face normals, face k opposite vertex k: cross(q[i1]-q[i0], q[i2]-q[i0])
+    # with (i0, i1, i2) = (1,2,3), (0,2,3), (0,1,3), (0,1,2)
+    # face 0
+    u0, u1, u2 = x2 - x1, y2 - y1, z2 - z1
+    w0, w1, w2 = x3 - x1, y3 - y1, z3 - z1
+    a00, a01, a02 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
+    # face 1
+    u0, u1, u2 = x2 - x0, y2 - y0, z2 - z0
+    w0, w1, w2 = x3 - x0, y3 - y0, z3 - z0
+    a10, a11, a12 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
+    # face 2
+    u0, u1, u2 = x1 - x0, y1 - y0, z1 - z0
+    w0, w1, w2 = x3 - x0, y3 - y0, z3 - z0
+    a20, a21, a22 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
+    # face 3
+    u0, u1, u2 = x1 - x0, y1 - y0, z1 - z0
+    w0, w1, w2 = x2 - x0, y2 - y0, z2 - z0
+    a30, a31, a32 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
+    # the four face-normal axes: one that separates makes a sure miss
+    if _separates(a00, a01, a02, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
+                  h0, h1, h2, eps):
+        return False
+    if _separates(a10, a11, a12, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
+                  h0, h1, h2, eps):
+        return False
+    if _separates(a20, a21, a22, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
+                  h0, h1, h2, eps):
+        return False
+    if _separates(a30, a31, a32, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
+                  h0, h1, h2, eps):
+        return False
+    # a box corner inside the closed tetrahedron: a sure hit. Face k's plane
+    # value at its first vertex i0 and at the opposite vertex k:
+    on0 = _dot(a00, a01, a02, x1, y1, z1)
+    op0 = _dot(a00, a01, a02, x0, y0, z0) - on0
+    on1 = _dot(a10, a11, a12, x0, y0, z0)
+    op1 = _dot(a10, a11, a12, x1, y1, z1) - on1
+    on2 = _dot(a20, a21, a22, x0, y0, z0)
+    op2 = _dot(a20, a21, a22, x2, y2, z2) - on2
+    on3 = _dot(a30, a31, a32, x0, y0, z0)
+    op3 = _dot(a30, a31, a32, x3, y3, z3) - on3
+    for k in range(8):
+        s0 = 1.0 if k & 4 else -1.0
+        s1 = 1.0 if k & 2 else -1.0
+        s2 = 1.0 if k & 1 else -1.0
+        if (_corner_in(a00 * h0, a01 * h1, a02 * h2, on0, op0, s0, s1, s2)
+                and _corner_in(a10 * h0, a11 * h1, a12 * h2, on1, op1, s0, s1, s2)
+                and _corner_in(a20 * h0, a21 * h1, a22 * h2, on2, op2, s0, s1, s2)
+                and _corner_in(a30 * h0, a31 * h1, a32 * h2, on3, op3, s0, s1, s2)):
+            return True
+    # the rest of the separating-axis test: the box axes, widened by eps ...
+    if not _box_axis_overlaps(x0, x1, x2, x3, h0, eps):
+        return False
+    if not _box_axis_overlaps(y0, y1, y2, y3, h1, eps):
+        return False
+    if not _box_axis_overlaps(z0, z1, z2, z3, h2, eps):
+        return False
+    # ... and the 18 crosses of the 6 edges with the 3 box axes:
+    # cross(e, unit_k) as numpy computes it, zero products included
+    for e in range(6):
+        if e == 0:
+            e0, e1, e2 = x1 - x0, y1 - y0, z1 - z0
+        elif e == 1:
+            e0, e1, e2 = x2 - x0, y2 - y0, z2 - z0
+        elif e == 2:
+            e0, e1, e2 = x3 - x0, y3 - y0, z3 - z0
+        elif e == 3:
+            e0, e1, e2 = x2 - x1, y2 - y1, z2 - z1
+        elif e == 4:
+            e0, e1, e2 = x3 - x1, y3 - y1, z3 - z1
+        else:
+            e0, e1, e2 = x3 - x2, y3 - y2, z3 - z2
+        if fast:
+            # every number finite and far from overflow: numpy's zero products
+            # (0*x = +-0) drop out of each sum exactly, leaving one addition
+            # each (the same value whichever order); cross(e, x) = (0, e2, -e1),
+            # cross(e, y) = (-e2, 0, e0), cross(e, z) = (e1, -e0, 0)
+            if _separated_by(e2 * y0 - e1 * z0, e2 * y1 - e1 * z1, e2 * y2 - e1 * z2,
+                             e2 * y3 - e1 * z3, abs(e1) * h2 + abs(e2) * h1,
+                             e2 * e2 + e1 * e1, eps):
+                return False
+            if _separated_by(e0 * z0 - e2 * x0, e0 * z1 - e2 * x1, e0 * z2 - e2 * x2,
+                             e0 * z3 - e2 * x3, abs(e2) * h0 + abs(e0) * h2,
+                             e2 * e2 + e0 * e0, eps):
+                return False
+            if _separated_by(e1 * x0 - e0 * y0, e1 * x1 - e0 * y1, e1 * x2 - e0 * y2,
+                             e1 * x3 - e0 * y3, abs(e1) * h0 + abs(e0) * h1,
+                             e1 * e1 + e0 * e0, eps):
+                return False
+            continue
+        for k in range(3):
+            b0 = 1.0 if k == 0 else 0.0
+            b1 = 1.0 if k == 1 else 0.0
+            b2 = 1.0 if k == 2 else 0.0
+            if _separates(e1 * b2 - e2 * b1, e2 * b0 - e0 * b2, e0 * b1 - e1 * b0,
+                          x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
+                          h0, h1, h2, eps):
+                return False
+    return True
+
+
+@njit(**_JIT)
+def _box_axis_overlaps(v0, v1, v2, v3, h, eps):
+    if v0 != v0 or v1 != v1 or v2 != v2 or v3 != v3:
+        return False           # numpy's min/max give NaN: no overlap
+    mn = min(min(v0, v1), min(v2, v3))
+    mx = max(max(v0, v1), max(v2, v3))
+    return mn <= h + eps and mx >= -h - eps
+
+
+@njit(**_JIT)
+def _cell_coord(x, origin, size, n):
+    """geometry.cell_coords for one coordinate: floor((x - origin) / size),
+    NaN and +-inf to 0, clipped to 0..n-1."""
+    v = np.floor((x - origin) / size)
+    if v != v or v == np.inf or v == -np.inf:
+        v = 0.0
+    return int(min(max(v, 0.0), float(n - 1)))
+
+
+@njit(**_JIT)
+def _nmin(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a <= b else b
+
+
+@njit(**_JIT)
+def _nmax(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a >= b else b
+
+
+@njit(**_JIT)
+def membership(pts, bbox_min, cell_size, dims, n_cells, eps, box_ok):
+    """(T,4,3) points -> (cells, tets) of every meeting pair, sorted by cell
+    then tetrahedron. Each tetrahedron's candidates are the cells of its
+    bounding box widened by eps (as geometry.cell_coords gives them, clipped
+    to the grid). ``box_ok``: every cell box coordinate is below 1e75 in
+    magnitude; a tetrahedron whose coordinates are too (and finite) takes the
+    shortcut of dropping numpy's exact zero products (no product can
+    overflow, none is NaN)."""
+    n_t = pts.shape[0]
+    nx, ny = dims[0], dims[1]
+    cap = 16 + 8 * n_t
+    out_c = np.empty(cap, np.int64)
+    out_t = np.empty(cap, np.int64)
+    n = 0
+    lo = np.empty(3, np.int64)
+    hi = np.empty(3, np.int64)
+    for t in range(n_t):
+        fast = box_ok
+        for e in range(3):
+            mn = _nmin(_nmin(pts[t, 0, e], pts[t, 1, e]), _nmin(pts[t, 2, e], pts[t, 3, e]))
+            mx = _nmax(_nmax(pts[t, 0, e], pts[t, 1, e]), _nmax(pts[t, 2, e], pts[t, 3, e]))
+            if not (mn > -1e75 and mx < 1e75):
+                fast = False
+            lo[e] = _cell_coord(mn - eps, bbox_min[e], cell_size[e], dims[e])
+            hi[e] = _cell_coord(mx + eps, bbox_min[e], cell_size[e], dims[e])
+        for iz in range(lo[2], hi[2] + 1):
+            lo2 = bbox_min[2] + float(iz) * cell_size[2]
+            hi2 = lo2 + cell_size[2]
+            for iy in range(lo[1], hi[1] + 1):
+                lo1 = bbox_min[1] + float(iy) * cell_size[1]
+                hi1 = lo1 + cell_size[1]
+                for ix in range(lo[0], hi[0] + 1):
+                    lo0 = bbox_min[0] + float(ix) * cell_size[0]
+                    hi0 = lo0 + cell_size[0]
+                    # a vertex inside the closed cell box: a sure hit
+                    keep = False
+                    for v in range(4):
+                        x = pts[t, v, 0]
+                        y = pts[t, v, 1]
+                        z = pts[t, v, 2]
+                        if (x >= lo0 and x <= hi0 and y >= lo1 and y <= hi1
+                                and z >= lo2 and z <= hi2):
+                            keep = True
+                            break
+                    if not keep:
+                        keep = _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps,
+                                           fast)
+                    if keep:
+                        if n == cap:
+                            cap *= 2
+                            grown_c = np.empty(cap, np.int64)
+                            grown_t = np.empty(cap, np.int64)
+                            grown_c[:n] = out_c[:n]
+                            grown_t[:n] = out_t[:n]
+                            out_c = grown_c
+                            out_t = grown_t
+                        out_c[n] = (iz * ny + iy) * nx + ix
+                        out_t[n] = t
+                        n += 1
+    # a stable counting sort by cell (the pairs were made in tetrahedron order)
+    start = np.zeros(n_cells + 1, np.int64)
+    for i in range(n):
+        start[out_c[i] + 1] += 1
+    for c in range(n_cells):
+        start[c + 1] += start[c]
+    cells = np.empty(n, np.int64)
+    tets = np.empty(n, np.int64)
+    for i in range(n):
+        c = out_c[i]
+        j = start[c]
+        start[c] = j + 1
+        cells[j] = c
+        tets[j] = out_t[i]
+    return cells, tets

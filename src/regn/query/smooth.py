@@ -3,7 +3,7 @@
 Each waypoint x_i is constrained to its portal triangle and the sum of
 segment lengths is minimised (a convex problem). Solved by a primal
 barrier (interior-point) method on the 2k barycentric coordinates (u_i, v_i)
-of the waypoints:
+of the waypoints, started at the centroids (the barrier's analytic centre):
 
 * each length |d_j| is written as a second-order cone t_j >= |d_j| with
   barrier -log(t_j^2 - |d_j|^2); the cone variable is eliminated in closed
@@ -12,16 +12,18 @@ of the waypoints:
 * the barycentric constraints u, v, 1-u-v > 0 get log barriers, so
   degenerate (zero-area) triangles still give a positive-definite Hessian;
 * Newton steps solve the block-tridiagonal (2x2 blocks) system in O(k),
-  with backtracking and fraction-to-boundary line search; tau grows by a
-  fixed factor whenever the Newton decrement is small.
+  with fraction-to-boundary and backtracking line search; tau grows 100x
+  whenever the squared Newton decrement drops below 1e-2.
 
-Stop rule: every iterate yields a dual-feasible point y_j = tau d_j/(1+a_j)
-(|y_j| < 1), whose dual value D = y_k.g - y_0.s + sum_i min over the
-vertices of tri[i] of (y_{i-1} - y_i).v  is a lower bound on the optimum.
-Iteration stops once  length - D <= rtol * D  (a certified relative
+Stop rule: any segment multipliers |y_j| <= 1 give the weak-duality lower
+bound D(y) = y_k.g - y_0.s + sum_i min over the vertices v of tri[i] of
+(y_{i-1} - y_i).v. Each iteration tries y_j = tau d_j/(1+a_j) (the central
+path's dual) and its Newton-linearised update clipped to the unit ball;
+iteration stops once  length - max D <= rtol * max D  (a certified relative
 optimality gap), or after ``max_sweeps`` Newton steps. Waypoints stay
 strictly inside their triangles; the portal-centroid polyline is returned
-if it is not longer (or if the input is degenerate or non-finite).
+if it is not longer (or if the input is degenerate or non-finite). The
+whole computation is one numba kernel (pure Python if numba is missing).
 """
 
 from __future__ import annotations
@@ -39,17 +41,16 @@ def _eval_py(P0, E1, E2, s, g, w, tau, X, D, A):
     for c in range(3):
         X[0, c] = s[c]
         X[k + 1, c] = g[c]
-    phi = 0.0
     for i in range(k):
         u = w[i, 0]
         v = w[i, 1]
         q = 1.0 - u - v
         if not (u > 0.0 and v > 0.0 and q > 0.0):
             return np.inf, np.inf
-        phi -= math.log(u) + math.log(v) + math.log(q)
         for c in range(3):
             X[i + 1, c] = P0[i, c] + u * E1[i, c] + v * E2[i, c]
     length = 0.0
+    phi = 0.0
     for j in range(k + 1):
         r2 = 0.0
         for c in range(3):
@@ -59,11 +60,33 @@ def _eval_py(P0, E1, E2, s, g, w, tau, X, D, A):
         length += math.sqrt(r2)
         a = math.sqrt(1.0 + tau * tau * r2)
         A[j] = a
-        phi += a - math.log1p(a)
+        # one log per waypoint: its barrier terms and segment j's log(1+a)
+        if j < k:
+            phi += a - math.log(w[j, 0] * w[j, 1] * (1.0 - w[j, 0] - w[j, 1]) * (1.0 + a))
+        else:
+            phi += a - math.log1p(a)
     return length, phi
 
 
-def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
+def _dual_py(P0, E1, E2, s, g, Y):
+    """Dual objective for segment multipliers Y ((k+1,3), each |y_j| <= 1):
+    y_k.g - y_0.s + sum_i min over the vertices v of tri[i] of (y_{i-1}-y_i).v,
+    a lower bound on the shortest length (weak duality)."""
+    k = P0.shape[0]
+    dual = (Y[k, 0] * g[0] + Y[k, 1] * g[1] + Y[k, 2] * g[2]
+            - Y[0, 0] * s[0] - Y[0, 1] * s[1] - Y[0, 2] * s[2])
+    for i in range(k):
+        c0 = Y[i, 0] - Y[i + 1, 0]
+        c1 = Y[i, 1] - Y[i + 1, 1]
+        c2 = Y[i, 2] - Y[i + 1, 2]
+        v0 = P0[i, 0] * c0 + P0[i, 1] * c1 + P0[i, 2] * c2
+        v1 = v0 + E1[i, 0] * c0 + E1[i, 1] * c1 + E1[i, 2] * c2
+        v2 = v0 + E2[i, 0] * c0 + E2[i, 1] * c1 + E2[i, 2] * c2
+        dual += min(v0, v1, v2)
+    return dual
+
+
+def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol):
     """Barrier method in place on w ((k,2) barycentrics, strictly feasible).
 
     Inputs are normalised so the starting polyline has length ~1. Returns
@@ -82,14 +105,18 @@ def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
     b = np.empty((k, 2))
     dw = np.empty((k, 2))
     wt = np.empty((k, 2))
+    Y = np.empty((k + 1, 3))
+    best = -np.inf                       # best dual lower bound so far
     tau = m                              # duality-gap bound m/tau ~ initial length
-    mu = 12.0
     gap = np.inf
     status = 1
     it = 0
+    fresh = False                        # X, D, A, length, phi already hold w at tau
+    length = phi = 0.0
     while it < max_iter:
         it += 1
-        length, phi = _eval(P0, E1, E2, s, g, w, tau, X, D, A)
+        if not fresh:
+            length, phi = _eval(P0, E1, E2, s, g, w, tau, X, D, A)
         if not (phi < np.inf):
             status = 2
             break
@@ -107,19 +134,14 @@ def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
             H[j, 3] = f - c2 * d1 * d1
             H[j, 4] = -c2 * d1 * d2
             H[j, 5] = f - c2 * d2 * d2
-        # dual bound from y_j = G_j / tau
-        dual = (G[k, 0] * g[0] + G[k, 1] * g[1] + G[k, 2] * g[2]
-                - G[0, 0] * s[0] - G[0, 1] * s[1] - G[0, 2] * s[2]) / tau
-        for i in range(k):
-            c0 = (G[i, 0] - G[i + 1, 0]) / tau
-            c1 = (G[i, 1] - G[i + 1, 1]) / tau
-            cc = (G[i, 2] - G[i + 1, 2]) / tau
-            v0 = P0[i, 0] * c0 + P0[i, 1] * c1 + P0[i, 2] * cc
-            v1 = v0 + E1[i, 0] * c0 + E1[i, 1] * c1 + E1[i, 2] * cc
-            v2 = v0 + E2[i, 0] * c0 + E2[i, 1] * c1 + E2[i, 2] * cc
-            dual += min(v0, v1, v2)
-        gap = length - dual
-        if gap <= rtol * max(dual, 0.0) + 1e-13:
+        # dual bound from y_j = G_j / tau; any |y_j| <= 1 gives a lower bound
+        for j in range(k + 1):
+            Y[j, 0] = G[j, 0] / tau
+            Y[j, 1] = G[j, 1] / tau
+            Y[j, 2] = G[j, 2] / tau
+        best = max(best, _dual(P0, E1, E2, s, g, Y))
+        gap = length - best
+        if gap <= rtol * max(best, 0.0) + 1e-13:
             status = 0
             break
         # gradient and block-tridiagonal Hessian in w, factorised on the fly
@@ -207,6 +229,33 @@ def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
         if not (lam2 >= 0.0 and lam2 < np.inf):
             status = 2
             break
+        # linearised dual at the Newton point (error O(lam^2) instead of
+        # O(lam)), pulled back into the unit ball
+        for j in range(k + 1):
+            dd0 = 0.0
+            dd1 = 0.0
+            dd2 = 0.0
+            if j < k:
+                dd0 = E1[j, 0] * dw[j, 0] + E2[j, 0] * dw[j, 1]
+                dd1 = E1[j, 1] * dw[j, 0] + E2[j, 1] * dw[j, 1]
+                dd2 = E1[j, 2] * dw[j, 0] + E2[j, 2] * dw[j, 1]
+            if j > 0:
+                dd0 -= E1[j - 1, 0] * dw[j - 1, 0] + E2[j - 1, 0] * dw[j - 1, 1]
+                dd1 -= E1[j - 1, 1] * dw[j - 1, 0] + E2[j - 1, 1] * dw[j - 1, 1]
+                dd2 -= E1[j - 1, 2] * dw[j - 1, 0] + E2[j - 1, 2] * dw[j - 1, 1]
+            y0 = (G[j, 0] + H[j, 0] * dd0 + H[j, 1] * dd1 + H[j, 2] * dd2) / tau
+            y1 = (G[j, 1] + H[j, 1] * dd0 + H[j, 3] * dd1 + H[j, 4] * dd2) / tau
+            y2 = (G[j, 2] + H[j, 2] * dd0 + H[j, 4] * dd1 + H[j, 5] * dd2) / tau
+            ny = math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+            sc = 1.0 / ny if ny > 1.0 else 1.0
+            Y[j, 0] = y0 * sc
+            Y[j, 1] = y1 * sc
+            Y[j, 2] = y2 * sc
+        best = max(best, _dual(P0, E1, E2, s, g, Y))
+        gap = length - best
+        if gap <= rtol * max(best, 0.0) + 1e-13:
+            status = 0
+            break
         # fraction to boundary, then backtracking (skipped in the quadratic
         # region lam < 1/4, where the full step provably decreases phi and
         # rounding in phi ~ tau*length would make the test unreliable)
@@ -227,7 +276,7 @@ def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
             for i in range(k):
                 wt[i, 0] = w[i, 0] + alpha * dw[i, 0]
                 wt[i, 1] = w[i, 1] + alpha * dw[i, 1]
-            _, phit = _eval(P0, E1, E2, s, g, wt, tau, X, D, A)
+            lent, phit = _eval(P0, E1, E2, s, g, wt, tau, X, D, A)
             if phit < np.inf and (lam2 < 0.0625 or phit <= phi - 0.25 * alpha * lam2):
                 ok = True
                 break
@@ -238,7 +287,10 @@ def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
         for i in range(k):
             w[i, 0] = wt[i, 0]
             w[i, 1] = wt[i, 1]
-        if lam2 < 0.5:
+        length, phi = lent, phit
+        fresh = True
+        if lam2 < ctol:
+            fresh = False
             tau *= mu
             if tau > 1e14 * m:
                 status = 2
@@ -246,24 +298,79 @@ def _ipm_py(P0, E1, E2, s, g, rtol, max_iter, w):
     return it, gap, status
 
 
+def _solve_py(s, g, tri, rtol, max_iter, out):
+    """Everything behind smooth_polyline in one compiled call (numpy call
+    overhead would otherwise dominate): centroid start, scaling, barrier
+    method, waypoints, fallback to the centroid polyline."""
+    k = tri.shape[0]
+    for c in range(3):
+        out[0, c] = s[c]
+        out[k + 1, c] = g[c]
+    finite = True
+    for i in range(k):
+        for c in range(3):
+            out[i + 1, c] = (tri[i, 0, c] + tri[i, 1, c] + tri[i, 2, c]) / 3.0
+            for v in range(3):
+                finite = finite and math.isfinite(tri[i, v, c])
+    L0 = 0.0
+    for j in range(k + 1):
+        L0 += math.sqrt((out[j + 1, 0] - out[j, 0]) ** 2 + (out[j + 1, 1] - out[j, 1]) ** 2
+                        + (out[j + 1, 2] - out[j, 2]) ** 2)
+    if not (finite and math.isfinite(L0) and L0 > 0.0):
+        return -1
+    # coordinates relative to s, scaled by the centroid length, so the
+    # barrier parameter and the absolute gap floor are scale-free
+    P0 = np.empty((k, 3))
+    E1 = np.empty((k, 3))
+    E2 = np.empty((k, 3))
+    s0 = np.zeros(3)
+    g0 = np.empty(3)
+    for c in range(3):
+        g0[c] = (g[c] - s[c]) / L0
+        for i in range(k):
+            P0[i, c] = (tri[i, 0, c] - s[c]) / L0
+            E1[i, c] = (tri[i, 1, c] - tri[i, 0, c]) / L0
+            E2[i, c] = (tri[i, 2, c] - tri[i, 0, c]) / L0
+    w = np.full((k, 2), 1.0 / 3.0)
+    _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, w, 100.0, 1e-2)
+    # waypoints from barycentrics in the caller's coordinates: inside by construction
+    x = np.empty((k + 2, 3))
+    for c in range(3):
+        x[0, c] = s[c]
+        x[k + 1, c] = g[c]
+        for i in range(k):
+            x[i + 1, c] = (tri[i, 0, c] + w[i, 0] * (tri[i, 1, c] - tri[i, 0, c])
+                           + w[i, 1] * (tri[i, 2, c] - tri[i, 0, c]))
+    L = 0.0
+    for j in range(k + 1):
+        L += math.sqrt((x[j + 1, 0] - x[j, 0]) ** 2 + (x[j + 1, 1] - x[j, 1]) ** 2
+                       + (x[j + 1, 2] - x[j, 2]) ** 2)
+    if not (L <= L0):                    # also catches NaN
+        return -1
+    for j in range(k + 2):
+        for c in range(3):
+            out[j, c] = x[j, c]
+    return status
+
+
 _eval = _eval_py
+_dual = _dual_py
+_ipm = _ipm_py
 
 
 def _kernel():
-    if "ipm" not in _KERNEL:
+    if "solve" not in _KERNEL:
         try:
             import numba
             jit = numba.njit(cache=True, nogil=True)
-            # the helper is compiled first and rebound so the kernel calls it
-            globals()["_eval"] = jit(_eval_py)
-            _KERNEL["ipm"] = jit(_ipm_py)
+            # helpers are compiled first and rebound so the kernel calls them
+            g = globals()
+            for name in ("_eval", "_dual", "_ipm"):
+                g[name] = jit(g[name + "_py"])
+            _KERNEL["solve"] = jit(_solve_py)
         except Exception:
-            _KERNEL["ipm"] = _ipm_py
-    return _KERNEL["ipm"]
-
-
-def _length(pts):
-    return float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
+            _KERNEL["solve"] = _solve_py
+    return _KERNEL["solve"]
 
 
 def smooth_polyline(s, g, tri, *, rtol=1e-6, max_sweeps=20000):
@@ -271,27 +378,12 @@ def smooth_polyline(s, g, tri, *, rtol=1e-6, max_sweeps=20000):
 
     ``rtol`` is the certified relative optimality gap to stop at and
     ``max_sweeps`` caps the Newton iterations (see the module docstring)."""
-    s = np.asarray(s, np.float64).reshape(3)
-    g = np.asarray(g, np.float64).reshape(3)
-    tri = np.asarray(tri, np.float64).reshape(-1, 3, 3)
-    k = len(tri)
-    if k == 0:
-        return np.stack([s, g])
-    cen = np.vstack([s, tri.mean(axis=1), g])
-    L0 = _length(cen)
-    if not (np.isfinite(L0) and L0 > 0 and np.isfinite(tri).all()):
-        return cen
-    # work in coordinates relative to s and scaled by the centroid length,
-    # so the barrier parameter and the absolute gap floor are scale-free
-    P0 = (tri[:, 0] - s) / L0
-    E1 = (tri[:, 1] - tri[:, 0]) / L0
-    E2 = (tri[:, 2] - tri[:, 0]) / L0
-    w = np.full((k, 2), 1.0 / 3.0)
-    _kernel()(P0, E1, E2, np.zeros(3), (g - s) / L0, float(rtol), int(max_sweeps), w)
-    # waypoints from barycentrics in the caller's coordinates: inside by construction
-    x = tri[:, 0] + w[:, :1] * (tri[:, 1] - tri[:, 0]) + w[:, 1:] * (tri[:, 2] - tri[:, 0])
-    pts = np.vstack([s, x, g])
-    L = _length(pts)
-    if not (np.isfinite(pts).all() and L <= L0):
-        return cen
-    return pts
+    s = np.ascontiguousarray(s, np.float64).reshape(3)
+    g = np.ascontiguousarray(g, np.float64).reshape(3)
+    tri = np.ascontiguousarray(tri, np.float64).reshape(-1, 3, 3)
+    out = np.empty((len(tri) + 2, 3))
+    if len(tri) == 0:
+        out[0], out[1] = s, g
+        return out
+    _kernel()(s, g, tri, float(rtol), int(max_sweeps), out)
+    return out

@@ -79,3 +79,11 @@ def test_regression_fixture(path, tmp_path, request):
     # the query points of the campaign input it came from: ...-s<seed>-i<index>
     seed, index = (int(x) for x in re.search(r"-s(\d+)-i(\d+)", path).groups())
     run.run_one(data, str(tmp_path / "x.rgn"), np.random.default_rng([seed, index, 1]))
+
+
+def test_query_fuzz_smoke_run_finds_nothing():
+    """fuzz/queries.py on a fixed seed: adversarial points on valid maps
+    (vertices, edges, faces, box walls, NaN/inf, huge, tiny, slivers)."""
+    import queries
+    findings, slowest = queries.campaign(seed=11, start=0, count=300)
+    assert findings == []

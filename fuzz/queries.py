@@ -1,0 +1,273 @@
+"""Seeded adversarial fuzzing of the queries on valid maps.
+
+    python fuzz/queries.py --seed S --count N [--start I]
+
+The maps are built by the project: random Delaunay maps with holes, and a
+jittered lattice whose Delaunay tetrahedralisation is full of slivers (every
+tet the builder accepts is kept). Input i of seed S is a pure function of
+``numpy.random.default_rng([S, i])``: a map, then query points drawn from one
+of these families: uniform in the box, exactly on a vertex, on an edge, on a
+face (shared or boundary), on the box walls and corners, strictly inside a
+known tet, NaN / +-inf components, huge (1e30..1e300) and tiny (1e-300)
+coordinates, start == goal.
+
+Oracle, per input (CPU time limit 1 s, as in fuzz/run.py):
+* every call returns or raises ``RegnError``;
+* ``locate``: indices in [-1, T); a located tet contains its point (independent
+  barycentric test, tolerance 1e-7); a point strictly inside a tet (all
+  barycentrics >= 1e-3) is located there; the answer is the same when asked
+  again (ties resolve consistently); non-finite points give -1;
+* ``nearest``: identity (within 1e-6 of the box size) for located points, and
+  its answer is itself located for finite points;
+* ``find_path``: statuses from the documented set; a found path starts at the
+  start and ends at the goal, its points are located, ``length <= cost``, and
+  one input in 20 compares the cost with scipy Dijkstra on the same graph;
+  start == goal inside gives cost 0;
+* ``raycast``: a segment between two points of one tet is clear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+import traceback
+
+import numpy as np
+from scipy.spatial import Delaunay
+
+import regn
+from regn.errors import RegnError
+
+H = 50_000.0
+STATUSES = {"ok", "start_outside", "goal_outside", "unreachable", "excluded"}
+
+
+class Timeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Timeout()
+
+
+class Finding(Exception):
+    pass
+
+
+def _corners():
+    return np.array([[x, y, z] for z in (-H, H) for y in (-H, H) for x in (-H, H)], float)
+
+
+def _build(pts, tets, dims):
+    """Build, dropping the tets the builder calls degenerate."""
+    from regn.geometry import degenerate_threshold, signed_volumes
+    P = pts[tets]
+    ok = np.abs(signed_volumes(P)) > 4 * degenerate_threshold(P)
+    tets = tets[ok]
+    used = np.unique(tets)
+    remap = np.full(len(pts), -1)
+    remap[used] = np.arange(len(used))
+    return regn.build(pts[used], remap[tets], bbox=(-H * np.ones(3), H * np.ones(3)),
+                      dims=dims)
+
+
+def make_maps(seed=4321):
+    rng = np.random.default_rng(seed)
+    maps = []
+    for n, holes in ((12, 0.0), (60, 0.2), (200, 0.1)):
+        pts = np.vstack([_corners(), rng.uniform(-H, H, (n, 3))])
+        tets = Delaunay(pts).simplices
+        tets = tets[rng.random(len(tets)) >= holes]
+        maps.append(_build(pts, tets, (3, 3, 3)))
+    # a jittered 5x5x5 lattice: near-cospherical points, so slivers
+    g = np.linspace(-H, H, 5)
+    lat = np.stack(np.meshgrid(g, g, g, indexing="ij"), -1).reshape(-1, 3)
+    inner = np.all(np.abs(lat) < H, axis=1)
+    lat[inner] += rng.uniform(-1, 1, (inner.sum(), 3)) * 1e-4 * (g[1] - g[0])
+    maps.append(_build(lat, Delaunay(lat).simplices, (4, 4, 4)))
+    return maps
+
+
+def _bary(mesh, tets, pts):
+    P = mesh.tet_points[tets].astype(np.float64)
+    A = np.transpose(P[:, 1:] - P[:, :1], (0, 2, 1))
+    lam = np.linalg.solve(A, (pts - P[:, 0])[..., None])[..., 0]
+    return np.concatenate([1 - lam.sum(1, keepdims=True), lam], axis=1)
+
+
+def draw_points(mesh, rng, n=8):
+    """(n,3) points of one adversarial family, and the tet each is strictly
+    inside of (-1 when not known)."""
+    V = np.asarray(mesh.vertices)
+    T = mesh.n_tets
+    fam = int(rng.integers(10))
+    known = np.full(n, -1)
+    t = rng.integers(T, size=n)
+    P = mesh.tet_points[t].astype(np.float64)
+    if fam == 0:
+        pts = rng.uniform(-H, H, (n, 3))
+    elif fam == 1:
+        pts = V[rng.integers(len(V), size=n)].copy()
+    elif fam == 2:                                   # on an edge
+        w = rng.random((n, 1))
+        i, j = rng.integers(4, size=n), (rng.integers(1, 4, size=n))
+        j = (i + j) % 4
+        pts = w * P[np.arange(n), i] + (1 - w) * P[np.arange(n), j]
+    elif fam == 3:                                   # on a face
+        w = rng.dirichlet(np.ones(3), n)
+        f = np.asarray(mesh.face_vertices)[rng.integers(mesh.n_faces, size=n)]
+        pts = np.einsum("nk,nkd->nd", w, V[f])
+    elif fam == 4:                                   # box walls and corners
+        pts = rng.uniform(-H, H, (n, 3))
+        axis = rng.integers(3, size=n)
+        pts[np.arange(n), axis] = rng.choice([-H, H], n)
+        if rng.random() < 0.3:
+            pts = _corners()[rng.integers(8, size=n)]
+    elif fam == 5:                                   # strictly inside a known tet
+        w = rng.dirichlet(np.ones(4), n) * 0.96 + 0.01
+        pts = np.einsum("nk,nkd->nd", w, P)
+        known = t.copy()
+    elif fam == 6:                                   # non-finite components
+        pts = rng.uniform(-H, H, (n, 3))
+        pts[rng.random((n, 3)) < 0.4] = rng.choice([np.nan, np.inf, -np.inf], 1)[0]
+    elif fam == 7:                                   # huge
+        pts = rng.choice([-1, 1], (n, 3)) * 10.0 ** rng.uniform(30, 300, (n, 3))
+    elif fam == 8:                                   # tiny, around the origin
+        pts = rng.choice([-1, 1], (n, 3)) * 10.0 ** rng.uniform(-300, -30, (n, 3))
+    else:                                            # mixed near-boundary jitter
+        pts = V[rng.integers(len(V), size=n)] + rng.normal(0, 1e-6 * H, (n, 3))
+    return np.asarray(pts, dtype=np.float64), known, fam
+
+
+def _dijkstra_cost(mesh, s, g, S, G):
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import dijkstra
+    from regn.format.layout import PORTAL_PAIRS
+    F = mesh.n_faces
+    nb, tf, pc = mesh.neighbors, mesh.tet_faces, mesh.portal_costs
+    rows, cols, w = [], [], []
+    for p, (i, j) in enumerate(PORTAL_PAIRS):
+        ok = (nb[:, i] >= 0) & (nb[:, j] >= 0)
+        rows.append(tf[ok, i])
+        cols.append(tf[ok, j])
+        w.append(pc[ok, p, 0])
+    cen = mesh.face_centroids
+    for t, pt, node, out in ((S, s, F, True), (G, g, F + 1, False)):
+        f = tf[t][nb[t] >= 0]
+        d = np.linalg.norm(cen[f] - pt, axis=1)
+        rows.append(np.full(len(f), node) if out else f)
+        cols.append(f if out else np.full(len(f), node))
+        w.append(d)
+    r, c, w = (np.concatenate(x) for x in (rows, cols, w))
+    M = coo_matrix((np.maximum(w, 1e-300), (r, c)), shape=(F + 2, F + 2)).tocsr()
+    M = M.maximum(M.T)
+    return dijkstra(M, indices=F)[F + 1]
+
+
+def run_one(maps, seed, i):
+    rng = np.random.default_rng([seed, i])
+    mesh = maps[int(rng.integers(len(maps)))]
+    pts, known, fam = draw_points(mesh, rng)
+    T = mesh.n_tets
+    t = mesh.locate(pts)
+    if t.shape != (len(pts),) or np.any((t < -1) | (t >= T)):
+        raise Finding(f"locate out of range: {t}")
+    if not np.array_equal(t, mesh.locate(pts)):
+        raise Finding("locate not repeatable")
+    finite = np.isfinite(pts).all(axis=1)
+    if np.any(t[~finite] >= 0):
+        raise Finding("non-finite point located")
+    hit = np.flatnonzero(t >= 0)
+    if len(hit) and _bary(mesh, t[hit], pts[hit]).min(axis=1).min() < -1e-7:
+        raise Finding(f"located tet does not contain its point (family {fam})")
+    k = np.flatnonzero(known >= 0)
+    if len(k) and np.any(t[k] != known[k]):
+        raise Finding(f"interior point not located in its tet: {t[k]} vs {known[k]}")
+    q, tq = mesh.nearest(pts)
+    if len(hit) and np.max(np.abs(q[hit] - pts[hit])) > 1e-6 * H:
+        raise Finding("nearest moved a point that is inside")
+    fin = np.flatnonzero(finite & (np.abs(pts) < 1e6 * H).all(axis=1))
+    if len(fin) and np.any(mesh.locate(q[fin]) < 0):
+        raise Finding("nearest answer not in the volume")
+    a, b = pts[0], pts[1] if rng.random() > 0.15 else pts[0]
+    p = mesh.find_path(a, b)
+    if p.status not in STATUSES:
+        raise Finding(f"unknown path status {p.status!r}")
+    if p.found:
+        if not (np.allclose(p.points[0], a) and np.allclose(p.points[-1], b)):
+            raise Finding("path does not join start and goal")
+        if np.any(mesh.locate(p.points) < 0):
+            raise Finding("path point outside the volume")
+        if p.length > p.cost * (1 + 1e-9) + 1e-9:
+            raise Finding(f"length {p.length} > cost {p.cost}")
+        if np.array_equal(a, b) and p.cost != 0:
+            raise Finding("start == goal with a non-zero cost")
+        S, G = int(t[0]), int(mesh.locate(b[None])[0])
+        if S != G and i % 20 == 0:
+            ref = _dijkstra_cost(mesh, a, b, S, G)
+            if not abs(ref - p.cost) <= 1e-9 * max(ref, 1.0):
+                raise Finding(f"path cost {p.cost} vs Dijkstra {ref}")
+    if len(k):
+        # a second point strictly inside the first known point's tet
+        w = rng.dirichlet(np.ones(4)) * 0.96 + 0.01
+        other = w @ mesh.tet_points[known[k[0]]].astype(np.float64)
+        if not mesh.raycast(pts[k[0]], other).clear:
+            raise Finding("segment inside one tet is not clear")
+    mesh.raycast(pts[2], pts[3])
+    mesh.distance_to_wall(pts)
+    mesh.line_of_sight(pts[:4], pts[4:8])
+    return fam
+
+
+def campaign(seed, start, count, timeout=1.0):
+    maps = make_maps()
+    for m in maps:                                  # warm-up: compile, caches
+        try:
+            run_one([m], seed, 0)
+        except (RegnError, Finding):
+            pass
+    signal.signal(signal.SIGPROF, _alarm)
+    findings, slowest = [], (0.0, None)
+    for i in range(start, start + count):
+        t0 = time.perf_counter()
+        signal.setitimer(signal.ITIMER_PROF, timeout)
+        try:
+            run_one(maps, seed, i)
+        except RegnError:
+            pass
+        except Timeout:
+            findings.append((i, "timeout"))
+        except Exception:   # noqa: BLE001 - any other exception is a finding
+            findings.append((i, traceback.format_exc(limit=3)))
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        dt = time.perf_counter() - t0
+        if dt > slowest[0]:
+            slowest = (dt, i)
+    return findings, slowest
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--timeout", type=float, default=1.0)
+    a = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    findings, slowest = campaign(a.seed, a.start, a.count, a.timeout)
+    dt = time.perf_counter() - t0
+    print(f"query fuzz seed {a.seed} inputs {a.start}..{a.start + a.count - 1}: "
+          f"{a.count} in {dt:.1f} s ({a.count / dt:.0f}/s)")
+    print(f"findings: {len(findings)}")
+    for i, what in findings[:20]:
+        print(f"  i={i}: {what}")
+    print(f"slowest input: {slowest[0] * 1000:.1f} ms (index {slowest[1]})")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

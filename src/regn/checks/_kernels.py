@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._geometry_nb import _nmax, _nmin   # NaN-propagating, like np.maximum/minimum
+
 _JIT = dict(cache=True, nogil=True)
 
 
@@ -22,26 +24,6 @@ def _after(a, b):
     if a != a:
         return b == b
     return a > b
-
-
-@njit(**_JIT)
-def _nmax(a, b):
-    """np.maximum: NaN if either is."""
-    if a != a:
-        return a
-    if b != b:
-        return b
-    return a if a >= b else b
-
-
-@njit(**_JIT)
-def _nmin(a, b):
-    """np.minimum: NaN if either is."""
-    if a != a:
-        return a
-    if b != b:
-        return b
-    return a if a <= b else b
 
 
 @njit(**_JIT)

@@ -29,7 +29,6 @@ Oracle, per input (CPU time limit 1 s, as in fuzz/run.py):
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import time

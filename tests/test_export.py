@@ -330,9 +330,8 @@ def test_render_png(rgn_file, tmp_path, capsys, view, size):
 
 def test_cross_section_areas(amap):
     """The cut polygons tile the plane's navigable part: their total area is
-    the area of trimesh's section of the boundary surface (box minus the
-    asteroids' cuts), and the polygons do not overlap."""
-    import trimesh
+    the area enclosed by the boundary surface's section (box minus the
+    asteroids' cuts, by Green's theorem), and the polygons do not overlap."""
     from regn.export.render import cross_section
     cut, polys = cross_section(amap.tet_points, 2, 1234.0)
     assert len(cut) and all(len(p) in (3, 4) for p in polys)

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import regn
 from regn.format import pof0
-from regn.format.layout import NO_TET, NO_SLOT, dtype_for
+from regn.format.layout import NO_TET, NO_SLOT
 from conftest import random_map
 
 H = 250_000.0

@@ -263,7 +263,6 @@ def test_nonzero_sentinel(base):
 
 def test_nonzero_padding(base):
     m, b = base
-    off = offsets(b)
     end0 = 0x80 + 12 * m.n_vertices
     if end0 % 16 == 0:
         pytest.skip("no padding after section 0 on this map")

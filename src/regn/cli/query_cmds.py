@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 
 from ._common import load_mesh, print_json, read_points
 

@@ -15,8 +15,8 @@ import numpy as np
 from ..errors import FormatError
 from . import pof0
 from .chunk import Frame, frame_at
-from .layout import (DATA_BASE, HEADER_SIZE, NO_SLOT, NO_TET, SECTION_NAMES,
-                     STRIDES, FACE_SENTINELS, dtype_for, field_offsets)
+from .layout import (HEADER_SIZE, NO_SLOT, NO_TET, SECTION_NAMES,
+                     STRIDES, dtype_for, field_offsets)
 
 REGN_TAG = b"REGN"
 _HDR = field_offsets("header")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import LimitError
 from . import pof0
-from .layout import (ALIGN, BIG, CHUNK_HEADER_SIZE, FACE_SENTINELS, HEADER_SIZE,
+from .layout import (ALIGN, BIG, FACE_SENTINELS, HEADER_SIZE,
                      SECTION_NAMES, STRIDES, U16_MAX, align, dtype_for)
 from .reader import expected_pointer_words
 

@@ -76,7 +76,6 @@ def _pof0_positions(buf) -> np.ndarray:
 
 def candidates(buf, *, progress=None) -> list[tuple[int, str]]:
     """(start, byte order) of every position whose header points at a ``POF0``."""
-    n = len(buf)
     pofs = _pof0_positions(buf)
     if not len(pofs):
         return []

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import LimitError
 from . import pof0
-from .layout import (ALIGN, BIG, FACE_SENTINELS, HEADER_SIZE,
+from .layout import (ALIGN, BIG, CHUNK_HEADER_SIZE, FACE_SENTINELS, HEADER_SIZE,
                      SECTION_NAMES, STRIDES, U16_MAX, align, dtype_for)
 from .reader import expected_pointer_words
 
@@ -50,7 +50,13 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
             raise LimitError(f"{n} {name} is more than the format's u16 limit of "
                             f"{U16_MAX}")
     offs, data_size = canonical_offsets(counts)
-    data = np.zeros(data_size, dtype=np.uint8)
+    words = expected_pointer_words(offs, np.asarray(cell_item) >= 0, counts[4], counts[5])
+    table = pof0.encode(words, dialect)
+    trailer = bytes(trailer)
+    # the whole object in one buffer: chunk header, data area, POF0 chunk
+    out = np.zeros(CHUNK_HEADER_SIZE + data_size + CHUNK_HEADER_SIZE + len(table)
+                   + len(trailer), dtype=np.uint8)
+    data = out[CHUNK_HEADER_SIZE:CHUNK_HEADER_SIZE + data_size]
 
     hdr = np.array(header, dtype=dtype_for("header", byte_order)).reshape(1)
     hdr["counts"] = counts
@@ -59,17 +65,18 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
 
     recs = {}
     for name in SECTION_NAMES:
-        recs[name] = np.asarray(sections[name]).astype(dtype_for(name, byte_order))
+        arr = np.asarray(sections[name])
+        want = dtype_for(name, byte_order)
+        if name in ("cells", "items", "refs") or arr.dtype != want:
+            arr = arr.astype(want)          # a copy: pointers are rewritten
+        recs[name] = np.ascontiguousarray(arr)
     cell_item = np.asarray(cell_item, dtype=np.int64)
     recs["cells"]["item_ptr"] = np.where(cell_item >= 0, offs[4] + 32 * cell_item, 0)
     recs["items"]["refs_ptr"] = offs[5] + 4 * np.asarray(item_ref_start, np.int64)
     recs["refs"]["tet_ptr"] = offs[1] + 96 * np.asarray(ref_tet, np.int64)
     for k, name in enumerate(SECTION_NAMES):
-        raw = recs[name].view(np.uint8)
+        raw = recs[name].view(np.uint8).reshape(-1)
         data[offs[k]:offs[k] + len(raw)] = raw
-
-    words = expected_pointer_words(offs, cell_item >= 0, counts[4], counts[5])
-    table = pof0.encode(words, dialect)
 
     hdr_dt = dtype_for("chunk_header", byte_order)
     chunk = np.zeros(1, hdr_dt) if chunk_header is None else \
@@ -80,8 +87,13 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
         np.array(pof0_header, dtype=hdr_dt).reshape(1)
     ptab["tag"] = b"POF0"
     ptab["size"] = len(table)
-    return b"".join([chunk.tobytes(), data.tobytes(), ptab.tobytes(), table,
-                     bytes(trailer)])
+    pos = CHUNK_HEADER_SIZE + data_size
+    out[:CHUNK_HEADER_SIZE] = chunk.view(np.uint8)
+    out[pos:pos + CHUNK_HEADER_SIZE] = ptab.view(np.uint8)
+    pos += CHUNK_HEADER_SIZE
+    out[pos:pos + len(table)] = np.frombuffer(table, np.uint8)
+    out[pos + len(table):] = np.frombuffer(trailer, np.uint8)
+    return out.tobytes()
 
 
 def atomic_write(path, payload: bytes, *, overwrite: bool = True) -> None:

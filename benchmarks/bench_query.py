@@ -129,11 +129,14 @@ def main():
     A = m.random_points(200, seed=2)
     B = m.random_points(200, seed=3)
     m.find_path(A[0], B[0])                                 # compile / warm
-    mine, t_mine = [], []
+    from regn.query.path import _graph
+    mine, t_mine, expanded = [], [], []
     for a, b in zip(A, B):
         t0 = time.perf_counter()
         mine.append(m.find_path(a, b, smooth=False))
         t_mine.append(time.perf_counter() - t0)
+        g = _graph(m)                   # faces closed by this query's search
+        expanded.append(int(np.count_nonzero(g["state"] == 2 * g["qid"][0] + 1)))
     t_smooth = []
     for a, b in zip(A[:50], B[:50]):
         t0 = time.perf_counter()
@@ -157,6 +160,12 @@ def main():
           f"smoothed (median of 50); networkx.astar_path {med_nx * 1e3:.3f} ms (mean "
           f"{np.mean(t_ref) * 1e3:.3f}); ratio of medians {med_nx / med:.1f}x, of means "
           f"{np.mean(t_ref) / np.mean(t_mine):.1f}x; costs equal on all {len(A)}")
+    found = [(p, a, b) for p, a, b in zip(mine, A, B) if p.found and len(p.portals)]
+    print(f"path search work (median over {len(found)} searched): "
+          f"{np.median([len(p.portals) for p, _, _ in found]):.0f} portals per corridor, "
+          f"{np.median([e for e, p in zip(expanded, mine) if p.found and len(p.portals)]):.0f} "
+          f"faces expanded, graph cost / straight line "
+          f"{np.median([p.cost / np.linalg.norm(b - a) for p, a, b in found]):.2f}")
 
     # line of sight
     nlos = 20_000 if args.quick else 100_000

@@ -39,10 +39,7 @@ import regn  # noqa: E402
 import regn.cli  # noqa: E402
 from regn.errors import RegnError  # noqa: E402
 
-try:
-    from regn.checks import verify as _verify
-except ImportError:   # being written in parallel
-    _verify = None
+from regn.checks import verify as _verify  # noqa: E402
 
 
 class Timeout(BaseException):
@@ -68,10 +65,6 @@ def _stage(name, fn, *a, **kw):
         raise
     except Timeout:
         raise
-    except (ImportError, NotImplementedError) as e:
-        if "regn.query" in str(e) or "No module named 'regn." in str(e):
-            return None  # module not written yet: skip this stage
-        raise Finding(f"{name}-{type(e).__name__}", traceback.format_exc())
     except BaseException as e:  # noqa: BLE001
         raise Finding(f"{name}-{type(e).__name__}", traceback.format_exc())
 
@@ -99,9 +92,6 @@ def _benign_diff(data: bytes, out: bytes, mesh) -> bool:
 
 def check_locate(mesh, pts):
     t = mesh.locate(pts)
-    if t is None:
-        return
-    t = np.asarray(t)
     hit = np.nonzero(t >= 0)[0]
     if not len(hit):
         return
@@ -122,17 +112,9 @@ SMOOTH = True    # what users run (find_path's default); --no-smooth turns it of
 
 
 def check_path(mesh, a, b):
-    r = mesh.find_path(a, b, smooth=SMOOTH)
-    if r is None:
-        return
-    pts = getattr(r, "points", r)
-    if isinstance(r, dict):
-        pts = r.get("points")
-    if pts is None:
-        return
-    pts = np.asarray(pts, float).reshape(-1, 3)
+    pts = mesh.find_path(a, b, smooth=SMOOTH).points
     if len(pts):
-        inside = np.asarray(mesh.locate(pts)) >= 0
+        inside = mesh.locate(pts) >= 0
         if not inside.all():
             raise Finding("path-leaves-volume", f"path points outside: {pts[~inside][:3]}")
 
@@ -165,21 +147,19 @@ def run_one(data: bytes, tmp: str, rng: np.random.Generator):
         _stage("vertices", lambda: mesh.vertices)
     except RegnError:
         mesh = None
-    trusted = _verify is None
-    if _verify is not None:
+    try:
+        rep = _stage("verify", _verify, data)
+    except RegnError:
+        rep = None
+    trusted = rep is not None and rep.ok
+    if trusted and mesh is not None:
         try:
-            rep = _stage("verify", _verify, data)
+            out = mesh.dumps()
         except RegnError:
-            rep = None
-        trusted = rep is not None and rep.ok
-        if rep is not None and rep.ok and mesh is not None:
-            try:
-                out = mesh.dumps()
-            except RegnError:
-                out = None
-            if out is not None and out != data and not _benign_diff(data, out, mesh):
-                raise Finding("verify-ok-not-canonical",
-                              "verify ok=True but dumps() differs outside POF0/padding")
+            out = None
+        if out is not None and out != data and not _benign_diff(data, out, mesh):
+            raise Finding("verify-ok-not-canonical",
+                          "verify ok=True but dumps() differs outside POF0/padding")
     with open(tmp, "wb") as fh:
         fh.write(data)
     sink = io.StringIO()

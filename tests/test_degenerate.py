@@ -4,7 +4,6 @@ built slivers. Every query must answer or raise the library's error, and
 never place a point in a tetrahedron that does not hold it."""
 
 import numpy as np
-import pytest
 
 import regn
 from regn.errors import RegnError
@@ -100,10 +99,7 @@ def test_sliver_tets_built_and_located():
     pts = np.array([[0, 0, 0], [h, 0, 0], [0, h, 0], [0, 0, h],
                     [h / 3, h / 3, 1e-3], [0, 0, -h]], dtype=np.float64)
     tets = np.array([[0, 1, 2, 3], [0, 1, 2, 4]])
-    try:
-        m = regn.build(pts, tets[:1], bbox=((-h,) * 3, (h,) * 3), dims=(2, 2, 2))
-    except RegnError:
-        pytest.fail("a sound tetrahedron must build")
+    m = regn.build(pts, tets[:1], bbox=((-h,) * 3, (h,) * 3), dims=(2, 2, 2))
     # the sliver itself: the builder accepts it or refuses it with its error
     try:
         s = regn.build(pts[[0, 1, 2, 4]], np.array([[0, 1, 2, 3]]),

@@ -298,9 +298,8 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     s = as_point(start, "start")
     gpt = as_point(goal, "goal")
     T = int(mesh.n_tets)
-    g = _graph(mesh)
     if cost_scale is None:
-        scale = g["ones"]
+        scale = None
     else:
         scale = np.asarray(cost_scale, dtype=np.float64).reshape(-1)
         if scale.shape != (T,):
@@ -308,7 +307,7 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
                              f"got shape {np.shape(cost_scale)}")
         scale = np.where(np.isfinite(scale) & (scale >= 0), scale, np.inf)
     if exclude is None:
-        excl = g["no_excl"]
+        excl = None
     else:
         excl = np.asarray(exclude)
         if excl.shape != (T,):
@@ -322,7 +321,7 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
         return Path(False, "start_outside")
     if G < 0:
         return Path(False, "goal_outside")
-    if excl[S] or excl[G]:
+    if excl is not None and (excl[S] or excl[G]):
         return Path(False, "excluded")
     if S == G:
         d = float(np.linalg.norm(gpt - s))
@@ -331,6 +330,10 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     lab = components(mesh)
     if lab[S] != lab[G]:
         return Path(False, "unreachable")
+    g = _graph(mesh)                     # built on the first query that searches
+    plain = scale is None and excl is None
+    scale = g["ones"] if scale is None else scale
+    excl = g["no_excl"] if excl is None else excl
     # every cost is at least min_scale times its base cost, so the
     # Euclidean bound scaled by min_scale stays admissible and consistent
     min_scale = 1.0 if cost_scale is None else float(scale.min()) if T else 1.0
@@ -338,7 +341,6 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
         min_scale = 1.0                  # every tet impassable: nothing to bound
     hw = min_scale if g["admissible"] else 0.0
     g["qid"][0] += 1
-    plain = cost_scale is None and exclude is None
     cost, n = _kernel()(g["indptr"], g["dst"], g["etet"], g["ew"], g["cen"], scale, excl,
                         plain, g["tet_faces"], g["is_portal"], S, G, s, gpt, hw,
                         g["gscore"], g["parent"], g["ptet"], g["state"], g["qid"][0],

@@ -121,11 +121,15 @@ def _graph(mesh) -> dict:
              ew=ew.astype(np.float64), cen=np.ascontiguousarray(cen[face_order]),
              admissible=admissible, T=T, F=F, is_portal=is_portal[face_order],
              tet_faces=np.ascontiguousarray(rank[tf]), face_order=face_order,
-             gscore=np.full(F + 1, np.inf), parent=np.full(F + 1, -1, np.int32),
-             ptet=np.full(F + 1, -1, np.int32), state=np.zeros(F + 1, np.int64), qid=[0],
-             heap_key=np.zeros(len(dst) + 16), heap_node=np.zeros(len(dst) + 16, np.int32),
+             # per-side search state (0 forward, 1 backward); a side pushes
+             # at most once per edge plus its <= 4 seeds
+             gscore=np.full((2, F + 1), np.inf), potential=np.zeros((2, F + 1)),
+             parent=np.full((2, F + 1), -1, np.int32), ptet=np.full((2, F + 1), -1, np.int32),
+             state=np.zeros((2, F + 1), np.int64), qid=[0],
+             heap_key=np.zeros((2, len(dst) + 16)), heap_node=np.zeros((2, len(dst) + 16), np.int32),
              ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
-             chain=np.zeros(F + 2, np.int64))
+             chain=np.zeros(2 * F + 4, np.int64),
+             chain_tet=np.zeros(2 * F + 4, np.int64))
     s["path"] = g
     return g
 
@@ -145,61 +149,84 @@ def _morton_order(points):
 
 
 def _search_py(indptr, dst, etet, ew, cen, scale, excl, plain, tet_faces, is_portal,
-               S, G, start, goal, hw, gscore, parent, ptet, state, qid,
-               heap_key, heap_node, chain):
-    """A* from the start point (in tet S) to the goal point (in tet G) over
-    the face graph; node F is the virtual goal. Returns (cost, n): cost is
-    inf when unreachable, chain[:n] the portal faces in order, n = -1 for a
-    cyclic parent chain (impossible on a sound graph). ``plain``: no
-    cost_scale and no exclude (skips two loads per edge). ``state[v]`` is
-    2*qid while v is open in this query and 2*qid+1 once closed, so nothing
-    is cleared between queries."""
+               S, G, start, goal, hw, gscore, potential, parent, ptet, state, qid,
+               heap_key, heap_node, chain, chain_tet):
+    """Bidirectional A* from the start point (in tet S) to the goal point (in
+    tet G) over the face graph. Returns (cost, n): cost is inf when
+    unreachable; chain[:n] are the portal faces in order and chain_tet[k]
+    the tetrahedron crossed from chain[k-1] to chain[k] (k >= 1); n = -1
+    for a broken parent chain (impossible on a sound graph).
+
+    Side 0 searches forward from s, side 1 backward from g, both on costs
+    reduced by the average potential p(v) = hw * (|v - g| - |v - s|) / 2
+    (forward keys g + p, backward keys g - p). With every cost at least
+    ``hw`` times the centroid distance, both reduced graphs have no negative
+    edge, so each side is a Dijkstra search and the usual stopping rule
+    holds: stop when the two smallest keys sum to at least the best meeting
+    cost found. Every s-g path meets both searches on some edge, and the
+    potentials cancel along it, so that cost is the true optimum.
+
+    ``plain``: no cost_scale and no exclude (skips two loads per edge).
+    ``state[side, v]`` is 2*qid once v is labelled in this query and 2*qid+1
+    once it is settled, so nothing is cleared between queries."""
     F = indptr.shape[0] - 1
+    sx, sy, sz = start[0], start[1], start[2]
     gx, gy, gz = goal[0], goal[1], goal[2]
-    opened = 2 * qid
-    done = opened + 1
-    g0, g1, g2, g3 = tet_faces[G, 0], tet_faces[G, 1], tet_faces[G, 2], tet_faces[G, 3]
-    best = np.inf                        # cost of the best goal link so far
-    size = 0
-    for k in range(4):
-        f = tet_faces[S, k]
-        if not is_portal[f]:
-            continue
-        d = np.sqrt((cen[f, 0] - start[0]) ** 2 + (cen[f, 1] - start[1]) ** 2
-                    + (cen[f, 2] - start[2]) ** 2)
-        if state[f] != opened or d < gscore[f]:
-            state[f] = opened
-            gscore[f] = d
-            parent[f] = -1
-            ptet[f] = -1
-            h = hw * np.sqrt((cen[f, 0] - gx) ** 2 + (cen[f, 1] - gy) ** 2
-                             + (cen[f, 2] - gz) ** 2)
-            size = _heap_push(heap_key, heap_node, size, d + h, f)
-    while size > 0:
-        f = heap_node[0]
-        size = _heap_pop(heap_key, heap_node, size)
-        if f == F:
-            n = 0
-            v = parent[F]
-            while v >= 0 and n <= F:
-                chain[n] = v
-                n += 1
-                v = parent[v]
-            if v >= 0:
-                return best, -1
-            chain[:n] = chain[:n][::-1].copy()
-            return best, n
-        if state[f] == done:
+    labelled = 2 * qid
+    settled = labelled + 1
+    half = 0.5 * hw
+    best = np.inf                        # cheapest s-g path seen so far
+    meet_u = -1                          # it crosses from meet_u (forward
+    meet_v = -1                          # label) to meet_v (backward label)
+    meet_t = -1                          # through this tet (-1: meet_u == meet_v)
+    size0 = 0
+    size1 = 0
+    for side in range(2):
+        T = S if side == 0 else G
+        px, py, pz = (sx, sy, sz) if side == 0 else (gx, gy, gz)
+        for k in range(4):
+            f = tet_faces[T, k]
+            if not is_portal[f]:
+                continue
+            d = np.sqrt((cen[f, 0] - px) ** 2 + (cen[f, 1] - py) ** 2 + (cen[f, 2] - pz) ** 2)
+            if state[side, f] == labelled and d >= gscore[side, f]:
+                continue
+            dg = np.sqrt((cen[f, 0] - gx) ** 2 + (cen[f, 1] - gy) ** 2 + (cen[f, 2] - gz) ** 2)
+            ds = np.sqrt((cen[f, 0] - sx) ** 2 + (cen[f, 1] - sy) ** 2 + (cen[f, 2] - sz) ** 2)
+            pot = half * (dg - ds) if side == 0 else half * (ds - dg)
+            state[side, f] = labelled
+            gscore[side, f] = d
+            potential[side, f] = pot
+            parent[side, f] = -1
+            ptet[side, f] = -1
+            if side == 0:
+                size0 = _heap_push(heap_key[0], heap_node[0], size0, d + pot, f)
+            else:
+                size1 = _heap_push(heap_key[1], heap_node[1], size1, d + pot, f)
+    for k in range(4):                   # S and G share a face
+        f = tet_faces[G, k]
+        if state[0, f] == labelled and state[1, f] == labelled:
+            c = gscore[0, f] + gscore[1, f]
+            if c < best:
+                best, meet_u, meet_v, meet_t = c, f, f, -1
+    while size0 > 0 and size1 > 0:
+        top0 = heap_key[0, 0]
+        top1 = heap_key[1, 0]
+        if top0 + top1 >= best:
+            break
+        side = 0 if top0 <= top1 else 1
+        other = 1 - side
+        top_other = top1 if side == 0 else top0
+        f = heap_node[side, 0]
+        key = heap_key[side, 0]
+        if side == 0:
+            size0 = _heap_pop(heap_key[0], heap_node[0], size0)
+        else:
+            size1 = _heap_pop(heap_key[1], heap_node[1], size1)
+        if state[side, f] == settled or key != gscore[side, f] + potential[side, f]:
             continue                     # a stale heap entry
-        state[f] = done
-        gf = gscore[f]
-        if f == g0 or f == g1 or f == g2 or f == g3:
-            dg = gf + np.sqrt((cen[f, 0] - gx) ** 2 + (cen[f, 1] - gy) ** 2
-                              + (cen[f, 2] - gz) ** 2)
-            if dg < best:
-                best = dg
-                parent[F] = f
-                size = _heap_push(heap_key, heap_node, size, dg, F)
+        state[side, f] = settled
+        gf = gscore[side, f]
         for e in range(indptr[f], indptr[f + 1]):
             w = ew[e]
             if w < 0:
@@ -210,21 +237,72 @@ def _search_py(indptr, dst, etet, ew, cen, scale, excl, plain, tet_faces, is_por
                     continue
                 w = w * scale[t]
             v = dst[e]
-            sv = state[v]
-            if sv == done:
+            sv = state[side, v]
+            if sv == settled:
                 continue
             ng = gf + w
-            if sv != opened or ng < gscore[v]:
-                h = hw * np.sqrt((cen[v, 0] - gx) ** 2 + (cen[v, 1] - gy) ** 2
-                                 + (cen[v, 2] - gz) ** 2)
-                if ng + h >= best:
-                    continue             # cannot beat the goal link found
-                state[v] = opened
-                gscore[v] = ng
-                parent[v] = f
-                ptet[v] = t
-                size = _heap_push(heap_key, heap_node, size, ng + h, v)
-    return np.inf, 0
+            if state[other, v] >= labelled:
+                c = ng + gscore[other, v]
+                if c < best:
+                    best, meet_t = c, t
+                    meet_u, meet_v = (f, v) if side == 0 else (v, f)
+            if sv == labelled and ng >= gscore[side, v]:
+                continue
+            dg = np.sqrt((cen[v, 0] - gx) ** 2 + (cen[v, 1] - gy) ** 2 + (cen[v, 2] - gz) ** 2)
+            ds = np.sqrt((cen[v, 0] - sx) ** 2 + (cen[v, 1] - sy) ** 2 + (cen[v, 2] - sz) ** 2)
+            pot = half * (dg - ds) if side == 0 else half * (ds - dg)
+            # any path through v costs at least ng + (bound on the rest), and
+            # at least its key here plus the other side's smallest key when
+            # the other side has not reached v yet
+            if ng + hw * (dg if side == 0 else ds) >= best:
+                continue
+            if state[other, v] < labelled and ng + pot + top_other >= best:
+                continue
+            state[side, v] = labelled
+            gscore[side, v] = ng
+            potential[side, v] = pot
+            parent[side, v] = f
+            ptet[side, v] = t
+            if side == 0:
+                size0 = _heap_push(heap_key[0], heap_node[0], size0, ng + pot, v)
+            else:
+                size1 = _heap_push(heap_key[1], heap_node[1], size1, ng + pot, v)
+    if not best < np.inf:
+        return np.inf, 0
+    # forward half: meet_u back to a face of S, then reversed in place
+    n = 0
+    v = meet_u
+    while v >= 0 and n <= F:
+        chain[n] = v
+        chain_tet[n] = ptet[0, v]
+        n += 1
+        v = parent[0, v]
+    if v >= 0:
+        return best, -1
+    for i in range(n // 2):
+        chain[i], chain[n - 1 - i] = chain[n - 1 - i], chain[i]
+    # chain_tet[k] is the tet crossed from chain[k]'s parent (chain[k-1]
+    # after the reversal) into chain[k], so it is reversed with the chain
+    for i in range(n // 2):
+        chain_tet[i], chain_tet[n - 1 - i] = chain_tet[n - 1 - i], chain_tet[i]
+    # backward half: meet_v on to a face of G
+    v = meet_v
+    if meet_v != meet_u:
+        chain[n] = v
+        chain_tet[n] = meet_t
+        n += 1
+    limit = 2 * F + 2
+    while n < limit:
+        nxt = parent[1, v]
+        if nxt < 0:
+            break
+        chain[n] = nxt
+        chain_tet[n] = ptet[1, v]
+        n += 1
+        v = nxt
+    if n >= limit:
+        return best, -1
+    return best, n
 
 
 def _heap_push(key, node, size, k, v):
@@ -339,21 +417,23 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     min_scale = 1.0 if cost_scale is None else float(scale.min()) if T else 1.0
     if not np.isfinite(min_scale):
         min_scale = 1.0                  # every tet impassable: nothing to bound
-    hw = min_scale if g["admissible"] else 0.0
+    # the stored-cost check allows a relative slack of 1e-6; shrinking the
+    # bound by as much keeps every reduced cost non-negative
+    hw = min_scale * (1.0 - 1e-6) if g["admissible"] else 0.0
     g["qid"][0] += 1
     cost, n = _kernel()(g["indptr"], g["dst"], g["etet"], g["ew"], g["cen"], scale, excl,
                         plain, g["tet_faces"], g["is_portal"], S, G, s, gpt, hw,
-                        g["gscore"], g["parent"], g["ptet"], g["state"], g["qid"][0],
-                        g["heap_key"], g["heap_node"], g["chain"])
-    if n < 0:
-        raise QueryError("internal error: cyclic path chain")
-    if not np.isfinite(cost):
+                        g["gscore"], g["potential"], g["parent"], g["ptet"], g["state"],
+                        g["qid"][0], g["heap_key"], g["heap_node"], g["chain"], g["chain_tet"])
+    if n <= 0:
+        if n < 0:
+            raise QueryError("internal error: broken path chain")
         return Path(False, "unreachable")
     chain = g["chain"][:n]
     portals = g["face_order"][chain]
     corridor = np.empty(n + 1, dtype=np.int64)
     corridor[0] = S
-    corridor[1:n] = g["ptet"][chain[1:]]
+    corridor[1:n] = g["chain_tet"][1:n]
     corridor[n] = G
     if smooth:
         tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[portals]]

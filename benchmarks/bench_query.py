@@ -135,8 +135,9 @@ def main():
         t0 = time.perf_counter()
         mine.append(m.find_path(a, b, smooth=False))
         t_mine.append(time.perf_counter() - t0)
-        g = _graph(m)                   # faces closed by this query's search
-        expanded.append(int(np.count_nonzero(g["state"] == 2 * g["qid"][0] + 1)))
+        g = _graph(m)                   # faces settled by this query's search (both sides)
+        stamps = g["node_u16"][:, 12:14]        # forward, backward stamps
+        expanded.append(int(np.count_nonzero(stamps == 2 * g["qid"][0] + 1)))
     t_smooth = []
     for a, b in zip(A[:50], B[:50]):
         t0 = time.perf_counter()

@@ -29,12 +29,13 @@ The search kernel is compiled with numba when it is importable (lazy import,
 ``cache=True``); without numba the same code runs as plain Python (same
 answers, ~100x slower). Each side keeps its open set in a 4-ary heap on
 preallocated arrays, and the side with the smaller open set grows next.
-Every face's search state (both sides' costs and stamps, parents, potential)
-sits in one 48-byte row, and the graph is an array of 16-byte edge records
-over faces renumbered along a Z-order curve (faces near in space are near in
-memory). Per-query state is stamped with a query id, so nothing is cleared
-between queries; one mesh's scratch is not safe to search from two threads
-at once.
+Every face's search state (both sides' costs, stamps and parents, and its
+potential) sits in one 32-byte row; the graph is an array of 8-byte edge
+records over faces renumbered along a Z-order curve (faces near in space are
+near in memory); these arrays share one huge-page arena, and the kernel
+prefetches a face's neighbours before relaxing them. Per-query state is
+stamped with a query id, so nothing is cleared between queries; one mesh's
+scratch is not safe to search from two threads at once.
 
 A route may touch a face of a tetrahedron and turn back into it when that
 is cheaper (a start link is unscaled while ``cost_scale`` can make crossing
@@ -209,9 +210,9 @@ class _Arena:
     """Named arrays carved from one anonymous memory map, each on a 64-byte
     boundary, the map asked for transparent huge pages where the OS offers
     them (Linux ``MADV_HUGEPAGE``). A search touches a few hundred scattered
-    faces of ~4 MB of arrays; on 4 KB pages that is a TLB miss on most of
-    them, and the arena makes a query ~10 % faster on the benchmark map.
-    Zero-filled; elsewhere it is plain memory."""
+    faces of ~4 MB of arrays, and on 4 KB pages most of those touches also
+    miss the TLB; in a kernel-only A/B on the benchmark map the arena took
+    5-10 % off a query. Zero-filled; elsewhere it is plain memory."""
 
     ALIGN = 64
     HUGE = 2 << 20
@@ -244,12 +245,12 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
                is_portal, S, G, start, goal, hw, node, node_u16, qid,
                heap_key0, heap_node0, heap_key1, heap_node1, chain, chain_tet):
     """Bidirectional A* from the start point (in tet S) to the goal point (in
-    tet G) over the face graph. Returns (cost, n): cost is inf when
+    tet G) over the face graph. Returns (cost, n, length): cost is inf when
     unreachable; chain[:n] are the portal faces in order and chain_tet[k]
     the tetrahedron crossed from chain[k-1] to chain[k] (k >= 1, with
     chain_tet[0] = S and chain_tet[n] = G); n = -1 for a broken parent chain
-    (impossible on a sound graph). ``length``: of the unsmoothed polyline
-    s, portal centroids, g.
+    (impossible on a sound graph); length is that of the unsmoothed
+    polyline s, portal centroids, g.
 
     Side 0 searches forward from s, side 1 backward from g, both on costs
     reduced by the average potential p(v) = hw * (|v - g| - |v - s|) / 2
@@ -262,10 +263,10 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
 
     ``edge[e] = (cost as float32, dst as int32)`` (the stored costs are
     float32, so nothing is lost), ``etet[e]`` its tetrahedron; ``plain``: no
-    cost_scale and no exclude (skips two loads per edge). A stamp is 2*qid once the face is
-    labelled by that side in this query and 2*qid+1 once settled, so
-    nothing is cleared between queries; the potential of a face is valid
-    once either side has labelled it."""
+    cost_scale and no exclude (skips two loads per edge). A stamp is 2*qid
+    once the face is labelled by that side in this query and 2*qid+1 once
+    settled, so nothing is cleared between queries; the potential of a face
+    is valid once either side has labelled it."""
     F = indptr.shape[0] - 1
     sx, sy, sz = start[0], start[1], start[2]
     gx, gy, gz = goal[0], goal[1], goal[2]

@@ -224,7 +224,16 @@ def membership(pts, bbox_min, cell_size, dims, n_cells, eps, box_ok):
     magnitude; a tetrahedron whose coordinates are too (and finite) takes the
     shortcut of dropping numpy's exact zero products (no product can
     overflow, none is NaN)."""
-    n_t = pts.shape[0]
+    out_c, out_t = membership_pairs(pts, 0, pts.shape[0], bbox_min, cell_size, dims,
+                                    eps, box_ok)
+    return sort_by_cell(out_c, out_t, n_cells)
+
+
+@njit(**_JIT)
+def membership_pairs(pts, t0, t1, bbox_min, cell_size, dims, eps, box_ok):
+    """The meeting pairs (cells, tets) of tetrahedra t0..t1-1, in tetrahedron
+    order (then z, y, x of the cell); see :func:`membership`."""
+    n_t = t1 - t0
     nx, ny = dims[0], dims[1]
     cap = 16 + 8 * n_t
     out_c = np.empty(cap, np.int64)
@@ -232,7 +241,7 @@ def membership(pts, bbox_min, cell_size, dims, n_cells, eps, box_ok):
     n = 0
     lo = np.empty(3, np.int64)
     hi = np.empty(3, np.int64)
-    for t in range(n_t):
+    for t in range(t0, t1):
         fast = box_ok
         for e in range(3):
             mn = _nmin(_nmin(pts[t, 0, e], pts[t, 1, e]), _nmin(pts[t, 2, e], pts[t, 3, e]))
@@ -250,16 +259,15 @@ def membership(pts, bbox_min, cell_size, dims, n_cells, eps, box_ok):
                 for ix in range(lo[0], hi[0] + 1):
                     lo0 = bbox_min[0] + float(ix) * cell_size[0]
                     hi0 = lo0 + cell_size[0]
-                    # a vertex inside the closed cell box: a sure hit
+                    # a vertex inside the closed cell box: a sure hit (all four
+                    # tested without branches: cheaper than stopping early)
                     keep = False
                     for v in range(4):
                         x = pts[t, v, 0]
                         y = pts[t, v, 1]
                         z = pts[t, v, 2]
-                        if (x >= lo0 and x <= hi0 and y >= lo1 and y <= hi1
-                                and z >= lo2 and z <= hi2):
-                            keep = True
-                            break
+                        keep |= ((x >= lo0) & (x <= hi0) & (y >= lo1) & (y <= hi1)
+                                 & (z >= lo2) & (z <= hi2))
                     if not keep:
                         keep = _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps,
                                            fast)
@@ -275,7 +283,14 @@ def membership(pts, bbox_min, cell_size, dims, n_cells, eps, box_ok):
                         out_c[n] = (iz * ny + iy) * nx + ix
                         out_t[n] = t
                         n += 1
-    # a stable counting sort by cell (the pairs were made in tetrahedron order)
+    return out_c[:n], out_t[:n]
+
+
+@njit(**_JIT)
+def sort_by_cell(out_c, out_t, n_cells):
+    """A stable counting sort of the pairs by cell (pairs made in tetrahedron
+    order come out sorted by cell, then tetrahedron)."""
+    n = len(out_c)
     start = np.zeros(n_cells + 1, np.int64)
     for i in range(n):
         start[out_c[i] + 1] += 1

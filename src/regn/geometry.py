@@ -160,15 +160,50 @@ def grid_membership(tet_points, bbox_min, cell_size, dims, *, use_numba=None):
         lo = cell_coords(pmin - eps, bbox_min, cell_size, dims_a)
         hi = cell_coords(pmax + eps, bbox_min, cell_size, dims_a)
         return _grid_membership_numpy(pts, lo, hi, bbox_min, cell_size, dims_a, eps)
-    # the kernel computes the same cell ranges per tetrahedron; it may drop
-    # numpy's zero products (exact) where no number can overflow or be NaN
+    return kernel(*_kernel_args(pts, bbox_min, cell_size, dims_a, eps))
+
+
+def _kernel_args(pts, bbox_min, cell_size, dims_a, eps):
+    """The compiled membership kernel's arguments (pts, bbox_min, cell_size,
+    dims, n_cells, eps, box_ok). The kernel computes the same cell ranges per
+    tetrahedron; it may drop numpy's zero products (exact) where no number
+    can overflow or be NaN (``box_ok``)."""
     top = bbox_min + cell_size * dims_a
     box_ok = bool(np.all(np.abs(bbox_min) < 1e75) and np.all(np.abs(top) < 1e75)
                   and np.all(cell_size < 1e75) and np.isfinite(eps))
-    return kernel(np.ascontiguousarray(pts.reshape(n_t, 4, 3)),
-                  np.ascontiguousarray(bbox_min.reshape(3)),
-                  np.ascontiguousarray(cell_size.reshape(3)), dims_a.reshape(3),
-                  int(np.prod(dims_a)), eps, box_ok)
+    return (np.ascontiguousarray(pts.reshape(len(pts), 4, 3)),
+            np.ascontiguousarray(bbox_min.reshape(3)),
+            np.ascontiguousarray(cell_size.reshape(3)), dims_a.reshape(3),
+            int(np.prod(dims_a)), eps, box_ok)
+
+
+def grid_membership_split(tet_points, bbox_min, cell_size, dims, parts=2):
+    """:func:`grid_membership` by the compiled kernel in ``parts`` pieces that
+    can run at once (each piece's kernel releases the GIL): returns
+    ``(pieces, finish)``, ``pieces`` a list of zero-argument callables and
+    ``finish(results)`` the (cells, tets) of :func:`grid_membership` from
+    their results, in order. None when the kernel is not available or there
+    are no tetrahedra."""
+    pts = np.asarray(tet_points, dtype=np.float64)
+    n_t = len(pts)
+    if n_t == 0 or not USE_NUMBA or _membership_kernel() is None:
+        return None
+    from ._geometry_nb import membership_pairs, sort_by_cell
+    dims_a = np.asarray(dims, dtype=np.int64)
+    bbox_min = np.asarray(bbox_min, np.float64)
+    cell_size = np.asarray(cell_size, np.float64)
+    eps = TOUCH_REL * float(np.max(cell_size * dims_a))
+    p, lo, size, d, n_cells, eps, box_ok = _kernel_args(pts, bbox_min, cell_size,
+                                                        dims_a, eps)
+    cuts = [n_t * k // parts for k in range(parts + 1)]
+    pieces = [lambda a=a, b=b: membership_pairs(p, a, b, lo, size, d, eps, box_ok)
+              for a, b in zip(cuts[:-1], cuts[1:])]
+
+    def finish(results):
+        cells = np.concatenate([r[0] for r in results])
+        tets = np.concatenate([r[1] for r in results])
+        return sort_by_cell(cells, tets, n_cells)
+    return pieces, finish
 
 
 def _grid_membership_numpy(pts, lo, hi, bbox_min, cell_size, dims_a, eps):

@@ -21,7 +21,12 @@ Tolerances (all in float64 on the stored float32 values):
   about 160 float32 ulps at that scale, ~0.9 m on a +-50 km map. A real
   error (a moved vertex, a wrong cost) is metres to kilometres.
 
-Everything is vectorised; nothing loops over records.
+Everything is vectorised or compiled: with numba, the per-record work runs in
+the kernels of :mod:`regn.checks._kernels` and :mod:`regn._geometry_nb` (one
+pass over the raw records each, several at once on background threads), which
+give the numpy implementations' answers exactly — the numpy code is the
+reference and runs without numba (or with ``regn.geometry.USE_NUMBA = False``);
+``tests/test_verify_equivalence.py`` compares the two on corrupted objects.
 """
 
 from __future__ import annotations
@@ -274,11 +279,20 @@ def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
     report = VerifyReport(path=None if path is None else str(path), strict=strict)
     report.byte_order = "big" if mesh.byte_order == ">" else "little"
     c = _Checks()
+    # with numba, the compiled geometry kernels (the grid rule's pairs, the
+    # longest piece of work, in two halves; the face and tetrahedron arrays)
+    # run on background threads without the GIL while the other checks run,
+    # and so does the round trip's re-encoding (numpy copies, mostly without
+    # the GIL); each is joined where its result is used. ``mesh`` is verify's
+    # own copy, so the private caches the checks leave on it are not seen.
+    jobs = _geometry_jobs(mesh)
     _structure(mesh, c, report)
+    again = _Job(_reencode, mesh, report.pof0_dialect, _known_table(mesh),
+                 background=_threaded(mesh))
     _header(mesh, c)
     _grid_records(mesh, c)
-    _geometry(mesh, c)
-    _roundtrip(mesh, original, c, report)
+    _geometry(mesh, c, jobs)
+    _roundtrip(mesh, original, c, report, again)
     report.checks = c.items
     report.seconds = time.perf_counter() - t0
     return report
@@ -311,7 +325,7 @@ def _structure(mesh, c, report):
     expected = expected_pointer_words(offs, cell_ptr != 0, mesh.n_items, mesh.n_refs)
     table = None
     try:
-        table = read_pof0(parts, expected)
+        table = read_pof0(parts, expected, walk=_kernel("pof0_walk"))
     except FormatError as e:
         c.add("pof0_decodes", "seed", 0, 1, f"neither dialect decodes the table: {e}")
         c.info("pof0_canonical", 0, 1, "the table does not decode")
@@ -328,10 +342,16 @@ def _structure(mesh, c, report):
         c.info("pof0_canonical", int(table.canonical), 1,
                "canonical" if table.canonical else "; ".join(table.notes))
         words = np.asarray(table.words, dtype=np.int64)
-        uw = _sorted_unique(words)
-        missing = expected[~_in_sorted(uw, expected)]
-        extra = uw[~_in_sorted(expected, uw)]
-        unsorted = int(np.count_nonzero(np.diff(words) < 0))
+        step = np.diff(words)
+        unsorted = int(np.count_nonzero(step < 0))
+        if np.array_equal(words, expected):      # the usual case: nothing to list
+            uw = words
+            missing = extra = words[:0]
+            mesh.__dict__["_pof0_exact"] = True  # (for the round trip's shortcut)
+        else:
+            uw = words if not np.any(step <= 0) else _sorted_unique(words)
+            missing = expected[~_in_sorted(uw, expected)]
+            extra = uw[~_in_sorted(expected, uw)]
         bits = []
         if len(missing):
             bits.append(_list(missing, lambda w: f"word {w} ({4 * w:#x}, "
@@ -388,17 +408,28 @@ def _structure(mesh, c, report):
     else:
         c.add("face_sentinels", "seed", 1, 1,
               f"two all-zero 48-byte records at {s_lo:#x}")
-    covered = np.zeros(size, dtype=bool)
-    covered[:HEADER_SIZE] = True
-    for k in range(6):
-        covered[offs[k]:min(ends[k], size)] = True
-    gap = np.flatnonzero(~covered)
+    gap = _uncovered(size, [(0, HEADER_SIZE)] +
+                     [(offs[k], min(ends[k], size)) for k in range(6)])
     c.mask("padding_zero", "inferred", data[gap] != 0,
            lambda i: f"{int(gap[i]):#x}={int(data[gap[i]]):#04x}",
            "non-zero padding bytes", f"{len(gap)} padding bytes, all zero")
     want = align(ends[5], ALIGN)
     c.add("data_area_end", "inferred", int(size == want), 1,
           f"data area is {size:#x} bytes; 16-aligned end of section 5 is {want:#x}")
+
+
+def _uncovered(size, spans):
+    """Ascending byte positions of 0..size-1 outside every span [a, b)."""
+    runs, pos = [], 0
+    for a, b in sorted((max(0, int(a)), min(int(b), size)) for a, b in spans):
+        if b <= a:
+            continue
+        if a > pos:
+            runs.append(np.arange(pos, a, dtype=np.int64))
+        pos = max(pos, b)
+    if pos < size:
+        runs.append(np.arange(pos, size, dtype=np.int64))
+    return np.concatenate(runs) if runs else np.zeros(0, np.int64)
 
 
 # --- header ---------------------------------------------------------------------------
@@ -502,7 +533,115 @@ def _grid_records(mesh, c):
 
 # --- geometry ---------------------------------------------------------------------------------
 
-def _geometry(mesh, c):
+class _Job:
+    """``fn(*args)`` on a background thread (``result()`` joins it and
+    re-raises its exception), or later on the caller's thread."""
+
+    def __init__(self, fn, *args, background=True):
+        self._fn, self._args = fn, args
+        self._out = self._err = None
+        self._thread = None
+        if background:
+            import threading
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def _run(self):
+        try:
+            self._out = self._fn(*self._args)
+        except BaseException as e:      # re-raised on the caller's thread
+            self._err = e
+
+    def result(self):
+        if self._thread is None:
+            return self._fn(*self._args)
+        self._thread.join()
+        if self._err is not None:
+            raise self._err
+        return self._out
+
+
+#: Below this many tetrahedra verify runs everything on the caller's thread
+#: (starting threads costs more than the work they would overlap).
+THREADS_MIN_TETS = 2000
+
+
+def _threaded(mesh) -> bool:
+    """Run the compiled kernels on background threads: numba is in use and
+    the map is big enough for it to pay."""
+    return mesh.n_tets >= THREADS_MIN_TETS and _kernel("face_arrays") is not None
+
+
+def _decode_records(mesh):
+    """Fill the mesh's cached arrays of sections 1 and 2 (tets, tet_faces,
+    tet_points, tet_centres, tet_radii, portal_costs, face_normals, face_d,
+    face_points) in one compiled pass over each section's raw words: the same
+    values the properties compute, faster. Without numba it does nothing
+    (the properties compute them on first use). Returns the tetrahedra whose
+    +0x50..+0x5F words are not all zero, or None."""
+    if "_nonzero_tail" in mesh.__dict__:
+        return mesh.__dict__["_nonzero_tail"]
+    tet_records = _kernel("tet_records")
+    face_floats = _kernel("face_floats")
+    if tet_records is None or face_floats is None:
+        return None
+    from ..mesh import _frozen
+    order = mesh.byte_order
+    tw = _section_words(mesh.sections["tets"], order)
+    out = tet_records(tw, tw.view(np.float32), np.ascontiguousarray(mesh.vertices),
+                      order == ">")
+    for name, a in zip(("tets", "tet_faces", "tet_points", "tet_centres", "tet_radii",
+                        "portal_costs"), out[:6]):
+        mesh.__dict__.setdefault(name, _frozen(a))
+    fw = _section_words(mesh.sections["faces"], order)
+    for name, a in zip(("face_normals", "face_d", "face_points"),
+                       face_floats(fw.view(np.float32))):
+        mesh.__dict__.setdefault(name, _frozen(a))
+    mesh.__dict__["_nonzero_tail"] = out[6]
+    mesh.__dict__["_face_words"] = fw
+    return out[6]
+
+
+def _membership_job(mesh):
+    """:func:`grid_membership` of the mesh's tetrahedra, as a :class:`_Job`:
+    on a big map with the compiled kernel (nogil), in two halves on two
+    background threads (the same pairs: the halves are joined in tetrahedron
+    order and sorted by cell), else inline when asked for."""
+    split = None
+    if _threaded(mesh):
+        split = _geom.grid_membership_split(mesh.tet_points, mesh.bbox_min,
+                                            mesh.cell_size, mesh.dims, parts=2)
+    if split is None:
+        return _Job(grid_membership, mesh.tet_points, mesh.bbox_min, mesh.cell_size,
+                    mesh.dims, background=False)
+    pieces, finish = split
+
+    def run():        # on a background thread: one half here, one on another
+        other = _Job(pieces[0])
+        mine = pieces[1]()
+        return finish([other.result(), mine])
+    return _Job(run)
+
+
+def _geometry_jobs(mesh):
+    """The compiled kernels of the geometry checks that need nothing but the
+    records, started on background threads (they release the GIL) while the
+    other checks run: the grid rule's pairs (in two halves), the face
+    arrays, the tetrahedron arrays. Without numba they run later, inline."""
+    _decode_records(mesh)
+    background = _threaded(mesh)
+    nrm, d, tf = mesh.face_normals, mesh.face_d, mesh.tet_faces
+    return {"membership": _membership_job(mesh),
+            "faces": _Job(_face_arrays, mesh, mesh.sections["faces"], nrm, d, tf,
+                          background=background),
+            "tets": _Job(_tet_arrays, mesh.tet_points, nrm, d, tf,
+                         background=background)}
+
+
+def _geometry(mesh, c, jobs=None):
+    if jobs is None:
+        jobs = _geometry_jobs(mesh)
+    membership = jobs["membership"]
     v = mesh.vertices
     lo, hi = mesh.bbox_min, mesh.bbox_max
     scale = float(max(np.abs(lo).max(), np.abs(hi).max(), (hi - lo).max(), 1.0))
@@ -515,54 +654,36 @@ def _geometry(mesh, c):
     faces = mesh.sections["faces"]
     nrm = mesh.face_normals
     d = mesh.face_d
-    fp = mesh.face_points
-    nlen = np.linalg.norm(nrm, axis=1)
+    tf = mesh.tet_faces
+    n_t = mesh.n_tets
+    arrays = jobs["faces"].result()
+    nlen, res, bad_w, bad_own, bad_a, bad_b, bad_z, listed, other, ta, sa = arrays
+    fp = _Lazy(lambda: mesh.face_points)
+    w = _Lazy(lambda: faces["w"].astype(np.int64))
+    own = _Lazy(lambda: faces["own"].astype(np.int64))
+    tb = _Lazy(lambda: faces["tet_b"].astype(np.int64))
+    sb = _Lazy(lambda: faces["slot_b"].astype(np.int64))
+    z = _Lazy(lambda: faces["zero"].astype(np.int64))
+    two = listed == 2
     c.mask("face_normals_unit", "seed", ~(np.abs(nlen - 1.0) <= UNIT_TOL),
            lambda f: f"face {f} |n| = {nlen[f]:.7g} (n = {_fmt(nrm[f])})",
            f"faces with | |n|-1 | > {UNIT_TOL:g}")
-    res = np.einsum("ij,ij->i", nrm, fp) + d
     c.mask("face_point_on_plane", "seed", ~(np.abs(res) <= tol),
            lambda f: f"face {f} n.p+d = {res[f]:.4g} m (p = {_fmt(fp[f])}, d = "
                      f"{_fmt(d[f])})", f"faces with |n.p+d| > {tol:.3g} m")
-    w = faces["w"].astype(np.int64)
-    c.mask("face_w_one", "seed", w != 0x3F800000,
+    c.mask("face_w_one", "seed", bad_w,
            lambda f: f"face {f} +0x1C = {int(w[f]):#010x}", "faces whose +0x1C is not "
            "1.0f")
-    own = faces["own"].astype(np.int64)
-    c.mask("face_own_index", "seed", own != np.arange(mesh.n_faces),
+    c.mask("face_own_index", "seed", bad_own,
            lambda f: f"face {f} own = {own[f]}", "faces whose own index is not their "
            "record index")
-
-    tf = mesh.tet_faces
-    n_t, n_f = mesh.n_tets, mesh.n_faces
-    ta = faces["tet_a"].astype(np.int64)
-    sa = faces["slot_a"].astype(np.int64)
-    tb = faces["tet_b"].astype(np.int64)
-    sb = faces["slot_b"].astype(np.int64)
-    bad_a = tf[ta, sa] != np.arange(n_f) if n_f else np.zeros(0, bool)
     c.mask("face_tet_a_slot", "seed", bad_a,
            lambda f: f"face {f}: A = tet {ta[f]} slot {sa[f]}, which lists face "
                      f"{tf[ta[f], sa[f]]}", "faces f with tet[A].faces[slot_a] != f")
-
-    listed = np.bincount(tf.ravel(), minlength=n_f)
     c.mask("faces_listed_once_or_twice", "seed", (listed < 1) | (listed > 2),
            lambda f: f"face {f} listed by {listed[f]} tetrahedra", "faces not listed "
            "by one or two tetrahedra")
     # B/slot_b [inferred]: second lister on interior faces, NO_TET/0xFF on boundary
-    flat = tf.ravel()
-    order = np.argsort(flat, kind="stable")
-    fs_sorted = flat[order]
-    first = np.searchsorted(fs_sorted, np.arange(n_f))
-    other = np.full(n_f, -1, np.int64)          # the lister that is not (A, slot_a)
-    two = listed == 2
-    p0 = order[np.minimum(first, max(len(order) - 1, 0))] if len(order) else first
-    p1 = order[np.minimum(first + 1, max(len(order) - 1, 0))] if len(order) else first
-    a_pos = 4 * ta + sa
-    other[two] = np.where(p0[two] == a_pos[two], p1[two], p0[two])
-    b_pos = np.where(tb == NO_TET, -1, 4 * np.minimum(tb, n_t) + np.minimum(sb, 3))
-    bnd = listed == 1
-    bad_b = np.where(bnd, (tb != NO_TET) | (sb != NO_SLOT),
-                     np.where(two, (tb == NO_TET) | (b_pos != other), False))
     c.mask("face_tet_b_slot", "inferred", bad_b,
            lambda f: f"face {f} (listed {listed[f]}x): B = "
                      f"{'NO_TET' if tb[f] == NO_TET else tb[f]} slot "
@@ -571,71 +692,61 @@ def _geometry(mesh, c):
                         if two[f] else ", expected NO_TET/0xFF"),
            "faces whose B/slot_b is not the other tetrahedron (NO_TET/0xFF on the "
            "boundary)")
-    z = faces["zero"].astype(np.int64)
-    c.mask("face_zero_field", "inferred", z != 0,
+    c.mask("face_zero_field", "inferred", bad_z,
            lambda f: f"face {f} +0x2E = {int(z[f]):#06x}", "faces with a non-zero +0x2E")
 
     # tetrahedra ----------------------------------------------------------------
     pts = mesh.tet_points
-    vol, thr, off, third, opp, mean, rad, want = _tet_arrays(pts, nrm, d, tf)
+    vol, thr, off, third, opp, mean, rad, want = jobs["tets"].result()
+    centre = mesh.tet_centres
+    radius = mesh.tet_radii
+    pc = mesh.portal_costs                                    # (T,6,2)
+    (bad_vol, bad_orient, bad_plane, s_out, bad_out, bad_cr, want_aux, bad_pc, same,
+     aux0, home) = _tet_checks(mesh, vol, thr, third, off, ta, sa, mean, rad, centre,
+                               radius, want, pc, listed, tf, tol)
 
     def dist(t, k):          # n.v+d of slot k's face plane at each vertex of t
         f = tf[t, k]
         return _dot3(nrm[f][None, :], pts[t]) + d[f]
-    c.mask("tet_volume_nonzero", "seed", ~(np.abs(vol) > thr),
+    c.mask("tet_volume_nonzero", "seed", bad_vol,
            lambda t: f"tet {t} verts {mesh.tets[t].tolist()} volume {vol[t]:.4g} m^3",
            "degenerate tetrahedra")
-    c.mask("tet_orientation_positive", "inferred", ~(vol > 0),
+    c.mask("tet_orientation_positive", "inferred", bad_orient,
            lambda t: f"tet {t} verts {mesh.tets[t].tolist()} signed volume "
                      f"{vol[t]:.4g} m^3", "tetrahedra with signed volume <= 0")
 
-    bad_plane = ~(third <= tol)
     c.mask("face_plane_through_tet", "seed", bad_plane,
            lambda i: f"tet {i // 4} slot {i % 4} face {tf[i // 4, i % 4]}: vertex "
                      f"distances {_fmt(dist(i // 4, i % 4))} m",
            f"(tet, slot) pairs whose face plane misses 3 of the 4 vertices by > "
            f"{tol:.3g} m")
-    if n_f:
-        s_out = off[ta, sa]
-        bad_out = ~(s_out < 0)
-    else:
-        s_out = bad_out = np.zeros(0)
     c.mask("face_normal_out_of_a", "inferred", bad_out,
            lambda f: f"face {f}: A's off-plane vertex at n.v+d = {s_out[f]:.4g} m "
                      f"(should be < 0)", "faces whose normal does not point out of A")
 
-    centre = mesh.tet_centres
-    radius = mesh.tet_radii
-    cerr = _norm3(centre - mean)
-    rerr = np.abs(radius - rad)
-    c.mask("tet_centre_radius", "inferred", ~((cerr <= tol) & (rerr <= tol)),
+    c.mask("tet_centre_radius", "inferred", bad_cr,
            lambda t: f"tet {t}: centre {_fmt(centre[t])} vs mean {_fmt(mean[t])}, "
                      f"radius {_fmt(radius[t])} vs {_fmt(rad[t])}",
            f"tetrahedra whose centre/radius differ from the vertex mean / max distance "
            f"by > {tol:.3g} m")
 
     # portal costs -----------------------------------------------------------------
-    pc = mesh.portal_costs                                    # (T,6,2)
-    pairs = np.array(PORTAL_PAIRS)
-    bslot = listed[tf] == 1                                   # (T,4)
-    eb = bslot[:, pairs[:, 0]] | bslot[:, pairs[:, 1]]
-    want_aux = np.where(eb, 0.0, want)
     cost, aux = pc[..., 0], pc[..., 1]
-    bad_pc = ~((np.abs(cost - want) <= tol) & (np.abs(aux - want_aux) <= tol))
     c.mask("portal_cost_rule", "inferred", bad_pc,
            lambda i: f"tet {i // 6} pair {PORTAL_PAIRS[i % 6]}: (cost, aux) = "
                      f"({_fmt(cost.ravel()[i])}, {_fmt(aux.ravel()[i])}), rule gives "
                      f"({_fmt(want.ravel()[i])}, {_fmt(want_aux.ravel()[i])})",
            "(tet, pair) portal costs off the rule cost=|c_i-c_j|, aux=0 at a "
            "boundary else cost")
-    same = int(np.count_nonzero(cost == aux))
     c.info("portal_cost_identity_rate", same, cost.size,
-           f"aux == cost in {same} of {cost.size} pairs; aux == 0 in "
-           f"{int(np.count_nonzero(aux == 0))}")
+           f"aux == cost in {same} of {cost.size} pairs; aux == 0 in {aux0}")
     tz = mesh.sections["tets"]
-    fa, fb = tz["field_a"].astype(np.int64), tz["field_b"].astype(np.int64)
-    zw = tz["zero"].astype(np.int64)
-    nzt = (fa != 0) | (fb != 0) | np.any(zw != 0, axis=1)
+    fa = _Lazy(lambda: tz["field_a"].astype(np.int64))
+    fb = _Lazy(lambda: tz["field_b"].astype(np.int64))
+    zw = _Lazy(lambda: tz["zero"].astype(np.int64))
+    nzt = _decode_records(mesh)
+    if nzt is None:
+        nzt = (fa[:] != 0) | (fb[:] != 0) | np.any(zw[:] != 0, axis=1)
     c.info("tet_unknown_fields", n_t - int(nzt.sum()), n_t,
            _list(np.flatnonzero(nzt), lambda t: f"tet {t} A={fa[t]:#x} B={fb[t]:#x} "
                  f"zero={_hex(zw[t].tolist())}", "tetrahedra with a non-zero +0x50..+0x5F")
@@ -646,9 +757,8 @@ def _geometry(mesh, c):
     dims = mesh.dims
     indptr, ref_t = mesh.grid_csr
     ref_c = np.repeat(np.arange(mesh.n_cells), np.diff(indptr))
-    exp_c, exp_t = grid_membership(pts, lo, cell, dims)
+    exp_c, exp_t = membership.result()
     stride = max(n_t, 1)
-    home = mesh.cell_of(mean) if n_t else np.zeros(0, np.int64)
     hit, missing, extra, listed_home, dupes = _grid_compare(
         indptr, ref_c, ref_t, exp_c, exp_t, home, n_t, stride)
     c.mask("listed_tets_intersect_cell", "inferred", ~hit,
@@ -681,6 +791,115 @@ def _geometry(mesh, c):
           n_exp - len(missing), n_exp + len(extra) + dupes,
           "; ".join(bits) if bits else
           f"every cell lists exactly the {n_exp} (cell, tet) pairs that meet it")
+
+
+class _Lazy:
+    """An array computed on first indexing (values only detail text needs)."""
+
+    def __init__(self, fn):
+        self._fn, self._a = fn, None
+
+    def __getitem__(self, i):
+        if self._a is None:
+            self._a = self._fn()
+        return self._a[i]
+
+
+def _section_words(sec, order):
+    """(N, stride/4) native uint32 words of a section's records (a copy)."""
+    n = len(sec)
+    if n == 0:
+        return np.zeros((0, sec.dtype.itemsize // 4), np.uint32)
+    return np.ascontiguousarray(sec).view(order + "u4").reshape(n, -1).astype(np.uint32)
+
+
+def _face_arrays(mesh, faces, nrm, d, tf):
+    """Per-face arrays of the face checks: nlen |n|, res n.p+d, the failing
+    records of face_w_one, face_own_index, face_tet_a_slot, face_tet_b_slot,
+    face_zero_field, listed (how many tetrahedra list each face), other (the
+    lister 4*tet+slot that is not A, on faces listed twice; else -1), ta, sa.
+    Compiled with numba when it imports (one pass over the raw records),
+    numpy otherwise."""
+    n_t, n_f = mesh.n_tets, mesh.n_faces
+    kernel = _kernel("face_arrays")
+    if kernel is not None:
+        fw = mesh.__dict__.get("_face_words")
+        if fw is None:
+            fw = _section_words(faces, mesh.byte_order)
+        return kernel(fw, fw.view(np.float32), np.ascontiguousarray(tf, np.int64),
+                      int(n_t), mesh.byte_order == ">")
+    fp = mesh.face_points
+    nlen = np.linalg.norm(nrm, axis=1)
+    res = np.einsum("ij,ij->i", nrm, fp) + d
+    w = faces["w"].astype(np.int64)
+    own = faces["own"].astype(np.int64)
+    ta = faces["tet_a"].astype(np.int64)
+    sa = faces["slot_a"].astype(np.int64)
+    tb = faces["tet_b"].astype(np.int64)
+    sb = faces["slot_b"].astype(np.int64)
+    bad_a = tf[ta, sa] != np.arange(n_f) if n_f else np.zeros(0, bool)
+    listed = np.bincount(tf.ravel(), minlength=n_f)
+    flat = tf.ravel()
+    order = np.argsort(flat, kind="stable")
+    fs_sorted = flat[order]
+    first = np.searchsorted(fs_sorted, np.arange(n_f))
+    other = np.full(n_f, -1, np.int64)          # the lister that is not (A, slot_a)
+    two = listed == 2
+    p0 = order[np.minimum(first, max(len(order) - 1, 0))] if len(order) else first
+    p1 = order[np.minimum(first + 1, max(len(order) - 1, 0))] if len(order) else first
+    a_pos = 4 * ta + sa
+    other[two] = np.where(p0[two] == a_pos[two], p1[two], p0[two])
+    b_pos = np.where(tb == NO_TET, -1, 4 * np.minimum(tb, n_t) + np.minimum(sb, 3))
+    bnd = listed == 1
+    bad_b = np.where(bnd, (tb != NO_TET) | (sb != NO_SLOT),
+                     np.where(two, (tb == NO_TET) | (b_pos != other), False))
+    z = faces["zero"].astype(np.int64)
+    return (nlen, res, w != 0x3F800000, own != np.arange(n_f), bad_a, bad_b, z != 0,
+            listed, other, ta, sa)
+
+
+def _tet_checks(mesh, vol, thr, third, off, ta, sa, mean, rad, centre, radius, want,
+                pc, listed, tf, tol):
+    """The comparisons of the tetrahedron and portal checks: bad_vol,
+    bad_orient (T,), bad_plane (T,4), s_out, bad_out (F,), bad_cr (T,),
+    want_aux, bad_pc (T,6), how many pairs have aux == cost and aux == 0,
+    home (T,) the cell of each vertex mean. Compiled with numba when it
+    imports, numpy otherwise."""
+    n_t, n_f = len(vol), len(ta)
+    kernel = _kernel("tet_checks")
+    if kernel is not None:
+        f64 = np.float64
+        out = kernel(vol, thr, third, off, np.ascontiguousarray(ta, np.int64),
+                     np.ascontiguousarray(sa, np.int64), mean, rad,
+                     np.ascontiguousarray(centre, f64), np.ascontiguousarray(radius, f64),
+                     want, np.ascontiguousarray(pc, f64), np.ascontiguousarray(listed, np.int64),
+                     np.ascontiguousarray(tf, np.int64), np.array(PORTAL_PAIRS, np.int64),
+                     float(tol), np.ascontiguousarray(mesh.bbox_min, f64),
+                     np.ascontiguousarray(mesh.cell_size, f64),
+                     np.asarray(mesh.dims, np.int64))
+        return out[:8] + (int(out[8]), int(out[9]), out[10])
+    bad_vol = ~(np.abs(vol) > thr)
+    bad_orient = ~(vol > 0)
+    bad_plane = ~(third <= tol)
+    if n_f:
+        s_out = off[ta, sa]
+        bad_out = ~(s_out < 0)
+    else:
+        s_out = bad_out = np.zeros(0)
+    cerr = _norm3(centre - mean)
+    rerr = np.abs(radius - rad)
+    bad_cr = ~((cerr <= tol) & (rerr <= tol))
+    pairs = np.array(PORTAL_PAIRS)
+    bslot = listed[tf] == 1                                   # (T,4)
+    eb = bslot[:, pairs[:, 0]] | bslot[:, pairs[:, 1]]
+    want_aux = np.where(eb, 0.0, want)
+    cost, aux = pc[..., 0], pc[..., 1]
+    bad_pc = ~((np.abs(cost - want) <= tol) & (np.abs(aux - want_aux) <= tol))
+    same = int(np.count_nonzero(cost == aux))
+    aux0 = int(np.count_nonzero(aux == 0))
+    home = mesh.cell_of(mean) if n_t else np.zeros(0, np.int64)
+    return (bad_vol, bad_orient, bad_plane, s_out, bad_out, bad_cr, want_aux, bad_pc,
+            same, aux0, home)
 
 
 def _tet_arrays(pts, nrm, d, tf):
@@ -785,9 +1004,42 @@ def _sphere_reach(centre, radius, ref_c, ref_t, lo, cell, dims, n_cells) -> int:
 
 # --- round trip -------------------------------------------------------------------------------
 
-def _roundtrip(mesh, original, c, report):
+def _known_table(mesh):
+    """The read POF0 table's bytes when re-encoding must give exactly them:
+    the sections sit at their canonical offsets (so the writer lists the
+    pointer words the reader expected) and the table decoded, in its
+    dialect, as the canonical encoding (shortest entries, canonical padding)
+    of exactly those words. Else None (the writer encodes a table)."""
+    from ..format.writer import canonical_offsets
+    parts = mesh.parts
+    t = parts._pof0
+    if t is None or not t.canonical or mesh.__dict__.get("_pof0_exact") is not True:
+        return None
+    offs, size = canonical_offsets(parts.counts)
+    if tuple(int(o) for o in parts.section_offsets) != tuple(offs):
+        return None
+    return parts.pof0_body
+
+
+def _reencode(mesh, dialect, table=None):
+    """What ``mesh.dumps(pof0_dialect=dialect or 3)`` gives, with the compiled
+    POF0 packer when numba imports, and without the final copy to bytes
+    (``table``: see :func:`_known_table`)."""
+    from ..format.writer import serialize
+    return serialize(header=mesh.header, sections=mesh.sections,
+                     cell_item=mesh.cell_item, item_ref_start=mesh.item_ref_start,
+                     ref_tet=mesh.ref_tet, byte_order=mesh.byte_order,
+                     dialect=dialect or _pof0.DIALECT_3,
+                     chunk_header=mesh.chunk_header, pof0_header=mesh.pof0_header,
+                     trailer=mesh.trailer, pack=_kernel("pof0_pack"),
+                     as_bytearray=True, table=table)
+
+
+def _roundtrip(mesh, original, c, report, again=None):
+    if again is None:
+        again = _Job(_reencode, mesh, report.pof0_dialect, background=False)
     try:
-        again = mesh.dumps(pof0_dialect=report.pof0_dialect or _pof0.DIALECT_3)
+        again = again.result()
     except Exception as e:   # a LimitError or similar: say so, do not crash
         report.roundtrip_identical = False
         report.first_difference = 0

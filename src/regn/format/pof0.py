@@ -98,7 +98,7 @@ def _entry_starts(length: np.ndarray, n: int):
 
 
 def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
-           data_words: int | None = None) -> Pof0Table:
+           data_words: int | None = None, walk=None) -> Pof0Table:
     """Decode a POF0 body into the word indices it lists.
 
     ``base_offset`` is the object offset of the table's first byte (used only
@@ -106,28 +106,39 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
     below it (inside the data area). Raises :class:`FormatError` on a repeated
     word (a delta of 0 after the first entry), a first delta of 0, an entry
     that runs past the table, or a word outside the data area.
+
+    ``walk`` is an optional compiled walk along the entry chain (``regn.verify``
+    passes :func:`regn.checks._kernels.pof0_walk`; the same starts, deltas,
+    end and overrun as the vectorised code here).
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown POF0 dialect {dialect!r}")
     buf = np.frombuffer(table, dtype=np.uint8)
     n = len(buf)
-    # Entry length if an entry started at each byte; 0 marks the end.
-    kind = buf >> 6
-    length = np.array([0, 1, 2, dialect], dtype=np.int64)[kind]
-    starts, end, overrun = _entry_starts(length, n)
+    by_kind = np.array([0, 1, 2, dialect], dtype=np.int64)
+    if walk is not None:
+        starts, deltas, end, overrun, longer, long_entries = walk(buf, dialect)
+        end = int(end)
+        overrun = bool(overrun)
+        length = None
+    else:
+        # Entry length if an entry started at each byte; 0 marks the end.
+        length = by_kind[buf >> 6]
+        starts, end, overrun = _entry_starts(length, n)
     if overrun:
         last = int(starts[-1])
         raise FormatError(
-            f"POF0 entry at table byte {last} needs {int(length[last])} bytes "
+            f"POF0 entry at table byte {last} needs {int(by_kind[buf[last] >> 6])} bytes "
             f"but the table has {n - last} left",
             offset=base_offset + last, section="POF0")
     starts_arr = starts
-    lens = length[starts_arr] if len(starts_arr) else np.zeros(0, np.int64)
-    deltas = (buf[starts_arr].astype(np.int64) & 0x3F)
-    for k in range(1, dialect):
-        more = lens > k
-        idx = np.where(more, starts_arr + k, 0)
-        deltas = np.where(more, (deltas << 8) | buf[idx].astype(np.int64), deltas)
+    if walk is None:
+        lens = by_kind[buf[starts_arr] >> 6] if len(starts_arr) else np.zeros(0, np.int64)
+        deltas = (buf[starts_arr].astype(np.int64) & 0x3F)
+        for k in range(1, dialect):
+            more = lens > k
+            idx = np.where(more, starts_arr + k, 0)
+            deltas = np.where(more, (deltas << 8) | buf[idx].astype(np.int64), deltas)
     if len(deltas) and deltas[0] == 0:
         raise FormatError("POF0 first entry has delta 0 (word 0 is never a pointer)",
                           offset=base_offset, section="POF0")
@@ -144,26 +155,31 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
             f"outside the {4 * data_words:#x}-byte data area",
             offset=base_offset + int(starts_arr[bad]), section="POF0")
     # Canonical: each delta in its shortest form, then zeros to a multiple of 4.
-    shortest = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
+    if walk is None:
+        shortest = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
+        longer = int(np.sum(shortest != lens))
+        long_entries = int(np.sum(lens >= 3))
     notes = []
     canonical = True
-    if not np.array_equal(shortest, lens):
+    if longer:
         canonical = False
-        notes.append(f"{int(np.sum(shortest != lens))} entries longer than needed")
+        notes.append(f"{int(longer)} entries longer than needed")
     want_size = (end + 3) // 4 * 4
     if n != want_size or np.any(buf[end:]):
         canonical = False
         notes.append(f"table is {n} bytes after {end} bytes of entries; "
                      f"canonical padding gives {want_size}")
-    return Pof0Table(words, dialect, canonical, int(np.sum(lens >= 3)), end, notes)
+    return Pof0Table(words, dialect, canonical, int(long_entries), end, notes)
 
 
-def encode(words, dialect: int = DIALECT_3) -> bytes:
+def encode(words, dialect: int = DIALECT_3, *, pack=None) -> bytes:
     """Canonical table for a set of word indices.
 
     Sorted ascending without repeats, each delta in its shortest form, zero
     bytes up to a multiple of 4. Raises ``ValueError`` when a delta is too
-    large for the dialect or word 0 is listed.
+    large for the dialect or word 0 is listed. ``pack`` is an optional
+    compiled byte packer (``regn.verify`` passes
+    :func:`regn.checks._kernels.pof0_pack`; the same bytes).
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown POF0 dialect {dialect!r}")
@@ -176,6 +192,8 @@ def encode(words, dialect: int = DIALECT_3) -> bytes:
     if len(deltas) and deltas.max() > limit:
         raise ValueError(f"a POF0 delta of {int(deltas.max())} words exceeds the "
                          f"{dialect}-byte dialect's {limit}")
+    if pack is not None:
+        return pack(np.ascontiguousarray(deltas, np.int64), dialect).tobytes()
     lens = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
     total = int(lens.sum())
     out = np.zeros((total + 3) // 4 * 4, dtype=np.uint8)

@@ -211,7 +211,7 @@ def _check_records(parts):
 
 
 
-def read_pof0(parts: RegnParts, expected_words=None) -> pof0.Pof0Table:
+def read_pof0(parts: RegnParts, expected_words=None, *, walk=None) -> pof0.Pof0Table:
     """Decode the POF0 table, choosing the dialect as the spec says.
 
     The seed's 3-byte form is tried first; if it does not decode into an
@@ -219,7 +219,7 @@ def read_pof0(parts: RegnParts, expected_words=None) -> pof0.Pof0Table:
     and equal to ``expected_words`` when given), the 4-byte form is tried.
     When neither is acceptable the first one that decodes at all is returned
     (verify then reports the mismatch); when neither decodes, the 3-byte
-    error is raised.
+    error is raised. ``walk``: see :func:`regn.format.pof0.decode`.
     """
     if parts._pof0 is not None:
         return parts._pof0
@@ -230,7 +230,7 @@ def read_pof0(parts: RegnParts, expected_words=None) -> pof0.Pof0Table:
     for dialect in pof0.DIALECTS:
         try:
             t = pof0.decode(parts.pof0_body, dialect, base_offset=base,
-                            data_words=words_in_data)
+                            data_words=words_in_data, walk=walk)
         except FormatError as e:
             errors.append(e)
             continue
@@ -254,7 +254,9 @@ def _acceptable(parts, words, expected):
     if np.any(vals >= parts.frame.data_size):
         return False
     if expected is not None:
-        return np.array_equal(np.sort(words), np.asarray(expected))
+        ascending = len(words) < 2 or bool(np.all(words[1:] > words[:-1]))
+        return np.array_equal(words if ascending else np.sort(words),
+                              np.asarray(expected))
     return True
 
 

@@ -35,7 +35,8 @@ def canonical_offsets(counts) -> tuple:
 
 def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
               byte_order=BIG, dialect=pof0.DIALECT_3, chunk_header=None,
-              pof0_header=None, trailer=b"") -> bytes:
+              pof0_header=None, trailer=b"", pack=None, as_bytearray=False,
+              table=None) -> bytes:
     """Bytes of one REGN object (chunk + POF0 chunk + trailer).
 
     ``header`` is a header record (any byte order); counts and section
@@ -43,6 +44,11 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
     ``sections`` maps names to structured arrays of the layout dtypes (any
     byte order); pointer fields in them are recomputed from ``cell_item``
     (item index per cell, -1 for none), ``item_ref_start`` and ``ref_tet``.
+    ``pack``: see :func:`regn.format.pof0.encode`. ``as_bytearray`` returns
+    the buffer the object was built in (no final copy; ``regn.verify``
+    only compares it). ``table``: the POF0 table's bytes when the caller
+    knows them already (``regn.verify``, for a read table that is the
+    canonical encoding of exactly these pointer words).
     """
     counts = [len(sections[name]) for name in SECTION_NAMES]
     for name, n in zip(SECTION_NAMES, counts):
@@ -50,12 +56,15 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
             raise LimitError(f"{n} {name} is more than the format's u16 limit of "
                             f"{U16_MAX}")
     offs, data_size = canonical_offsets(counts)
-    words = expected_pointer_words(offs, np.asarray(cell_item) >= 0, counts[4], counts[5])
-    table = pof0.encode(words, dialect)
+    if table is None:
+        words = expected_pointer_words(offs, np.asarray(cell_item) >= 0, counts[4],
+                                       counts[5])
+        table = pof0.encode(words, dialect, pack=pack)
     trailer = bytes(trailer)
     # the whole object in one buffer: chunk header, data area, POF0 chunk
-    out = np.zeros(CHUNK_HEADER_SIZE + data_size + CHUNK_HEADER_SIZE + len(table)
-                   + len(trailer), dtype=np.uint8)
+    buf = bytearray(CHUNK_HEADER_SIZE + data_size + CHUNK_HEADER_SIZE + len(table)
+                    + len(trailer))                 # zeros
+    out = np.frombuffer(buf, dtype=np.uint8)
     data = out[CHUNK_HEADER_SIZE:CHUNK_HEADER_SIZE + data_size]
 
     hdr = np.array(header, dtype=dtype_for("header", byte_order)).reshape(1)
@@ -93,7 +102,7 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
     pos += CHUNK_HEADER_SIZE
     out[pos:pos + len(table)] = np.frombuffer(table, np.uint8)
     out[pos + len(table):] = np.frombuffer(trailer, np.uint8)
-    return out.tobytes()
+    return buf if as_bytearray else bytes(buf)
 
 
 def atomic_write(path, payload: bytes, *, overwrite: bool = True) -> None:

@@ -55,6 +55,7 @@ portal-centroid polyline.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -544,7 +545,7 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     # every cost is at least min_scale times its base cost, so the
     # Euclidean bound scaled by min_scale stays admissible and consistent
     min_scale = 1.0 if cost_scale is None else float(scale.min()) if T else 1.0
-    if not np.isfinite(min_scale):
+    if not math.isfinite(min_scale):
         min_scale = 1.0                  # every tet impassable: nothing to bound
     # the stored-cost check allows a relative slack of 1e-6; shrinking the
     # bound by as much keeps every reduced cost non-negative
@@ -570,5 +571,5 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     else:
         pts = np.empty((n + 2, 3))
         pts[0], pts[-1] = s, gpt
-        np.take(g["cen"], chain, axis=0, out=pts[1:-1])
+        pts[1:-1] = g["cen"][chain]
     return Path(True, "ok", float(cost), corridor, portals, pts, float(length))

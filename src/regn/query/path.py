@@ -232,6 +232,9 @@ class _Arena:
             except OSError:
                 pass
         raw = np.frombuffer(self._map, dtype=np.uint8)
+        # touch every page now (an anonymous map is allocated on first write),
+        # so the first queries do not pay the page faults
+        raw[::4096] = 0
         base = -raw.ctypes.data % self.HUGE          # start on a huge-page boundary
         self._arrays = {}
         for name, (off, shape, dtype) in offsets.items():

@@ -110,6 +110,11 @@ class Mesh:
     def dumps(self, *, byte_order=None, pof0_dialect=None) -> bytes:
         """The object's bytes, canonical layout; byte order and POF0 dialect
         are the ones read unless given."""
+        return self._serialize(byte_order=byte_order, pof0_dialect=pof0_dialect)
+
+    def _serialize(self, *, byte_order=None, pof0_dialect=None, **writer_options):
+        """:meth:`dumps` with the writer's extra options (``regn.verify``
+        passes its compiled packer and asks for the buffer, uncopied)."""
         from .format.writer import serialize
         return serialize(header=self.header, sections=self.sections,
                          cell_item=self.cell_item, item_ref_start=self.item_ref_start,
@@ -117,7 +122,7 @@ class Mesh:
                          byte_order=byte_order or self.byte_order,
                          dialect=pof0_dialect or self.pof0_dialect,
                          chunk_header=self.chunk_header, pof0_header=self.pof0_header,
-                         trailer=self.trailer)
+                         trailer=self.trailer, **writer_options)
 
     # --- counts ---------------------------------------------------------------
     @property

@@ -1015,7 +1015,7 @@ def _known_table(mesh):
     t = parts._pof0
     if t is None or not t.canonical or mesh.__dict__.get("_pof0_exact") is not True:
         return None
-    offs, size = canonical_offsets(parts.counts)
+    offs, _ = canonical_offsets(parts.counts)
     if tuple(int(o) for o in parts.section_offsets) != tuple(offs):
         return None
     return parts.pof0_body
@@ -1025,14 +1025,8 @@ def _reencode(mesh, dialect, table=None):
     """What ``mesh.dumps(pof0_dialect=dialect or 3)`` gives, with the compiled
     POF0 packer when numba imports, and without the final copy to bytes
     (``table``: see :func:`_known_table`)."""
-    from ..format.writer import serialize
-    return serialize(header=mesh.header, sections=mesh.sections,
-                     cell_item=mesh.cell_item, item_ref_start=mesh.item_ref_start,
-                     ref_tet=mesh.ref_tet, byte_order=mesh.byte_order,
-                     dialect=dialect or _pof0.DIALECT_3,
-                     chunk_header=mesh.chunk_header, pof0_header=mesh.pof0_header,
-                     trailer=mesh.trailer, pack=_kernel("pof0_pack"),
-                     as_bytearray=True, table=table)
+    return mesh._serialize(pof0_dialect=dialect or _pof0.DIALECT_3,
+                           pack=_kernel("pof0_pack"), as_bytearray=True, table=table)
 
 
 def _roundtrip(mesh, original, c, report, again=None):
@@ -1061,9 +1055,3 @@ def _roundtrip(mesh, original, c, report, again=None):
     c.info("roundtrip_identical", 0, 1,
            f"first difference at object offset {first:#x} "
            f"({len(original)} bytes read, {len(again)} re-encoded)")
-
-
-
-
-
-

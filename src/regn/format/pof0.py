@@ -97,6 +97,29 @@ def _entry_starts(length: np.ndarray, n: int):
     return starts, end, overrun
 
 
+def _walk(buf, dialect):
+    """The entry chain of table ``buf`` (uint8), vectorised: -> starts (byte
+    positions of the entries), deltas (None after an overrun), end (where
+    the chain stops), overrun (the last entry runs past the table), longer
+    (entries longer than their delta needs), long_entries (3- or 4-byte
+    entries). :func:`regn.checks._kernels.pof0_walk` is the compiled loop
+    with the same results."""
+    by_kind = np.array([0, 1, 2, dialect], dtype=np.int64)
+    length = by_kind[buf >> 6]          # entry length if one started at each byte
+    starts, end, overrun = _entry_starts(length, len(buf))
+    if overrun:
+        return starts, None, end, True, 0, 0
+    lens = length[starts]
+    deltas = buf[starts].astype(np.int64) & 0x3F
+    for k in range(1, dialect):
+        more = lens > k
+        idx = np.where(more, starts + k, 0)
+        deltas = np.where(more, (deltas << 8) | buf[idx].astype(np.int64), deltas)
+    shortest = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
+    return (starts, deltas, end, False, int(np.sum(shortest != lens)),
+            int(np.sum(lens >= 3)))
+
+
 def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
            data_words: int | None = None, walk=None) -> Pof0Table:
     """Decode a POF0 body into the word indices it lists.
@@ -107,44 +130,28 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
     word (a delta of 0 after the first entry), a first delta of 0, an entry
     that runs past the table, or a word outside the data area.
 
-    ``walk`` is an optional compiled walk along the entry chain (``regn.verify``
-    passes :func:`regn.checks._kernels.pof0_walk`; the same starts, deltas,
-    end and overrun as the vectorised code here).
+    ``walk`` replaces :func:`_walk` (``regn.verify`` passes the compiled
+    :func:`regn.checks._kernels.pof0_walk`, with the same results).
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown POF0 dialect {dialect!r}")
     buf = np.frombuffer(table, dtype=np.uint8)
     n = len(buf)
-    by_kind = np.array([0, 1, 2, dialect], dtype=np.int64)
-    if walk is not None:
-        starts, deltas, end, overrun, longer, long_entries = walk(buf, dialect)
-        end = int(end)
-        overrun = bool(overrun)
-        length = None
-    else:
-        # Entry length if an entry started at each byte; 0 marks the end.
-        length = by_kind[buf >> 6]
-        starts, end, overrun = _entry_starts(length, n)
+    starts, deltas, end, overrun, longer, long_entries = (walk or _walk)(buf, dialect)
+    end = int(end)
     if overrun:
         last = int(starts[-1])
+        need = dialect if buf[last] >> 6 == 3 else int(buf[last] >> 6)
         raise FormatError(
-            f"POF0 entry at table byte {last} needs {int(by_kind[buf[last] >> 6])} bytes "
+            f"POF0 entry at table byte {last} needs {need} bytes "
             f"but the table has {n - last} left",
             offset=base_offset + last, section="POF0")
-    starts_arr = starts
-    if walk is None:
-        lens = by_kind[buf[starts_arr] >> 6] if len(starts_arr) else np.zeros(0, np.int64)
-        deltas = (buf[starts_arr].astype(np.int64) & 0x3F)
-        for k in range(1, dialect):
-            more = lens > k
-            idx = np.where(more, starts_arr + k, 0)
-            deltas = np.where(more, (deltas << 8) | buf[idx].astype(np.int64), deltas)
     if len(deltas) and deltas[0] == 0:
         raise FormatError("POF0 first entry has delta 0 (word 0 is never a pointer)",
                           offset=base_offset, section="POF0")
     zero = np.flatnonzero(deltas[1:] == 0)
     if len(zero):
-        at = int(starts_arr[zero[0] + 1])
+        at = int(starts[zero[0] + 1])
         raise FormatError("POF0 entry with delta 0 lists a word twice",
                           offset=base_offset + at, section="POF0")
     words = np.cumsum(deltas)
@@ -153,12 +160,8 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
         raise FormatError(
             f"POF0 lists word {int(words[bad])} (byte {4 * int(words[bad]):#x}) "
             f"outside the {4 * data_words:#x}-byte data area",
-            offset=base_offset + int(starts_arr[bad]), section="POF0")
+            offset=base_offset + int(starts[bad]), section="POF0")
     # Canonical: each delta in its shortest form, then zeros to a multiple of 4.
-    if walk is None:
-        shortest = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
-        longer = int(np.sum(shortest != lens))
-        long_entries = int(np.sum(lens >= 3))
     notes = []
     canonical = True
     if longer:

@@ -3,8 +3,8 @@
 ``prefetch(array, flat_index)`` asks the CPU to start loading the cache line
 holding element ``flat_index`` of a C-contiguous array, without waiting for
 it. The path search issues one per neighbour before relaxing them, so the
-neighbours' (cold) records arrive together instead of one miss at a time
-(~10 % of a query on the benchmark map). It changes no result.
+neighbours' (cold) records arrive together instead of one miss at a time.
+It changes no result.
 
 :func:`numba_prefetch` builds the numba intrinsic (llvm.prefetch); it imports
 numba, so call it only when compiling. :func:`prefetch` is the plain-Python

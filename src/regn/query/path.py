@@ -127,53 +127,39 @@ def _graph(mesh) -> dict:
     etet = np.concatenate([tt, tt])
     ew = np.concatenate([base, base])
     order = np.argsort(src, kind="stable")
-    indptr = np.zeros(F + 1, dtype=np.int64)
+    # what every expansion reads lives in one arena (see _Arena): the CSR
+    # offsets; one 8-byte record per directed edge, its cost (stored as
+    # float32 in the file, so exact) and its destination as int32 (a u16
+    # file has < 65 536 faces); the tet each edge crosses, read only with
+    # cost_scale or exclude; the centroids; the per-face search rows
+    arena = _Arena([("indptr", (F + 1,), np.int32), ("edge", (len(src), 2), np.float32),
+                    ("etet", (len(src),), np.int32), ("cen", (F, 3), np.float64),
+                    ("node", (F + 1, NODE_COLUMNS), np.float64)])
+    indptr, edge, etet_sorted = arena["indptr"], arena["edge"], arena["etet"]
     np.cumsum(np.bincount(src, minlength=F), out=indptr[1:])
-    # one 8-byte record per directed edge: its cost (stored as float32 in
-    # the file, so exact) and its destination as int32 (a u16 file has
-    # < 65 536 faces); the tet crossed in its own array, read only with
-    # cost_scale or exclude
-    edge = np.empty((len(src), 2), dtype=np.float32)
     edge_int = edge.view(np.int32)
     edge[:, 0] = ew[order]
     edge_int[:, 1] = dst[order]
-    etet = etet[order].astype(np.int32)
-    # the two tetrahedra of each (internal) face; the second is -1 on walls
-    face_tets = np.full((F, 2), -1, dtype=np.int32)
-    slot_of = np.argsort(rank[tf].reshape(-1), kind="stable")
-    owner = (slot_of // 4).astype(np.int32)
-    counts = np.bincount(rank[tf].reshape(-1), minlength=F)
-    first = np.zeros(F + 1, dtype=np.int64)
-    np.cumsum(counts, out=first[1:])
-    has = counts > 0
-    face_tets[has, 0] = owner[first[:-1][has]]
-    two = counts > 1
-    face_tets[two, 1] = owner[first[:-1][two] + 1]
-    # what every expansion reads lives in one arena (see _Arena)
-    arena = _Arena([("indptr", (F + 1,), np.int32), ("edge", edge.shape, np.float32),
-                    ("etet", etet.shape, np.int32), ("cen", (F, 3), np.float64),
-                    ("node", (F + 1, NODE_COLUMNS), np.float64)])
-    arena["indptr"][:] = indptr
-    arena["edge"][:] = edge
-    arena["etet"][:] = etet
+    etet_sorted[:] = etet[order]
     arena["cen"][:] = cen[face_order]
-    edge, etet, node = arena["edge"], arena["etet"], arena["node"]
-    edge_int = edge.view(np.int32)
-    g = dict(arena=arena, indptr=arena["indptr"], edge=edge, edge_int=edge_int, etet=etet,
-             cen=arena["cen"],
-             admissible=admissible, T=T, F=F, is_portal=is_portal[face_order],
-             tet_faces=np.ascontiguousarray(rank[tf]), face_tets=face_tets,
-             face_order=face_order, node=node, node_u16=node.view(np.uint16), qid=[0],
-             # a side pushes at most once per edge plus its <= 4 seeds
-             heap_key=np.zeros((2, len(src) + 16)),
-             heap_node=np.zeros((2, len(src) + 16), np.int32),
+    node = arena["node"]
+    # the two tetrahedra of each face (the second -1 on walls), from the
+    # mesh's adjacency: face tet_faces[t, k] joins t and neighbors[t, k]
+    face_tets = np.full((F, 2), -1, dtype=np.int32)
+    face_tets[rank[tf].reshape(-1)] = np.stack(
+        [np.repeat(np.arange(T), 4), np.asarray(nb).reshape(-1)], axis=1)
+    g = dict(arena=arena, cen=arena["cen"], admissible=admissible, face_order=face_order,
+             node_u16=node.view(np.uint16), qid=[0],
              ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
              chain=np.zeros(2 * F + 4, np.int64), chain_tet=np.zeros(2 * F + 5, np.int64))
+    # a side pushes at most once per edge plus its <= 4 seeds
+    heap_key = np.zeros((2, len(src) + 16))
+    heap_node = np.zeros((2, len(src) + 16), np.int32)
     # the kernel's arguments in call order, grouped around the per-query ones
-    g["head"] = (g["indptr"], edge, edge_int, etet, g["cen"])
-    g["mid"] = (g["tet_faces"], face_tets, g["is_portal"])
+    g["head"] = (indptr, edge, edge_int, etet_sorted, g["cen"])
+    g["mid"] = (np.ascontiguousarray(rank[tf]), face_tets, is_portal[face_order])
     g["state"] = (node, g["node_u16"])
-    g["tail"] = (g["heap_key"][0], g["heap_node"][0], g["heap_key"][1], g["heap_node"][1],
+    g["tail"] = (heap_key[0], heap_node[0], heap_key[1], heap_node[1],
                  g["chain"], g["chain_tet"])
     s["path"] = g
     return g
@@ -212,8 +198,7 @@ class _Arena:
     boundary, the map asked for transparent huge pages where the OS offers
     them (Linux ``MADV_HUGEPAGE``). A search touches a few hundred scattered
     faces of ~4 MB of arrays, and on 4 KB pages most of those touches also
-    miss the TLB; in a kernel-only A/B on the benchmark map the arena took
-    5-10 % off a query. Zero-filled; elsewhere it is plain memory."""
+    miss the TLB. Zero-filled; elsewhere it is plain memory."""
 
     ALIGN = 64
     HUGE = 2 << 20
@@ -315,8 +300,8 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
         top1 = heap_key1[0]
         if top0 + top1 >= best:
             break
-        # grow the smaller frontier (fewer faces settled than growing the
-        # side with the smaller key: 546 against 634, median, on the bench map)
+        # grow the smaller frontier (it settles fewer faces than growing
+        # the side with the smaller key)
         if size0 <= size1:
             side, other, top_other, sign = 0, 1, top1, 1.0
             f = heap_node0[0]

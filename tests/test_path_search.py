@@ -151,6 +151,44 @@ def test_inadmissible_stored_costs_still_optimal():
     assert n > 10
 
 
+def test_costs_breaking_the_triangle_inequality_turn_back():
+    """Another writer's costs (all at least the centroid distance, so the
+    bounds stay on) that break the triangle inequality in most tetrahedra:
+    there the search must expand back into the tetrahedron it came through,
+    and the optimal routes do turn back (a corridor repeats a tetrahedron)."""
+    mesh = random_map(260, seed=9, hole_fraction=0.1, dims=(6, 6, 6))
+    rng = np.random.default_rng(4)
+    pc = np.array(mesh.portal_costs)
+    pc[:, :, 0] *= rng.choice([1.0, 1.0, 6.0], pc.shape[:2])
+    mesh.__dict__["portal_costs"] = pc.astype(np.float32).astype(np.float64)
+    from regn.query.path import _graph, _triangle_tets
+    assert _graph(mesh)["admissible"]
+    kept = _triangle_tets(mesh.tet_faces.astype(np.int64), mesh.neighbors,
+                          mesh.portal_costs[:, :, 0], PORTAL_PAIRS)
+    assert 0.05 < kept.mean() < 0.95             # both kinds of tetrahedra
+    edges = _portal_edges(mesh)
+    found = turned = 0
+    for a, b in _pairs(mesh, 60, seed=43):
+        p = mesh.find_path(a, b, smooth=False)
+        ref = _reference_cost(mesh, edges, a, b)
+        if not np.isfinite(ref):
+            continue
+        found += 1
+        assert p.cost == pytest.approx(ref, rel=1e-9)
+        assert _reprice(mesh, p, a, b) == pytest.approx(p.cost, rel=1e-9)
+        turned += bool(np.any(p.tets[1:] == p.tets[:-1]))
+    assert found > 30 and turned > 0
+
+
+def test_builder_costs_let_every_tet_skip_turning_back(holey):
+    """The builder writes centroid distances, which obey the triangle
+    inequality: the search may skip turning back everywhere."""
+    from regn.query.path import _triangle_tets
+    kept = _triangle_tets(holey.tet_faces.astype(np.int64), holey.neighbors,
+                          holey.portal_costs[:, :, 0], PORTAL_PAIRS)
+    assert kept.mean() > 0.99
+
+
 def test_adjacent_tets_and_repeated_queries(holey):
     """S and G sharing a face (the two searches meet on their seeds), and
     the same queries again: per-query stamps must not leak between queries."""
@@ -208,7 +246,7 @@ def test_plain_python_fallback_gives_the_same_paths(tmp_path):
         "    p = m.find_path(a, b, smooth=False)\n"
         "    out.append([float(p.cost), p.portals.tolist()])\n"
         "from regn.query import path\n"
-        "assert path._KERNEL['search'] is path._search_py\n"
+        "assert path._KERNEL['search'] is path._query_py\n"
         "print(json.dumps(out))\n")
     got = json.loads(subprocess.run([sys.executable, "-c", code], check=True,
                                     capture_output=True, text=True).stdout)

@@ -134,6 +134,38 @@ def _fine(mesh, d) -> dict:
     return f
 
 
+def _scan_fine(W, indptr, indices, pts, blo, bhi, glo, gcs, dims, tol, out):
+    """The fine-grid scan: each point's fine cell, then its listed tetrahedra
+    by barycentric test (smallest index among those within tolerance, the
+    first strictly inside wins); -1 outside the box or in a hole. Compiled by
+    :func:`_numba_locate`; find_path's compiled kernel calls it too."""
+    nx, ny, nz = dims[0], dims[1], dims[2]
+    for i in range(pts.shape[0]):
+        x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
+        res = -1
+        if (x >= blo[0] and x <= bhi[0] and y >= blo[1] and y <= bhi[1]
+                and z >= blo[2] and z <= bhi[2]):     # False for NaN
+            ix = min(max(int(np.floor((x - glo[0]) / gcs[0])), 0), nx - 1)
+            iy = min(max(int(np.floor((y - glo[1]) / gcs[1])), 0), ny - 1)
+            iz = min(max(int(np.floor((z - glo[2]) / gcs[2])), 0), nz - 1)
+            c = (iz * ny + iy) * nx + ix
+            for r in range(indptr[c], indptr[c + 1]):
+                t = indices[r]
+                l1 = W[t, 0, 0] * x + W[t, 0, 1] * y + W[t, 0, 2] * z + W[t, 0, 3]
+                l2 = W[t, 1, 0] * x + W[t, 1, 1] * y + W[t, 1, 2] * z + W[t, 1, 3]
+                l3 = W[t, 2, 0] * x + W[t, 2, 1] * y + W[t, 2, 2] * z + W[t, 2, 3]
+                l0 = 1.0 - l1 - l2 - l3
+                m = min(min(l0, l1), min(l2, l3))
+                if m >= -tol:           # NaN fails this test
+                    if res < 0 or t < res:
+                        res = t
+                    if m >= tol:        # strictly inside: unique
+                        res = t
+                        break
+        out[i] = res
+    return out
+
+
 _NB = {}
 
 
@@ -146,37 +178,18 @@ def _numba_locate():
     except Exception:          # numba missing or broken: numpy rounds instead
         _NB["loc"] = None
         return None
+    _NB["loc"] = numba.njit(cache=True, nogil=True)(_scan_fine)
+    return _NB["loc"]
 
-    @numba.njit(cache=True, nogil=True)
-    def scan(W, indptr, indices, pts, blo, bhi, glo, gcs, dims, tol, out):
-        nx, ny, nz = dims[0], dims[1], dims[2]
-        for i in range(pts.shape[0]):
-            x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
-            res = -1
-            if (x >= blo[0] and x <= bhi[0] and y >= blo[1] and y <= bhi[1]
-                    and z >= blo[2] and z <= bhi[2]):     # False for NaN
-                ix = min(max(int(np.floor((x - glo[0]) / gcs[0])), 0), nx - 1)
-                iy = min(max(int(np.floor((y - glo[1]) / gcs[1])), 0), ny - 1)
-                iz = min(max(int(np.floor((z - glo[2]) / gcs[2])), 0), nz - 1)
-                c = (iz * ny + iy) * nx + ix
-                for r in range(indptr[c], indptr[c + 1]):
-                    t = indices[r]
-                    l1 = W[t, 0, 0] * x + W[t, 0, 1] * y + W[t, 0, 2] * z + W[t, 0, 3]
-                    l2 = W[t, 1, 0] * x + W[t, 1, 1] * y + W[t, 1, 2] * z + W[t, 1, 3]
-                    l3 = W[t, 2, 0] * x + W[t, 2, 1] * y + W[t, 2, 2] * z + W[t, 2, 3]
-                    l0 = 1.0 - l1 - l2 - l3
-                    m = min(min(l0, l1), min(l2, l3))
-                    if m >= -tol:           # NaN fails this test
-                        if res < 0 or t < res:
-                            res = t
-                        if m >= tol:        # strictly inside: unique
-                            res = t
-                            break
-            out[i] = res
-        return out
 
-    _NB["loc"] = scan
-    return scan
+def fine_scan_args(mesh) -> tuple:
+    """The arrays :func:`_scan_fine` reads, in its argument order, around the
+    points: (before, after) tuples, built once per mesh."""
+    d = _prep(mesh)
+    fine = _fine(mesh, d)
+    lo, hi = _box(mesh, d)
+    return ((d["W"], fine["indptr"], fine["indices"]),
+            (lo, hi, fine["lo"], fine["cs"], fine["dims"], BARY_TOL))
 
 
 def _centre_tree(mesh, d):

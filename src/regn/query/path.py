@@ -25,21 +25,35 @@ the graph optimum. Against one-sided A* it settles about half the faces
 in different connected components are answered ``'unreachable'`` from
 precomputed component labels without searching.
 
-The search kernel is compiled with numba when it is importable (lazy import,
+No turning back. A face f reached from face p through tetrahedron A is not
+expanded back into A's other faces when A's stored costs obey the triangle
+inequality (checked once per tetrahedron, exactly; :func:`_triangle_tets`):
+for such a face q, going p -> q directly costs no more than p -> f -> q, and
+p was expanded before f. ``cost_scale`` multiplies all of A's costs by one
+factor, so the inequality survives it. This halves the edges a search
+relaxes, and the optimum is unchanged (the tests compare every cost with an
+independent Dijkstra, on maps where the inequality holds and where it does
+not).
+
+The kernel is compiled with numba when it is importable (lazy import,
 ``cache=True``); without numba the same code runs as plain Python (same
-answers, ~100x slower). Each side keeps its open set in a 4-ary heap on
-preallocated arrays, and the side with the smaller open set grows next.
-Every face's search state (both sides' costs, stamps and parents, and its
-potential) sits in one 32-byte row; the graph is an array of 8-byte edge
-records over faces renumbered along a Z-order curve (faces near in space are
-near in memory); these arrays share one huge-page arena, and the kernel
+answers, ~100x slower). One call locates both ends (the fine-grid scan of
+:mod:`regn.query.locate`), checks their components, searches and writes the
+corridor, so a query crosses from Python to compiled code once. Each side
+keeps its open set in a 4-ary heap on preallocated arrays, and the side with
+the smaller open set grows next. Every face's search state (both sides'
+costs and bounds, stamps and parents) and its centroid share one 64-byte
+row, and its six edges one 64-byte block, so relaxing an edge touches one
+cache line; faces are renumbered along a Z-order curve (faces near in space
+are near in memory); both tables sit in one huge-page arena, and the kernel
 prefetches a face's neighbours before relaxing them. Per-query state is
 stamped with a query id, so nothing is cleared between queries; one mesh's
 scratch is not safe to search from two threads at once.
 
 A route may touch a face of a tetrahedron and turn back into it when that
 is cheaper (a start link is unscaled while ``cost_scale`` can make crossing
-a tetrahedron cheap); the corridor then lists that tetrahedron twice.
+a tetrahedron cheap, and stored costs need not obey the triangle
+inequality); the corridor then lists that tetrahedron twice.
 
 ``length <= cost`` holds whenever every stored cost is at least the distance
 between its two face centroids (the builder's rule, checked by ``regn verify``
@@ -62,11 +76,12 @@ import numpy as np
 
 from . import as_point, scratch
 from ._prefetch import numba_prefetch, prefetch
-from .locate import locate_few
+from .locate import _scan_fine, fine_scan_args
 from .sample import components
 from .smooth import smooth_polyline
 from ..errors import QueryError
 
+#: find_path statuses, indexed by the kernel's status code
 STATUSES = ("ok", "start_outside", "goal_outside", "unreachable", "excluded")
 
 
@@ -106,63 +121,108 @@ def _graph(mesh) -> dict:
     tt = np.repeat(np.arange(T), len(pairs))
     si, sj = np.tile(pairs[:, 0], T), np.tile(pairs[:, 1], T)
     fi, fj = tf[tt, si], tf[tt, sj]
-    base = pc.reshape(-1)
+    base = pc.reshape(-1).astype(np.float64)
     keep = (nb[tt, si] >= 0) & (nb[tt, sj] >= 0) & (fi != fj)
     tt, fi, fj, base = tt[keep], fi[keep], fj[keep], base[keep]
     dist = np.linalg.norm(cen[fi] - cen[fj], axis=1)
     good = np.isfinite(base) & (base >= 0)
     admissible = bool(np.all(~good | (base >= dist * (1 - 1e-6))))
     base = np.where(good, base, -1.0)                # -1: impassable
-    # the search numbers faces in Morton order of their centroids, so faces
-    # near each other in space sit near each other in memory (fewer cache
-    # misses per expansion); ``face_order[internal] = file face index``
     face_order = _morton_order(cen)
     rank = np.empty(F, dtype=np.int64)
     rank[face_order] = np.arange(F)
     is_portal = np.ones(F, dtype=bool)
     is_portal[np.asarray(mesh.boundary_faces)] = False
-    # directed CSR (both directions)
+    # the two tetrahedra of each face (internal numbering; -1 on walls)
+    face_tets = np.full((F, 2), -1, dtype=np.int64)
+    face_tets[rank[tf].reshape(-1)] = np.stack(
+        [np.repeat(np.arange(T), 4), np.asarray(nb).reshape(-1)], axis=1)
+    prunable = _triangle_tets(tf, nb, pc, PORTAL_PAIRS)
+    # directed edges, each in the block of its source face: slots 0-2 cross
+    # the source's first tetrahedron, 3-5 its second
     src = rank[np.concatenate([fi, fj])]
     dst = rank[np.concatenate([fj, fi])]
     etet = np.concatenate([tt, tt])
     ew = np.concatenate([base, base])
-    order = np.argsort(src, kind="stable")
-    # what every expansion reads lives in one arena (see _Arena): the CSR
-    # offsets; one 8-byte record per directed edge, its cost (stored as
-    # float32 in the file, so exact) and its destination as int32 (a u16
-    # file has < 65 536 faces); the tet each edge crosses, read only with
-    # cost_scale or exclude; the centroids; the per-face search rows
-    arena = _Arena([("indptr", (F + 1,), np.int32), ("edge", (len(src), 2), np.float32),
-                    ("etet", (len(src),), np.int32), ("cen", (F, 3), np.float64),
+    # an invalid tet listing one face in two slots repeats edges: keep the
+    # cheapest of each (source, destination, tet), as a search would
+    dearest_last = np.where(ew < 0, np.inf, ew)
+    pick = np.lexsort((dearest_last, etet, dst, src))
+    first_of_run = np.ones(len(pick), dtype=bool)
+    first_of_run[1:] = ((src[pick][1:] != src[pick][:-1]) | (dst[pick][1:] != dst[pick][:-1])
+                        | (etet[pick][1:] != etet[pick][:-1]))
+    pick = pick[first_of_run]
+    src, dst, etet, ew = src[pick], dst[pick], etet[pick], ew[pick]
+    grp = (etet != face_tets[src, 0]).astype(np.int64)
+    key = src * 2 + grp
+    order = np.argsort(key, kind="stable")
+    key_sorted = key[order]
+    first = np.searchsorted(key_sorted, key_sorted, side="left")
+    pos = np.arange(len(order)) - first
+    if len(pos) and pos.max() >= 3:
+        raise QueryError("a face has more than three neighbouring faces through one "
+                         "tetrahedron (invalid adjacency; `regn verify` names it)")
+    slot = 3 * grp[order] + pos
+    arena = _Arena([("edge", (F + 1, 16), np.int32),
                     ("node", (F + 1, NODE_COLUMNS), np.float64)])
-    indptr, edge, etet_sorted = arena["indptr"], arena["edge"], arena["etet"]
-    np.cumsum(np.bincount(src, minlength=F), out=indptr[1:])
-    edge_int = edge.view(np.int32)
-    edge[:, 0] = ew[order]
-    edge_int[:, 1] = dst[order]
-    etet_sorted[:] = etet[order]
-    arena["cen"][:] = cen[face_order]
+    edge_int = arena["edge"]
+    edge = edge_int.view(np.float32)
+    edge[:, 0:12:2] = -1.0                             # missing: impassable
+    edge_int[:, 1:12:2] = F                            # ... to the dummy row
+    edge[src[order], 2 * slot] = ew[order]
+    edge_int[src[order], 2 * slot + 1] = dst[order]
+    edge_int[:F, _ET0] = face_tets[:, 0]
+    edge_int[:F, _ET1] = face_tets[:, 1]
+    ft = face_tets.clip(0)
+    edge_int[:F, _EPRUNE] = (prunable[ft[:, 0]] & (face_tets[:, 0] >= 0)) \
+        | ((prunable[ft[:, 1]] & (face_tets[:, 1] >= 0)) << 1)
     node = arena["node"]
-    # the two tetrahedra of each face (the second -1 on walls), from the
-    # mesh's adjacency: face tet_faces[t, k] joins t and neighbors[t, k]
-    face_tets = np.full((F, 2), -1, dtype=np.int32)
-    face_tets[rank[tf].reshape(-1)] = np.stack(
-        [np.repeat(np.arange(T), 4), np.asarray(nb).reshape(-1)], axis=1)
-    g = dict(arena=arena, cen=arena["cen"], admissible=admissible, face_order=face_order,
-             node_u16=node.view(np.uint16), qid=[0],
+    node[:F, _CX:_CZ + 1] = cen[face_order]
+    # a route lists each face at most once per side, plus the meeting
+    out_len = 2 * F + 4
+    g = dict(arena=arena, admissible=admissible, node_u16=node.view(np.uint16), qid=[0],
              ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
-             chain=np.zeros(2 * F + 4, np.int64), chain_tet=np.zeros(2 * F + 5, np.int64))
+             portals=np.zeros(out_len, np.int64), corridor=np.zeros(out_len + 1, np.int64),
+             points=np.zeros((out_len + 2, 3)))
     # a side pushes at most once per edge plus its <= 4 seeds
     heap_key = np.zeros((2, len(src) + 16))
     heap_node = np.zeros((2, len(src) + 16), np.int32)
+    locate_before, locate_after = fine_scan_args(mesh)
     # the kernel's arguments in call order, grouped around the per-query ones
-    g["head"] = (indptr, edge, edge_int, etet_sorted, g["cen"])
-    g["mid"] = (np.ascontiguousarray(rank[tf]), face_tets, is_portal[face_order])
-    g["state"] = (node, g["node_u16"])
-    g["tail"] = (heap_key[0], heap_node[0], heap_key[1], heap_node[1],
-                 g["chain"], g["chain_tet"])
+    g["head"] = (edge, edge_int)
+    g["mid"] = (np.ascontiguousarray(rank[tf]), is_portal[face_order],
+                face_order.astype(np.int64), np.asarray(components(mesh)),
+                *locate_before)
+    g["tail"] = (*locate_after, node, g["node_u16"], heap_key[0], heap_node[0],
+                 heap_key[1], heap_node[1], g["portals"], g["corridor"], g["points"])
     s["path"] = g
     return g
+
+
+def _triangle_tets(tf, nb, pc, portal_pairs):
+    """Per tetrahedron: its passable stored costs obey the triangle
+    inequality (for portal faces p, f, q with p-f and f-q passable, p-q is
+    passable and costs at most their sum, exactly in float64). Then a route
+    entering face f from p never needs to turn back into that tetrahedron:
+    going p -> q directly is no dearer, so the search may skip those edges."""
+    cost = np.where(np.isfinite(pc) & (pc >= 0), pc.astype(np.float64), -1.0)
+    pair = np.zeros((4, 4), dtype=np.int64)
+    for p, (i, j) in enumerate(portal_pairs):
+        pair[i, j] = pair[j, i] = p
+    portal = nb >= 0
+    ok = np.ones(len(tf), dtype=bool)
+    for a in range(4):                   # a face appearing in two slots: no
+        for b in range(a + 1, 4):
+            ok &= tf[:, a] != tf[:, b]
+    for f in range(4):                   # the middle face
+        for p in range(4):
+            for q in range(4):
+                if len({f, p, q}) < 3:
+                    continue
+                pf, fq, pq = cost[:, pair[p, f]], cost[:, pair[f, q]], cost[:, pair[p, q]]
+                used = portal[:, p] & portal[:, f] & portal[:, q] & (pf >= 0) & (fq >= 0)
+                ok &= ~used | ((pq >= 0) & (pq <= pf + fq))
+    return ok
 
 
 def _morton_order(points):
@@ -179,15 +239,18 @@ def _morton_order(points):
     return np.argsort(code, kind="stable")
 
 
-# Per-face search record: one 32-byte row of ``node`` (float64) per face,
-# two to a cache line, so a relaxation touches one line instead of one per
-# array (a query's rows are cold in cache). Columns: g forward, g backward,
-# potential (forward sign); the last float64 slot holds four uint16 (via
-# ``node_u16``): stamp forward, stamp backward, parent forward, parent
-# backward (a u16 file has < 65 536 faces; NO_PARENT marks a seed).
-_G0, _G1, _POT = 0, 1, 2
-_ST0, _ST1, _PA0, _PA1 = 12, 13, 14, 15        # uint16 columns of node_u16
-NODE_COLUMNS = 4
+# Per-face search record: one 64-byte row of ``node`` (float64), one cache
+# line, so relaxing an edge touches one line: g forward, g backward, the two
+# Euclidean bounds hw*|v - g| and hw*|v - s| (potential = half their
+# difference), the centroid, and in the last slot four uint16 (via
+# ``node_u16``): stamp forward, stamp backward, parent forward, parent backward
+_G0, _G1, _DG, _DS, _CX, _CY, _CZ = 0, 1, 2, 3, 4, 5, 6
+_ST0, _ST1, _PA0, _PA1 = 28, 29, 30, 31        # uint16 columns of node_u16
+NODE_COLUMNS = 8
+# Per-face edge block: one 64-byte row of ``edge`` (int32 view) per face:
+# six (float32 cost, int32 destination) records, then the face's two
+# tetrahedra and a bit mask of which of them may be skipped after entry
+_ET0, _ET1, _EPRUNE = 12, 13, 14
 NO_PARENT = 0xFFFF
 #: stamps are 2*qid and 2*qid+1 in a uint16: start over before they wrap
 MAX_QID = 0x7FFF
@@ -230,40 +293,58 @@ class _Arena:
         return self._arrays[name]
 
 
-def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces, face_tets,
-               is_portal, S, G, start, goal, hw, node, node_u16, qid,
-               heap_key0, heap_node0, heap_key1, heap_node1, chain, chain_tet):
-    """Bidirectional A* from the start point (in tet S) to the goal point (in
-    tet G) over the face graph. Returns (cost, n, length): cost is inf when
-    unreachable; chain[:n] are the portal faces in order and chain_tet[k]
-    the tetrahedron crossed from chain[k-1] to chain[k] (k >= 1, with
-    chain_tet[0] = S and chain_tet[n] = G); n = -1 for a broken parent chain
-    (impossible on a sound graph); length is that of the unsmoothed
-    polyline s, portal centroids, g.
+def _query_py(edge, edge_int, scale, excl, plain, hw, qid, tet_faces, is_portal, face_order,
+              component, W, loc_indptr, loc_indices, ends, box_lo, box_hi, grid_lo, grid_cell,
+              grid_dims, tol, node, node_u16, heap_key0, heap_node0, heap_key1, heap_node1,
+              portals, corridor, points):
+    """One whole query from the two points ``ends`` (start, goal). Returns
+    (status, cost, n, length): status indexes STATUSES (-1: a broken parent
+    chain, impossible on a sound graph); when it is 0, ``portals[:n]`` are
+    the portal faces crossed (file numbering), ``corridor[:n + 1]`` the
+    tetrahedra (``corridor[k]`` lies between portals k-1 and k), and
+    ``points[:n + 2]`` the polyline s, portal centroids, g of length
+    ``length``.
 
-    Side 0 searches forward from s, side 1 backward from g, both on costs
-    reduced by the average potential p(v) = hw * (|v - g| - |v - s|) / 2
-    (forward keys g + p, backward keys g - p). With every cost at least
-    ``hw`` times the centroid distance, neither reduced graph has a negative
-    edge, so each side is a Dijkstra search and the usual stopping rule
-    holds: stop when the two smallest keys sum to at least the best meeting
-    cost found. Every s-g path meets both searches on some edge, and the
-    potentials cancel along it, so that cost is the true optimum.
+    The search: side 0 grows forward from s, side 1 backward from g, both
+    on costs reduced by the average potential p(v) = (dg - ds) / 2 with
+    dg = hw * |v - g| and ds = hw * |v - s| (forward keys g + p, backward
+    keys g - p). With every cost at least ``hw`` times the centroid
+    distance, neither reduced graph has a negative edge, so each side is a
+    Dijkstra search and the usual stopping rule holds: stop when the two
+    smallest keys sum to at least the best meeting cost found. Every s-g
+    path meets both searches on some edge, and the potentials cancel along
+    it, so that cost is the true optimum.
 
-    ``edge[e] = (cost as float32, dst as int32)`` (the stored costs are
-    float32, so nothing is lost), ``etet[e]`` its tetrahedron; ``plain``: no
-    cost_scale and no exclude (skips two loads per edge). A stamp is 2*qid
-    once the face is labelled by that side in this query and 2*qid+1 once
-    settled, so nothing is cleared between queries; the potential of a face
-    is valid once either side has labelled it."""
-    F = indptr.shape[0] - 1
-    sx, sy, sz = start[0], start[1], start[2]
-    gx, gy, gz = goal[0], goal[1], goal[2]
+    A stamp is 2*qid once the face is labelled by that side in this query
+    and 2*qid+1 once settled, so nothing is cleared between queries; a
+    face's bounds are valid once either side has labelled it. ``plain``: no
+    cost_scale and no exclude (skips two loads per edge)."""
+    F = node.shape[0] - 1
+    nothing = 0.0
+    _scan_fine(W, loc_indptr, loc_indices, ends, box_lo, box_hi, grid_lo, grid_cell, grid_dims,
+               tol, corridor)
+    S = corridor[0]
+    G = corridor[1]
+    sx, sy, sz = ends[0, 0], ends[0, 1], ends[0, 2]
+    gx, gy, gz = ends[1, 0], ends[1, 1], ends[1, 2]
+    if S < 0:
+        return 1, nothing, 0, nothing
+    if G < 0:
+        return 2, nothing, 0, nothing
+    if excl[S] or excl[G]:
+        return 4, nothing, 0, nothing
+    points[0, 0], points[0, 1], points[0, 2] = sx, sy, sz
+    if S == G:
+        d = np.sqrt((gx - sx) ** 2 + (gy - sy) ** 2 + (gz - sz) ** 2)
+        points[1, 0], points[1, 1], points[1, 2] = gx, gy, gz
+        return 0, d, 0, d
+    if component[S] != component[G]:
+        return 3, nothing, 0, nothing
     labelled = 2 * qid
     settled = labelled + 1
-    best = np.inf                        # cheapest s-g path seen so far
-    meet_u = -1                          # it crosses from meet_u (forward
-    meet_v = -1                          # label) to meet_v (backward label)
+    best = np.inf
+    meet_u = -1
+    meet_v = -1
     size0 = 0
     size1 = 0
     for side in range(2):
@@ -273,22 +354,21 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
             f = tet_faces[T, k]
             if not is_portal[f]:
                 continue
-            d = np.sqrt((cen[f, 0] - px) ** 2 + (cen[f, 1] - py) ** 2 + (cen[f, 2] - pz) ** 2)
+            cx, cy, cz = node[f, _CX], node[f, _CY], node[f, _CZ]
+            d = np.sqrt((cx - px) ** 2 + (cy - py) ** 2 + (cz - pz) ** 2)
             if node_u16[f, _ST0 + side] == labelled and d >= node[f, side]:
                 continue
             if node_u16[f, _ST0] < labelled and node_u16[f, _ST1] < labelled:
-                dg = hw * np.sqrt((cen[f, 0] - gx) ** 2 + (cen[f, 1] - gy) ** 2
-                                  + (cen[f, 2] - gz) ** 2)
-                ds = hw * np.sqrt((cen[f, 0] - sx) ** 2 + (cen[f, 1] - sy) ** 2
-                                  + (cen[f, 2] - sz) ** 2)
-                node[f, _POT] = 0.5 * (dg - ds)
+                node[f, _DG] = hw * np.sqrt((cx - gx) ** 2 + (cy - gy) ** 2 + (cz - gz) ** 2)
+                node[f, _DS] = hw * np.sqrt((cx - sx) ** 2 + (cy - sy) ** 2 + (cz - sz) ** 2)
+            pot = 0.5 * (node[f, _DG] - node[f, _DS])
             node_u16[f, _ST0 + side] = labelled
             node_u16[f, _PA0 + side] = NO_PARENT
             node[f, side] = d
             if side == 0:
-                size0 = _heap_push(heap_key0, heap_node0, size0, d + node[f, _POT], f)
+                size0 = _heap_push(heap_key0, heap_node0, size0, d + pot, f)
             else:
-                size1 = _heap_push(heap_key1, heap_node1, size1, d - node[f, _POT], f)
+                size1 = _heap_push(heap_key1, heap_node1, size1, d - pot, f)
     for k in range(4):                   # S and G share a face
         f = tet_faces[G, k]
         if node_u16[f, _ST0] == labelled and node_u16[f, _ST1] == labelled:
@@ -300,8 +380,6 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
         top1 = heap_key1[0]
         if top0 + top1 >= best:
             break
-        # grow the smaller frontier (it settles fewer faces than growing
-        # the side with the smaller key)
         if size0 <= size1:
             side, other, top_other, sign = 0, 1, top1, 1.0
             f = heap_node0[0]
@@ -312,24 +390,34 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
             size1 = _heap_pop(heap_key1, heap_node1, size1)
         key = top0 if side == 0 else top1
         gf = node[f, side]
-        if node_u16[f, _ST0 + side] == settled or key != gf + sign * node[f, _POT]:
+        if node_u16[f, _ST0 + side] == settled or \
+                key != gf + sign * (0.5 * (node[f, _DG] - node[f, _DS])):
             continue                     # a stale heap entry
         node_u16[f, _ST0 + side] = settled
-        for e in range(indptr[f], indptr[f + 1]):
-            # start every neighbour's row and centroid loading at once
-            v = edge_int[e, 1]
-            prefetch(node, NODE_COLUMNS * v)
-            prefetch(cen, 3 * v)
-        for e in range(indptr[f], indptr[f + 1]):
-            w = np.float64(edge[e, 0])
+        # entered from parent p through one of f's tetrahedra: when that
+        # tetrahedron's costs obey the triangle inequality its other faces
+        # are no cheaper via f than straight from p (see _triangle_tets)
+        lo, hi = 0, 6
+        p = node_u16[f, _PA0 + side]
+        if p != NO_PARENT:
+            t0 = edge_int[f, _ET0]
+            if t0 == edge_int[p, _ET0] or t0 == edge_int[p, _ET1]:
+                if edge_int[f, _EPRUNE] & 1:
+                    lo = 3
+            elif edge_int[f, _EPRUNE] & 2:
+                hi = 3
+        for k in range(lo, hi):
+            prefetch(node, NODE_COLUMNS * edge_int[f, 2 * k + 1])
+        for k in range(lo, hi):
+            w = np.float64(edge[f, 2 * k])
             if w < 0:
-                continue                 # impassable stored cost
+                continue
             if not plain:
-                t = etet[e]
+                t = edge_int[f, _ET0 + k // 3]
                 if excl[t]:
                     continue
                 w = w * scale[t]
-            v = edge_int[e, 1]
+            v = edge_int[f, 2 * k + 1]
             sv = node_u16[v, _ST0 + side]
             if sv == settled:
                 continue
@@ -342,27 +430,16 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
                     meet_u, meet_v = (f, v) if side == 0 else (v, f)
             if sv == labelled and ng >= node[v, side]:
                 continue
-            cx, cy, cz = cen[v, 0], cen[v, 1], cen[v, 2]
             if sv < labelled and so < labelled:
-                dg = hw * np.sqrt((cx - gx) ** 2 + (cy - gy) ** 2 + (cz - gz) ** 2)
-                ds = hw * np.sqrt((cx - sx) ** 2 + (cy - sy) ** 2 + (cz - sz) ** 2)
-                pot = 0.5 * (dg - ds)
-                node[v, _POT] = pot
-                rest = dg if side == 0 else ds
-            else:
-                pot = node[v, _POT]
-                if side == 0:
-                    rest = hw * np.sqrt((cx - gx) ** 2 + (cy - gy) ** 2 + (cz - gz) ** 2)
-                else:
-                    rest = hw * np.sqrt((cx - sx) ** 2 + (cy - sy) ** 2 + (cz - sz) ** 2)
-            # any path through v costs at least ng plus a bound on the rest
-            # (hw*|v - g| forward, hw*|v - s| backward), and at least its key
-            # plus the other side's smallest key (keys only grow, and if the
-            # other side has settled v the exact cost through v is the
-            # meeting cost just recorded)
+                cx, cy, cz = node[v, _CX], node[v, _CY], node[v, _CZ]
+                node[v, _DG] = hw * np.sqrt((cx - gx) ** 2 + (cy - gy) ** 2 + (cz - gz) ** 2)
+                node[v, _DS] = hw * np.sqrt((cx - sx) ** 2 + (cy - sy) ** 2 + (cz - sz) ** 2)
+            dg = node[v, _DG]
+            ds = node[v, _DS]
+            rest = dg if side == 0 else ds
             if ng + rest >= best:
                 continue
-            kv = ng + sign * pot
+            kv = ng + sign * (0.5 * (dg - ds))
             if kv + top_other >= best:
                 continue
             node_u16[v, _ST0 + side] = labelled
@@ -373,55 +450,59 @@ def _search_py(indptr, edge, edge_int, etet, cen, scale, excl, plain, tet_faces,
             else:
                 size1 = _heap_push(heap_key1, heap_node1, size1, kv, v)
     if not best < np.inf:
-        return np.inf, 0, np.inf
-    # forward half: meet_u back to a face of S, then reversed in place
+        return 3, nothing, 0, nothing
+    # the route in internal face numbers, built in ``portals``: the forward
+    # half from meet_u back to a face of S, reversed in place, then the
+    # backward half from meet_v on to a face of G
     n = 0
     v = meet_u
     while v != NO_PARENT and n <= F:
-        chain[n] = v
+        portals[n] = v
         n += 1
         v = node_u16[v, _PA0]
     if v != NO_PARENT:
-        return best, -1, np.inf
+        return -1, best, 0, nothing
     for i in range(n // 2):
-        chain[i], chain[n - 1 - i] = chain[n - 1 - i], chain[i]
-    # backward half: meet_v on to a face of G
+        portals[i], portals[n - 1 - i] = portals[n - 1 - i], portals[i]
     v = meet_v
     if meet_v != meet_u:
-        chain[n] = v
+        portals[n] = v
         n += 1
     limit = 2 * F + 2
     while n < limit:
         nxt = node_u16[v, _PA1]
         if nxt == NO_PARENT:
             break
-        chain[n] = nxt
+        portals[n] = nxt
         n += 1
         v = nxt
     if n >= limit:
-        return best, -1, np.inf
+        return -1, best, 0, nothing
     # the tetrahedron between two consecutive portals is the one they share
     # (two tetrahedra share at most one face, so it is unique)
-    chain_tet[0] = S
+    corridor[0] = S
     for i in range(1, n):
-        a, b = chain[i - 1], chain[i]
-        ta0, ta1 = face_tets[a, 0], face_tets[a, 1]
-        if ta0 == face_tets[b, 0] or ta0 == face_tets[b, 1]:
-            chain_tet[i] = ta0
-        elif ta1 == face_tets[b, 0] or ta1 == face_tets[b, 1]:
-            chain_tet[i] = ta1
+        a, b = portals[i - 1], portals[i]
+        ta0, ta1 = edge_int[a, _ET0], edge_int[a, _ET1]
+        if ta0 == edge_int[b, _ET0] or ta0 == edge_int[b, _ET1]:
+            corridor[i] = ta0
+        elif ta1 == edge_int[b, _ET0] or ta1 == edge_int[b, _ET1]:
+            corridor[i] = ta1
         else:
-            return best, -1, np.inf
-    chain_tet[n] = G
-    f = chain[0]
-    length = np.sqrt((cen[f, 0] - sx) ** 2 + (cen[f, 1] - sy) ** 2 + (cen[f, 2] - sz) ** 2)
-    for i in range(1, n):
-        a, b = chain[i - 1], chain[i]
-        length += np.sqrt((cen[a, 0] - cen[b, 0]) ** 2 + (cen[a, 1] - cen[b, 1]) ** 2
-                          + (cen[a, 2] - cen[b, 2]) ** 2)
-    f = chain[n - 1]
-    length += np.sqrt((cen[f, 0] - gx) ** 2 + (cen[f, 1] - gy) ** 2 + (cen[f, 2] - gz) ** 2)
-    return best, n, length
+            return -1, best, 0, nothing
+    corridor[n] = G
+    length = 0.0
+    px, py, pz = sx, sy, sz
+    for i in range(n):
+        f = portals[i]
+        cx, cy, cz = node[f, _CX], node[f, _CY], node[f, _CZ]
+        points[i + 1, 0], points[i + 1, 1], points[i + 1, 2] = cx, cy, cz
+        length += np.sqrt((cx - px) ** 2 + (cy - py) ** 2 + (cz - pz) ** 2)
+        px, py, pz = cx, cy, cz
+        portals[i] = face_order[f]
+    points[n + 1, 0], points[n + 1, 1], points[n + 1, 2] = gx, gy, gz
+    length += np.sqrt((gx - px) ** 2 + (gy - py) ** 2 + (gz - pz) ** 2)
+    return 0, best, n, length
 
 
 def _heap_push(key, node, size, k, v):
@@ -476,65 +557,46 @@ def _kernel():
     if "search" not in _KERNEL:
         try:
             import numba
+            from .locate import _numba_locate
             jit = numba.njit(cache=True, nogil=True)
             g = globals()
-            # helpers are compiled first and rebound so the search calls
-            # the compiled versions
+            # helpers are compiled first and rebound so the query calls the
+            # compiled versions (numba's cache does not track them: after
+            # editing one, clear __pycache__)
             for name in ("_heap_push", "_heap_pop"):
                 g[name] = jit(g[name])
             g["prefetch"] = numba_prefetch()
-            _KERNEL["search"] = jit(_search_py)
+            g["_scan_fine"] = _numba_locate()
+            _KERNEL["search"] = jit(_query_py)
         except Exception:
-            _KERNEL["search"] = _search_py
+            _KERNEL["search"] = _query_py
     return _KERNEL["search"]
 
 
 def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> Path:
     """Cheapest flight from ``start`` to ``goal`` (see the module docstring)."""
-    s = as_point(start, "start")
-    gpt = as_point(goal, "goal")
-    T = int(mesh.n_tets)
-    if cost_scale is None:
-        scale = None
-    else:
-        scale = np.asarray(cost_scale, dtype=np.float64).reshape(-1)
-        if scale.shape != (T,):
-            raise QueryError(f"cost_scale must have one value per tetrahedron ({T}), "
-                             f"got shape {np.shape(cost_scale)}")
-        scale = np.where(np.isfinite(scale) & (scale >= 0), scale, np.inf)
-    if exclude is None:
-        excl = None
-    else:
-        excl = np.asarray(exclude)
-        if excl.shape != (T,):
-            raise QueryError(f"exclude must be a bool mask of {T} tetrahedra, "
-                             f"got shape {excl.shape}")
-        excl = excl.astype(np.bool_)
     ends = np.empty((2, 3))
-    ends[0], ends[1] = s, gpt
-    S, G = (int(x) for x in locate_few(mesh, ends))
-    if S < 0:
+    ends[0] = as_point(start, "start")
+    ends[1] = as_point(goal, "goal")
+    if cost_scale is None and exclude is None:
+        scale = excl = None
+    else:
+        scale, excl = _cost_options(int(mesh.n_tets), cost_scale, exclude)
+    if mesh.n_tets == 0:
         return Path(False, "start_outside")
-    if G < 0:
-        return Path(False, "goal_outside")
-    if excl is not None and (excl[S] or excl[G]):
-        return Path(False, "excluded")
-    if S == G:
-        d = float(np.linalg.norm(gpt - s))
-        return Path(True, "ok", d, np.array([S]), np.zeros(0, np.int64),
-                    np.stack([s, gpt]), d)
-    lab = components(mesh)
-    if lab[S] != lab[G]:
-        return Path(False, "unreachable")
-    g = _graph(mesh)                     # built on the first query that searches
+    g = _graph(mesh)
     plain = scale is None and excl is None
-    scale = g["ones"] if scale is None else scale
-    excl = g["no_excl"] if excl is None else excl
     # every cost is at least min_scale times its base cost, so the
     # Euclidean bound scaled by min_scale stays admissible and consistent
-    min_scale = 1.0 if cost_scale is None else float(scale.min()) if T else 1.0
-    if not math.isfinite(min_scale):
-        min_scale = 1.0                  # every tet impassable: nothing to bound
+    min_scale = 1.0
+    if scale is None:
+        scale = g["ones"]
+    elif len(scale):
+        min_scale = float(scale.min())
+        if not math.isfinite(min_scale):
+            min_scale = 1.0              # every tet impassable: nothing to bound
+    if excl is None:
+        excl = g["no_excl"]
     # the stored-cost check allows a relative slack of 1e-6; shrinking the
     # bound by as much keeps every reduced cost non-negative
     hw = min_scale * (1.0 - 1e-6) if g["admissible"] else 0.0
@@ -542,22 +604,37 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     if qid > MAX_QID:                    # uint16 stamps: start over
         g["node_u16"][:, _ST0:_ST1 + 1] = 0
         qid = g["qid"][0] = 1
-    cost, n, length = _kernel()(*g["head"], scale, excl, plain, *g["mid"], S, G, s, gpt, hw,
-                                *g["state"], qid, *g["tail"])
-    if n <= 0:
-        if n < 0:
+    status, cost, n, length = _kernel()(*g["head"], scale, excl, plain, hw, qid, *g["mid"], ends,
+                                        *g["tail"])
+    if status != 0:
+        if status < 0:
             raise QueryError("internal error: broken path chain")
-        return Path(False, "unreachable")
-    chain = g["chain"][:n]
-    portals = g["face_order"][chain]
-    corridor = g["chain_tet"][:n + 1].copy()
-    if smooth:
+        return Path(False, STATUSES[status])
+    portals = g["portals"][:n].copy()
+    corridor = g["corridor"][:n + 1].copy()
+    if smooth and n:
         tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[portals]]
-        pts = smooth_polyline(s, gpt, tri)
+        pts = smooth_polyline(ends[0], ends[1], tri)
         seg = pts[1:] - pts[:-1]
         length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
     else:
-        pts = np.empty((n + 2, 3))
-        pts[0], pts[-1] = s, gpt
-        pts[1:-1] = g["cen"][chain]
+        pts = g["points"][:n + 2].copy()
     return Path(True, "ok", float(cost), corridor, portals, pts, float(length))
+
+
+def _cost_options(T, cost_scale, exclude):
+    """Validated (scale, exclude) arrays; an unusable scale is impassable."""
+    scale = excl = None
+    if cost_scale is not None:
+        scale = np.asarray(cost_scale, dtype=np.float64).reshape(-1)
+        if scale.shape != (T,):
+            raise QueryError(f"cost_scale must have one value per tetrahedron ({T}), "
+                             f"got shape {np.shape(cost_scale)}")
+        scale = np.where(np.isfinite(scale) & (scale >= 0), scale, np.inf)
+    if exclude is not None:
+        excl = np.asarray(exclude)
+        if excl.shape != (T,):
+            raise QueryError(f"exclude must be a bool mask of {T} tetrahedra, "
+                             f"got shape {excl.shape}")
+        excl = excl.astype(np.bool_)
+    return scale, excl

@@ -5,8 +5,8 @@
 A ~15 000-tet map (Delaunay of ~2 300 points in a +-50 000 box with holes;
 the format's u16 reference limit forces a 6x6x6 grid at that size):
 locate 1 M points vs scipy Delaunay.find_simplex, 200 path queries vs
-networkx.astar_path (costs asserted equal), line_of_sight vs a brute-force
-numpy segment/boundary-triangle test, scaling, peak memory.
+networkx.astar_path (costs asserted equal), scaling, peak memory. The
+segment walks have their own bench, bench_raycast.py.
 """
 
 import argparse
@@ -81,27 +81,6 @@ def nx_query(G, m, a, b, cen):
     G.remove_node("s")
     G.remove_node("g")
     return c
-
-
-def brute_los(m, a, b, chunk=64):
-    tri = m.vertices[m.face_vertices[m.boundary_faces]]
-    e1, e2, p0 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0], tri[:, 0]
-    out = np.zeros(len(a), bool)
-    for s in range(0, len(a), chunk):
-        A, B = a[s:s + chunk], b[s:s + chunk]
-        d = (B - A)[:, None]
-        h = np.cross(d, e2[None])
-        det = (e1[None] * h).sum(2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inv = 1 / det
-            sv = A[:, None] - p0[None]
-            u = (sv * h).sum(2) * inv
-            q = np.cross(sv, e1[None])
-            v = (q * d).sum(2) * inv
-            t = (q * e2[None]).sum(2) * inv
-        hit = (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-12) & (t <= 1)
-        out[s:s + chunk] = ~hit.any(1)
-    return out
 
 
 def main():
@@ -183,18 +162,6 @@ def main():
           f"{np.median([e for e, p in zip(expanded, mine) if p.found and len(p.portals)]):.0f} "
           f"faces expanded, graph cost / straight line "
           f"{np.median([p.cost / np.linalg.norm(b - a) for p, a, b in found]):.2f}")
-
-    # line of sight
-    nlos = 20_000 if args.quick else 100_000
-    a = m.random_points(nlos, seed=4)
-    b = m.random_points(nlos, seed=5)
-    t_los, los = timeit(lambda: m.line_of_sight(a, b), 1)
-    k = 1000
-    t_b, bl = timeit(lambda: brute_los(m, a[:k], b[:k]), 1)
-    agree = np.mean(bl == los[:k])
-    print(f"line_of_sight {nlos}: regn {t_los:.2f} s; brute numpy (all boundary "
-          f"triangles) {t_b * nlos / k:.1f} s extrapolated from {k}; ratio "
-          f"{t_b * nlos / k / t_los:.1f}x; agreement {agree:.4f}")
 
     # scaling
     for n, dl in ((150, [(8, 8, 8)]), (1300, [(6, 6, 6)]),

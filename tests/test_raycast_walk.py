@@ -1,0 +1,529 @@
+"""The compiled segment walk (raycast / line_of_sight) against the numpy walk
+it replaced, an independent segment/boundary-triangle brute force, and its
+own plain-Python run (numba blocked in a child process)."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+from scipy.spatial import Delaunay
+
+import regn
+from regn.query.locate import BARY_TOL, _prep, bary, locate
+
+import importlib
+import importlib.util
+rc_mod = importlib.import_module("regn.query.raycast")   # the module, not the function
+
+L = 50_000.0
+
+
+def _make(n=700, seed=5, holes=6, dims=(6, 6, 6)):
+    """A Delaunay map in a +-L box with spherical holes (as tests/test_query.py)."""
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(-L, L, (n, 3))
+    corners = np.array([[x, y, z] for x in (-L, L) for y in (-L, L) for z in (-L, L)])
+    pts = np.vstack([corners, pts])
+    tets = Delaunay(pts).simplices
+    cen = pts[tets].mean(axis=1)
+    keep = np.ones(len(tets), bool)
+    for c in rng.uniform(-0.5 * L, 0.5 * L, (holes, 3)):
+        keep &= np.linalg.norm(cen - c, axis=1) > 0.18 * L
+    return regn.build(pts, tets[keep], bbox=((-L,) * 3, (L,) * 3), dims=dims)
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return _make()
+
+
+# --- the numpy walk this module replaced (kept verbatim as the reference) ----
+
+TIES = {"raycast": 0, "los": 0}      # how often each reference took its edge-tie branch
+
+
+def _ref_exit(d, t, a, b, s_cur):
+    la = bary(d, t, a)
+    lb = bary(d, t, b)
+    inside_b = lb.min(axis=1) >= -BARY_TOL
+    dl = lb - la
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(dl < 0, -la / dl, np.inf)
+    s = np.where(np.isnan(s), np.inf, s)
+    s = np.maximum(s, s_cur[:, None])
+    j = np.argmin(s, axis=1)
+    return s[np.arange(len(t)), j], j, inside_b
+
+
+def ref_raycast(mesh, a, b):
+    """-> (status, face, t, point, normal, tets)."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    nan3 = np.full(3, np.nan)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return ("start_outside" if not np.all(np.isfinite(a)) else "lost", -1, np.nan,
+                nan3, nan3, [])
+    t = int(locate(mesh, a[None])[0])
+    if t < 0:
+        return ("start_outside", -1, np.nan, nan3, nan3, [])
+    d = _prep(mesh)
+    nbv = d["nbv"]
+    opp = np.asarray(mesh.opposite_slot)
+    tf = np.asarray(mesh.tet_faces)
+    crossed = [t]
+    prev = -1
+    s_cur = 0.0
+    for _ in range(d["T"] + 8):
+        s, j, inb = _ref_exit(d, np.array([t]), a[None], b[None], np.array([s_cur]))
+        if inb[0]:
+            return ("clear", -1, 1.0, b.copy(), nan3, crossed)
+        j = int(j[0])
+        nxt = int(nbv[t, j])
+        if nxt == prev and nxt >= 0:
+            # edge tie: the other decreasing coordinate that reaches 0 first
+            TIES["raycast"] += 1
+            la, lb = bary(d, np.array([t]), a[None])[0], bary(d, np.array([t]), b[None])[0]
+            dl = lb - la
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ss = np.where((dl < 0) & (nbv[t] != prev) & (np.arange(4) != j), -la / dl, np.inf)
+            if not np.isfinite(ss.min()):
+                break
+            j = int(np.argmin(ss))
+            nxt = int(nbv[t, j])
+        if not s[0] <= 1.0 + 1e-12:          # the exit lies past b: not clear
+            break
+        s_cur = float(s[0])
+        if nxt < 0:
+            slot = int(np.flatnonzero(opp[t] == j)[0])
+            f = int(tf[t, slot])
+            n = np.asarray(mesh.face_normals[f], dtype=np.float64).copy()
+            c = np.asarray(mesh.face_centroids[f]) - np.asarray(mesh.tet_points[t]).mean(0)
+            if np.dot(n, c) < 0:
+                n = -n
+            s_hit = min(s_cur, 1.0)
+            return ("hit", f, s_hit, a + s_hit * (b - a), n, crossed)
+        prev, t = t, nxt
+        crossed.append(t)
+    return ("lost", -1, np.nan, nan3, nan3, crossed)
+
+
+def ref_line_of_sight(mesh, a, b):
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    n = len(a)
+    out = np.zeros(n, dtype=bool)
+    cur = locate(mesh, a)
+    okb = np.all(np.isfinite(b), axis=1)
+    act = np.flatnonzero((cur >= 0) & okb)
+    d = _prep(mesh)
+    nbv = d["nbv"]
+    s_cur = np.zeros(n)
+    prev = np.full(n, -1, dtype=np.int64)
+    for _ in range(d["T"] + 8):
+        if not len(act):
+            break
+        t = cur[act]
+        s, j, inb = _ref_exit(d, t, a[act], b[act], s_cur[act])
+        out[act[inb]] = True
+        keep = ~inb
+        act, t, s, j = act[keep], t[keep], s[keep], j[keep]
+        nxt = nbv[t, j]
+        back = (nxt == prev[act]) & (nxt >= 0)
+        if np.any(back):
+            TIES["los"] += int(back.sum())
+            bi = np.flatnonzero(back)
+            la = bary(d, t[bi], a[act[bi]])
+            lb = bary(d, t[bi], b[act[bi]])
+            dl = lb - la
+            bad = (dl >= 0) | (nbv[t[bi]] == prev[act[bi]][:, None])
+            bad[np.arange(len(bi)), j[bi]] = True
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ss = np.where(bad, np.inf, -la / dl)
+            jj = np.argmin(ss, axis=1)
+            fin = np.isfinite(ss[np.arange(len(bi)), jj])
+            nxt[bi] = np.where(fin, nbv[t[bi], jj], -1)
+        go = (nxt >= 0) & (s <= 1.0 + 1e-12)
+        act, t, nxt, s = act[go], t[go], nxt[go], s[go]
+        prev[act] = t
+        cur[act] = nxt
+        s_cur[act] = s
+    return out
+
+
+# --- segment families ---------------------------------------------------------
+
+def random_segments(mesh, n, seed):
+    rng = np.random.default_rng(seed)
+    k = n // 4
+    A = np.vstack([mesh.random_points(2 * k, seed=seed), rng.uniform(-L, L, (n - 2 * k, 3))])
+    B = np.vstack([mesh.random_points(k, seed=seed + 1), rng.uniform(-L, L, (k, 3)),
+                   rng.uniform(-1.4 * L, 1.4 * L, (n - 2 * k, 3))])
+    return A, B
+
+
+def adversarial_segments(mesh, seed):
+    """Segments through vertices, along edges, lying in faces, of zero length,
+    starting on boundary faces, leaving the box, and non-finite ones."""
+    rng = np.random.default_rng(seed)
+    V = mesh.vertices.astype(np.float64)
+    tv = V[mesh.tets]                                        # (T,4,3)
+    fv = V[mesh.face_vertices]                               # (F,3,3)
+    bf = fv[mesh.boundary_faces]
+    inside = mesh.random_points(400, seed=seed)
+    A, B = [], []
+
+    def add(a, b):
+        A.append(np.asarray(a, np.float64))
+        B.append(np.asarray(b, np.float64))
+
+    for i in range(200):                       # vertex to vertex, and through a vertex
+        v = V[rng.integers(len(V))]
+        add(v, V[rng.integers(len(V))])
+        add(inside[i], 2 * v - inside[i])
+        add(inside[i], v)
+        add(v, inside[i])
+    for i in range(200):                       # along edges, beyond them, edge midpoints
+        t = tv[rng.integers(len(tv))]
+        p, q = t[rng.choice(4, 2, replace=False)]
+        add(p + 0.25 * (q - p), p + 0.75 * (q - p))
+        add(p, p + 3.0 * (q - p))
+        add((p + q) / 2, inside[i])
+    for i in range(200):                       # in a face's plane
+        f = fv[rng.integers(len(fv))]
+        w1, w2 = rng.dirichlet(np.ones(3), 2)
+        add(w1 @ f, w2 @ f)
+        add(w1 @ f, f[0] + 2.0 * (w2 @ f - f[0]))
+        add(f.mean(0), f.mean(0) + (f[1] - f[0]))
+    for i in range(150):                       # on boundary faces (walls and holes)
+        f = bf[rng.integers(len(bf))]
+        p = rng.dirichlet(np.ones(3)) @ f
+        add(p, inside[i])
+        add(p, rng.dirichlet(np.ones(3)) @ bf[rng.integers(len(bf))])
+        add(inside[i], p)
+    for i in range(100):                       # zero length
+        add(inside[i], inside[i])
+        v = V[rng.integers(len(V))]
+        add(v, v)
+    for i in range(100):                       # axis-aligned on a box wall
+        p = rng.uniform(-L, L, 3)
+        ax = rng.integers(3)
+        p[ax] = rng.choice([-L, L])
+        q = p.copy()
+        q[(ax + 1) % 3] = rng.uniform(-L, L)
+        add(p, q)
+        add(inside[i], p + (p - inside[i]))       # leaves the box
+    for i in range(60):                        # starts outside the box
+        add(rng.uniform(-3 * L, 3 * L, 3) + [2 * L, 0, 0], inside[i])
+    for bad in (np.nan, np.inf, -np.inf):      # non-finite coordinates
+        for k in range(3):
+            p = inside[k].copy()
+            p[k] = bad
+            add(p, inside[k + 3])
+            add(inside[k + 3], p)
+            add(p, p)
+    add([1e300, 1e300, 1e300], inside[0])
+    add(inside[0], [1e300, -1e300, 1e300])
+    add(inside[0], inside[0] + 1e-300)
+    return np.array(A), np.array(B)
+
+
+def _same_raycast(r, ref):
+    status, face, t, point, normal, tets = ref
+    assert r.status == status and r.clear == (status == "clear")
+    assert r.face == face
+    assert (r.t == t) or (math.isnan(r.t) and math.isnan(t))
+    np.testing.assert_array_equal(r.point, point)
+    np.testing.assert_array_equal(r.normal, normal)
+    assert r.tets.dtype == np.int64
+    np.testing.assert_array_equal(r.tets, np.asarray(tets, np.int64))
+
+
+# --- tests --------------------------------------------------------------------
+
+def test_line_of_sight_matches_numpy_walk(mesh):
+    A, B = random_segments(mesh, 6000, seed=31)
+    got = mesh.line_of_sight(A, B)
+    assert got.dtype == bool and got.shape == (6000,)
+    np.testing.assert_array_equal(got, ref_line_of_sight(mesh, A, B))
+    assert 0.2 < got.mean() < 0.9            # both outcomes well represented
+
+
+def test_adversarial_segments_match_numpy_walk(mesh):
+    A, B = adversarial_segments(mesh, seed=7)
+    before = dict(TIES)
+    np.testing.assert_array_equal(mesh.line_of_sight(A, B), ref_line_of_sight(mesh, A, B))
+    for a, b in zip(A, B):
+        _same_raycast(mesh.raycast(a, b), ref_raycast(mesh, a, b))
+    # the edge-tie branches were exercised by both rules
+    assert TIES["los"] > before["los"] and TIES["raycast"] > before["raycast"]
+
+
+def test_line_of_sight_is_raycast_clear(mesh):
+    """One walk, one answer: the batch query never disagrees with the
+    single-segment report."""
+    A, B = adversarial_segments(mesh, seed=17)
+    R, S = random_segments(mesh, 3000, seed=18)
+    A, B = np.vstack([A, R]), np.vstack([B, S])
+    los = mesh.line_of_sight(A, B)
+    np.testing.assert_array_equal(los, [mesh.raycast(a, b).clear for a, b in zip(A, B)])
+    assert 0.1 < los.mean() < 0.9
+
+
+def test_raycast_matches_numpy_walk(mesh):
+    A, B = random_segments(mesh, 1500, seed=41)
+    statuses = set()
+    for a, b in zip(A, B):
+        r = mesh.raycast(a, b)
+        _same_raycast(r, ref_raycast(mesh, a, b))
+        statuses.add(r.status)
+    assert {"clear", "hit", "start_outside"} <= statuses
+
+
+def test_long_walk_rerun_records_every_tet(mesh, monkeypatch):
+    A, B = random_segments(mesh, 100, seed=61)
+    want = [mesh.raycast(a, b).tets for a, b in zip(A, B)]
+    monkeypatch.setattr(rc_mod, "_CROSSED_START", 2)
+    for a, b, w in zip(A, B, want):
+        np.testing.assert_array_equal(mesh.raycast(a, b).tets, w)
+    assert max(len(w) for w in want) > 2
+
+
+def _first_boundary_hit(mesh, a, b):
+    """Independent: smallest fraction t in (0, 1] where the segment meets a
+    boundary triangle (Moller-Trumbore over all of them), with its faces."""
+    fid = np.asarray(mesh.boundary_faces)
+    tri = mesh.vertices[mesh.face_vertices[fid]].astype(np.float64)
+    p0, e1, e2 = tri[:, 0], tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
+    d = b - a
+    h = np.cross(d, e2)
+    det = (e1 * h).sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / det
+        sv = a - p0
+        u = (sv * h).sum(1) * inv
+        q = np.cross(sv, e1)
+        v = (q @ d) * inv
+        t = (q * e2).sum(1) * inv
+    ok = (np.abs(det) > 0) & (u >= -1e-9) & (v >= -1e-9) & (u + v <= 1 + 1e-9) \
+        & (t > 1e-9) & (t <= 1)
+    if not ok.any():
+        return None, []
+    tmin = t[ok].min()
+    return tmin, fid[ok & (t <= tmin + 1e-7)]
+
+
+def test_raycast_hit_against_brute_force_triangles(mesh):
+    A = mesh.random_points(300, seed=71)
+    B = np.random.default_rng(72).uniform(-L, L, (300, 3))
+    hits = 0
+    for a, b in zip(A, B):
+        r = mesh.raycast(a, b)
+        ref, faces = _first_boundary_hit(mesh, a, b)
+        if ref is None:
+            assert r.clear and r.status == "clear" and mesh.locate(b[None])[0] >= 0
+            continue
+        hits += 1
+        assert r.status == "hit" and not r.clear
+        assert r.t == pytest.approx(ref, abs=1e-7)
+        assert r.face in faces                  # the first triangle hit (ties at edges)
+        np.testing.assert_allclose(r.point, a + ref * (b - a), atol=1e-3)
+        tri = mesh.vertices[mesh.face_vertices[r.face]].astype(np.float64)
+        g = np.cross(tri[1] - tri[0], tri[2] - tri[0])
+        g /= np.linalg.norm(g)
+        assert abs(abs(np.dot(r.normal, g)) - 1) < 1e-6          # the face's normal
+        assert np.dot(r.normal, b - a) > 0                        # outward: along the ray
+        assert abs(np.dot(r.point - tri[0], g)) < 1e-6 * L        # the point is on it
+    assert hits > 50
+
+
+def test_non_finite_and_outside_input(mesh):
+    p = mesh.random_points(1, seed=3)[0]
+    for bad in (np.nan, np.inf, -np.inf):
+        q = p.copy()
+        q[1] = bad
+        assert mesh.raycast(q, p).status == "start_outside"
+        assert mesh.raycast(p, q).status == "lost"
+        assert not mesh.line_of_sight([q, p, q], [p, q, q]).any()
+    assert mesh.raycast([3 * L, 0, 0], p).status == "start_outside"
+    r = mesh.raycast(p, [3 * L, 0, 0])
+    assert r.status == "hit" and 0 < r.t < 1
+    assert mesh.raycast(p, p).clear and mesh.line_of_sight([p], [p])[0]
+    assert mesh.line_of_sight(np.zeros((0, 3)), np.zeros((0, 3))).shape == (0,)
+
+
+def _plain_module():
+    """A second, never-compiled copy of raycast.py (its globals untouched by
+    numba's rebinding), for calling the kernel as Python in this process."""
+    spec = importlib.util.spec_from_file_location("regn.query._raycast_plain", rc_mod.__file__)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_kernel_stops_on_cycles_and_nan_geometry(compiled):
+    """A corrupted adjacency cycle ends at the step cap; NaN rows never loop;
+    a neighbour index out of range is never followed."""
+    walk = rc_mod._kernels()["walk"] if compiled else _plain_module()._walk_segment
+    P = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float64)
+    M = np.linalg.inv((P[1:] - P[0]).T)
+    row = np.concatenate([M, -(M @ P[0])[:, None]], axis=1).reshape(-1)
+    nbv = np.array([1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0], np.int64)   # 0 -> 1 -> 2 -> 0
+    buf = np.empty(100, np.int64)
+
+    def run(W, a, b, nb=nbv):
+        return walk(W, nb, 3, *a, *b, 0, 50, BARY_TOL, buf)
+
+    W = np.tile(row, 3)                        # three copies of the unit tet
+    # b is far along x: every copy's exit is the x face, at s = 0.9 / 4.9
+    out = run(W, (0.1, 0.1, 0.1), (5.0, 0.2, 0.2))
+    assert out[0] == rc_mod.LOST and out[4] == 51
+    np.testing.assert_array_equal(buf[:6], [0, 1, 2, 0, 1, 2])
+    # a outside its tet, the exit (s = 2.8) past b: not clear, and no guess
+    assert run(W, (-2.0, 0.1, 0.1), (-1.0, 0.1, 0.1))[0] == rc_mod.BEYOND
+    Wn = np.full_like(W, np.nan)
+    assert run(Wn, (0.1, 0.1, 0.1), (5.0, 0.2, 0.2))[0] == rc_mod.BEYOND
+    bad = nbv.copy()
+    bad[1] = 7                                 # slot 1 of tet 0 -> out of range
+    out = run(W, (0.1, 0.1, 0.1), (-5.0, 0.1, 0.1), bad)
+    assert out[0] == rc_mod.OUT_OF_RANGE and out[4] == 1
+
+
+def _tet_row(P):
+    """The affine barycentric rows of one tet, as regn.query.locate._prep."""
+    P = np.asarray(P, np.float64)
+    M = np.linalg.inv((P[1:] - P[0]).T)
+    return np.concatenate([M, -(M @ P[0])[:, None]], axis=1).reshape(-1)
+
+
+UNIT = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
+BIG = [[-100, -100, -100], [300, -100, -100], [-100, 300, -100], [-100, -100, 300]]
+
+
+# In the unit tet the coordinates are l0 = 1-x-y-z, l1 = x, l2 = y, l3 = z.
+# Tets 0-2 are unit tets, tet 3 a big one holding every b below; the
+# adjacency is made up so that each choice sends the walk somewhere
+# different. (a, b, tet 0's and tet 1's neighbours, expected (outcome, last
+# tet, exit slot))
+TIE_CASES = {
+    # leaves tet 0 by y (slot 2) into tet 1, whose slot 2 leads back: the
+    # other decreasing coordinates are x (slot 1, crossing 1/3) and z (slot
+    # 3, 1/16): the earliest crossing, z, leads to tet 3 (clear); the lowest
+    # slot, x, would have led to tet 2 and its wall
+    "the earliest crossing, not the lowest slot": (
+        (0.1, 0.1, 0.1), (-0.2, -2.0, -1.5), [-1, -1, 1, -1], [-1, 2, 0, 3],
+        ("CLEAR", 3, -1)),
+    # x and z cross at the same fraction: the first slot (1)
+    "equal crossings take the first slot": (
+        (0.1, 0.1, 0.1), (-1.5, -2.0, -1.5), [-1, -1, 1, -1], [-1, 3, 0, 2],
+        ("CLEAR", 3, -1)),
+    # x is constant along the segment: not a way out
+    "a constant coordinate is no exit": (
+        (0.1, 0.1, 0.1), (0.1, -2.0, -1.5), [-1, -1, 1, -1], [-1, 2, 0, 3],
+        ("CLEAR", 3, -1)),
+    # only y decreases in tet 1, and it leads back: stuck, not a guess
+    "no other way out": (
+        (0.1, 0.1, 0.1), (0.1, -2.0, 0.1), [-1, -1, 1, -1], [-1, 3, 0, 3],
+        ("STUCK", 1, -1)),
+}
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("case", sorted(TIE_CASES))
+def test_kernel_edge_tie_rule(compiled, case):
+    walk = rc_mod._kernels()["walk"] if compiled else _plain_module()._walk_segment
+    a, b, nb0, nb1, want = TIE_CASES[case]
+    W = np.concatenate([_tet_row(UNIT)] * 3 + [_tet_row(BIG)])
+    nbv = np.array(nb0 + nb1 + [-1] * 4 + [-1] * 4, np.int64)
+    buf = np.empty(16, np.int64)
+    out = walk(W, nbv, 4, *a, *b, 0, 12, BARY_TOL, buf)
+    assert (out[0], out[1], out[2]) == (getattr(rc_mod, want[0]), want[1], want[2]), out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy scalars overflow
+@pytest.mark.parametrize("compiled", [True, False])
+def test_kernel_fraction_rules(compiled):
+    walk = rc_mod._kernels()["walk"] if compiled else _plain_module()._walk_segment
+    buf = np.empty(4, np.int64)
+    walls = np.full(4, -1, np.int64)
+    W = _tet_row(UNIT)
+    # straight out through the slanted face: l0 = 0.7 - 1.9 s reaches 0 at s = 0.7 / 1.9
+    out = walk(W, walls, 1, 0.1, 0.1, 0.1, 2.0, 0.1, 0.1, 0, 9, BARY_TOL, buf)
+    assert (out[0], out[2]) == (rc_mod.HIT, 0)
+    assert out[3] == pytest.approx(0.7 / 1.9, rel=1e-12)
+    # a NaN crossing counts as never: in a tet 1e-300 across, x = 1e10
+    # overflows l1 to inf and -l1 / dl1 = -inf / -inf; the exit is y (slot 2)
+    W = _tet_row(np.array(UNIT) * 1e-300)
+    out = walk(W, np.array([-1, 0, -1, -1]), 1, 1e10, 1e-301, 1e-301,
+               1e-301, -1e-300, 1e-301, 0, 9, BARY_TOL, buf)
+    assert (out[0], out[2]) == (rc_mod.HIT, 2)
+    assert out[3] == pytest.approx(0.1 / 1.1, rel=1e-9)
+
+
+def test_batch_memory_is_proportional(mesh):
+    A, B = random_segments(mesh, 20000, seed=81)
+    mesh.line_of_sight(A[:10], B[:10])
+    tracemalloc.start()
+    mesh.line_of_sight(A, B)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 200 * len(A)                 # an N x T array would be ~N * T bytes
+
+
+def test_plain_python_fallback_gives_the_same_answers(mesh, tmp_path):
+    """Without numba (import blocked in a child process) the same kernel runs
+    as Python, with the same answers."""
+    A, B = adversarial_segments(mesh, seed=9)
+    R, S = random_segments(mesh, 400, seed=91)
+    sel = np.random.default_rng(0).choice(len(A), 300, replace=False)
+    A, B = np.vstack([A[sel], R]), np.vstack([B[sel], S])
+    path = tmp_path / "m.regn"
+    regn.save(mesh, path)
+    np.save(tmp_path / "a.npy", A)
+    np.save(tmp_path / "b.npy", B)
+    m = regn.load(path)
+    want_los = m.line_of_sight(A, B).tolist()
+    want_rc = [m.raycast(a, b).to_dict() for a, b in zip(A, B)]
+    src = os.path.dirname(os.path.dirname(regn.__file__))
+    code = (
+        "import sys, json, numpy as np\n"
+        "sys.modules['numba'] = None\n"
+        f"sys.path.insert(0, {src!r})\n"
+        "import regn\n"
+        "from regn.query import raycast as _\n"
+        "import importlib\n"
+        "rc = importlib.import_module('regn.query.raycast')\n"
+        f"m = regn.load({str(path)!r})\n"
+        f"A = np.load({str(tmp_path / 'a.npy')!r}); B = np.load({str(tmp_path / 'b.npy')!r})\n"
+        "los = m.line_of_sight(A, B).tolist()\n"
+        "rcs = [m.raycast(a, b).to_dict() for a, b in zip(A, B)]\n"
+        "assert rc._KERNELS['compiled'] is False and rc._KERNELS['walk'] is rc._walk_segment\n"
+        "assert regn.__file__.startswith(" f"{src!r})\n"
+        "print(json.dumps([los, rcs]))\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    los, rcs = json.loads(out)
+    assert los == want_los
+    assert json.dumps(rcs) == json.dumps(want_rc)     # NaN-aware, bit-exact floats
+    assert sum(los) > 50 and sum(not x for x in los) > 50
+
+
+def test_help_and_import_do_not_load_numba():
+    src = os.path.dirname(os.path.dirname(regn.__file__))
+    code = (f"import sys; sys.path.insert(0, {src!r})\n"
+            "import contextlib, io\n"
+            "from regn.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n"
+            "        main(['--help'])\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "import regn.query.raycast\n"
+            "assert 'numba' not in sys.modules, 'numba imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

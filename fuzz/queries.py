@@ -23,7 +23,13 @@ Oracle, per input (CPU time limit 1 s, as in fuzz/run.py):
   start and ends at the goal, its points are located, ``length <= cost``, and
   one input in 20 compares the cost with scipy Dijkstra on the same graph;
   start == goal inside gives cost 0;
-* ``raycast``: a segment between two points of one tet is clear.
+* ``raycast``: a segment between two points of one tet is clear;
+  ``line_of_sight`` equals ``raycast(...).clear``; the tets crossed start at
+  the located tet and step between neighbours; a hit is a boundary face, its
+  point on the face's plane, its normal the face's unit normal, its fraction
+  in [0, 1]; a clear segment crosses no boundary triangle, and a hit is the
+  first one crossed (independent Moller-Trumbore test with a 1e-6 margin, so
+  only crossings no rounding explains count).
 """
 
 from __future__ import annotations
@@ -215,10 +221,69 @@ def run_one(maps, seed, i):
         other = w @ mesh.tet_points[known[k[0]]].astype(np.float64)
         if not mesh.raycast(pts[k[0]], other).clear:
             raise Finding("segment inside one tet is not clear")
-    mesh.raycast(pts[2], pts[3])
+    _check_segments(mesh, pts[:4], pts[4:8], t[:4])
     mesh.distance_to_wall(pts)
-    mesh.line_of_sight(pts[:4], pts[4:8])
     return fam
+
+
+def _crossings(mesh, a, b, margin=1e-6):
+    """Fractions s in (margin, 1 - margin) where a -> b crosses a boundary
+    triangle well inside it (barycentrics > margin) and not at a grazing
+    angle: crossings no rounding can explain away."""
+    V = np.asarray(mesh.vertices, np.float64)
+    tri = V[np.asarray(mesh.face_vertices)[np.asarray(mesh.boundary_faces)]]
+    e1, e2 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
+    d = b - a
+    h = np.cross(d, e2)
+    det = np.einsum("kd,kd->k", e1, h)
+    scale = np.linalg.norm(d) * np.linalg.norm(np.cross(e1, e2), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / det
+        sv = a - tri[:, 0]
+        u = np.einsum("kd,kd->k", sv, h) * inv
+        q = np.cross(sv, e1)
+        v = (q @ d) * inv
+        frac = np.einsum("kd,kd->k", q, e2) * inv
+        ok = ((np.abs(det) > 1e-6 * scale) & (u > margin) & (v > margin)
+              & (1 - u - v > margin) & (frac > margin) & (frac < 1 - margin))
+    return frac[ok]
+
+
+def _check_segments(mesh, A, B, TA):
+    """raycast against line_of_sight, the adjacency, the hit face's geometry
+    and (for ordinary coordinates) an independent segment/boundary-triangle
+    test: a clear segment crosses no wall, a hit is the first wall."""
+    los = mesh.line_of_sight(A, B)
+    nb = np.asarray(mesh.neighbors)
+    boundary = set(np.asarray(mesh.boundary_faces).tolist())
+    for a, b, ta, clear in zip(A, B, TA, los):
+        r = mesh.raycast(a, b)
+        if r.clear != bool(clear):
+            raise Finding(f"raycast {r.status} but line_of_sight {bool(clear)}")
+        if ta >= 0 and len(r.tets) and r.tets[0] != ta:
+            raise Finding(f"raycast starts in tet {r.tets[0]}, locate says {ta}")
+        for u, w in zip(r.tets[:-1], r.tets[1:]):
+            if w not in nb[u]:
+                raise Finding(f"raycast steps from tet {u} to {w}, not a neighbour")
+        if r.status == "hit":
+            if r.face not in boundary:
+                raise Finding(f"raycast hit face {r.face}, not a boundary face")
+            if not 0.0 <= r.t <= 1.0:
+                raise Finding(f"hit fraction {r.t} outside [0, 1]")
+            fv = np.asarray(mesh.vertices, np.float64)[np.asarray(mesh.face_vertices)[r.face]]
+            n = np.cross(fv[1] - fv[0], fv[2] - fv[0])
+            n /= np.linalg.norm(n)
+            if abs((r.point - fv[0]) @ n) > 1e-6 * H:
+                raise Finding(f"hit point {abs((r.point - fv[0]) @ n)} off its face's plane")
+            if abs(np.linalg.norm(r.normal) - 1.0) > 1e-6 or abs(abs(r.normal @ n) - 1) > 1e-6:
+                raise Finding("hit normal is not the face's unit normal")
+        if not (ta >= 0 and np.all(np.abs(b) < 10 * H) and r.status in ("clear", "hit")):
+            continue
+        walls = _crossings(mesh, a, b)
+        if r.clear and len(walls):
+            raise Finding(f"clear segment crosses a wall at s = {walls.min()}")
+        if r.status == "hit" and len(walls) and walls.min() < r.t - 1e-6:
+            raise Finding(f"hit at s = {r.t}, but a wall is crossed at s = {walls.min()}")
 
 
 def campaign(seed, start, count, timeout=1.0):

@@ -253,3 +253,22 @@ def test_plain_python_fallback_gives_the_same_paths(tmp_path):
     assert len(got) == len(want) > 3
     for (c1, p1), (c2, p2) in zip(got, want):
         assert c1 == pytest.approx(c2, rel=1e-12) and p1 == p2
+
+
+def test_builder_costs_bound_the_centroid_polyline(holey):
+    """Stored costs are float32 rounded up: never below the centroid distance
+    a reader computes, so the unsmoothed path (the portal-centroid polyline)
+    is never longer than its cost, and smoothing only shortens it."""
+    pc = holey.portal_costs[..., 0].astype(np.float64)
+    fc, tf, pairs = holey.face_centroids, holey.tet_faces, np.array(PORTAL_PAIRS)
+    dist = np.linalg.norm(fc[tf[:, pairs[:, 0]]] - fc[tf[:, pairs[:, 1]]], axis=2)
+    assert np.all(pc >= dist)
+    A, B = holey.random_points(200, seed=31), holey.random_points(200, seed=32)
+    found = 0
+    for a, b in zip(A, B):
+        p = holey.find_path(a, b, smooth=False)
+        if p.found and len(p.portals):
+            found += 1
+            assert p.length <= p.cost
+            assert holey.find_path(a, b).length <= p.length
+    assert found > 150

@@ -174,6 +174,12 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     boundary = ~has_b[tet_faces]                             # (T,4)
     pairs = np.array(PORTAL_PAIRS)
     cost = np.linalg.norm(fc[:, pairs[:, 0]] - fc[:, pairs[:, 1]], axis=2)   # (T,6)
+    # stored as float32 rounded *up*: every cost is then at least the centroid
+    # distance a reader computes, so the Euclidean search bound is admissible
+    # and a path's centroid polyline is never longer than its cost
+    cost32 = cost.astype(np.float32)
+    cost = np.where(cost32 < cost, np.nextafter(cost32, np.float32(np.inf)), cost32)
+    cost = cost.astype(np.float64)
     either_boundary = boundary[:, pairs[:, 0]] | boundary[:, pairs[:, 1]]
     tet_rec = np.zeros(n_t, dtype=dtype_for("tets", byte_order))
     tet_rec["centre"] = centre

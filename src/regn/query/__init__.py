@@ -26,10 +26,18 @@ def scratch(mesh) -> dict:
         return {}
 
 
+def _no_complex(p, name):
+    # numpy would drop the imaginary part with only a warning
+    if p.dtype.kind == "c":
+        raise QueryError(f"{name}: complex numbers are not coordinates")
+
+
 def as_points(points, name="points") -> np.ndarray:
     """(N,3) float64 or raise QueryError."""
     try:
-        p = np.asarray(points, dtype=np.float64)
+        p = np.asarray(points)
+        _no_complex(p, name)
+        p = p.astype(np.float64, copy=False)
     except (TypeError, ValueError) as exc:
         raise QueryError(f"{name}: not numeric ({exc})") from None
     if p.ndim == 1 and p.shape == (3,):
@@ -42,7 +50,9 @@ def as_points(points, name="points") -> np.ndarray:
 def as_point(point, name="point") -> np.ndarray:
     """(3,) float64 or raise QueryError."""
     try:
-        p = np.asarray(point, dtype=np.float64).reshape(-1)
+        p = np.asarray(point)
+        _no_complex(p, name)
+        p = p.astype(np.float64, copy=False).reshape(-1)
     except (TypeError, ValueError) as exc:
         raise QueryError(f"{name}: not numeric ({exc})") from None
     if p.shape != (3,):

@@ -9,24 +9,26 @@ face, edge or vertex may be within tolerance of several; it is given the
 neighbours restricted to tetrahedra containing the point), so every caller
 gets the same answer whichever tetrahedron was found first.
 
-When no listed tetrahedron contains the point (a hole, or an incomplete cell
-list) a visibility walk starts from the listed candidate nearest the point
-(or the nearest tetrahedron centre when the cell lists none) and steps
-across the face of most negative barycentric coordinate, at most
-``walk_steps`` times; a walk stuck at the boundary answers -1.
 Work is chunked (``chunk`` points at a time) and never forms an N x T array.
 
 Two methods give the same answers:
 
-* ``method="grid"`` is the game's chain exactly: ``mesh.cell_of`` -> the
-  stored cell list (``mesh.grid_csr``) -> barycentric tests -> visibility walk.
-* ``method="auto"`` (default) first tries a finer private acceleration grid
+* ``method="grid"`` follows the game's chain: ``mesh.cell_of`` -> the stored
+  cell list (``mesh.grid_csr``) -> barycentric tests. When no listed
+  tetrahedron contains the point (a hole, or an incomplete cell list) a
+  visibility walk starts from the listed candidate the point is least
+  outside of (largest smallest barycentric coordinate; the nearest
+  tetrahedron centre when the cell lists none) and steps across the face of
+  most negative coordinate, at most ``walk_steps`` times. A walk can be
+  blocked by a hole between the candidate and the point, so a point the walk
+  does not reach is decided by the fine grid's lists below: an incomplete
+  stored list never turns a point of the volume into -1.
+* ``method="auto"`` (default) uses only a finer private acceleration grid
   (about 2 cells per tetrahedron, kept in the query scratch cache, built once
-  per mesh from tetrahedron bounding boxes; each fine cell lists first the
-  tetrahedron holding its centre, then the rest by volume). A point found
-  there is answered; any other point inside the box goes through the
-  ``"grid"`` chain, so a stored list that is incomplete still gives the same
-  answer. The stored REGN grid is coarse (the format's u16 reference limit
+  per mesh from tetrahedron bounding boxes, so every cell lists every
+  tetrahedron that can hold one of its points; each lists first the
+  tetrahedron holding its centre, then the rest by volume). A point it does
+  not find is outside; the stored lists play no part. The stored REGN grid is coarse (the format's u16 reference limit
   forces ~100 tetrahedra per cell on a 15 000-tetrahedron map), which is why
   the fine grid exists: it makes locate several times faster than
   ``scipy.spatial.Delaunay.find_simplex``.
@@ -318,6 +320,17 @@ def locate_few(mesh, pts) -> np.ndarray:
     return out
 
 
+def _fine_scan(mesh, d, pp):
+    """(found, smallest barycentric) of points in the box, from the fine
+    grid's lists (complete: every tetrahedron whose box meets the cell)."""
+    fine = _fine(mesh, d)
+    fc = np.floor((pp - fine["lo"]) / fine["cs"]).astype(np.int64)
+    np.clip(fc, 0, fine["dims"] - 1, out=fc)
+    fc = (fc[:, 2] * fine["dims"][1] + fc[:, 1]) * fine["dims"][0] + fc[:, 0]
+    found, lo, _ = _scan(d, fine["indptr"], fine["indices"], fc, pp)
+    return found, lo
+
+
 def locate(mesh, points, return_barycentric=False, *, method="auto",
            chunk=131072, walk_steps=None):
     """(N,3) points -> (N,) int64 tetrahedron index, -1 outside the volume.
@@ -351,11 +364,8 @@ def locate(mesh, points, return_barycentric=False, *, method="auto",
         idx = np.flatnonzero(ok)
         pp = p[idx]
         if fine is not None:
-            fc = np.floor((pp - fine["lo"]) / fine["cs"]).astype(np.int64)
-            np.clip(fc, 0, fine["dims"] - 1, out=fc)
-            fc = (fc[:, 2] * fine["dims"][1] + fc[:, 1]) * fine["dims"][0] + fc[:, 0]
-            found, lo, _ = _scan(d, fine["indptr"], fine["indices"], fc, pp)
             # the fine lists hold every tet near the point: ties resolve locally
+            found, lo = _fine_scan(mesh, d, pp)
         else:
             cells = np.asarray(mesh.cell_of(pp), dtype=np.int64)
             found, lo, best = _scan(d, d["indptr"], d["indices"], cells, pp)
@@ -371,6 +381,11 @@ def locate(mesh, points, return_barycentric=False, *, method="auto",
                 wi = miss[w >= 0]
                 if len(wi):
                     lo[wi] = bary(d, found[wi], pp[wi]).min(axis=1)
+                # a walk blocked by a hole proves nothing: the complete fine
+                # lists decide, so -1 always means outside the volume
+                lost = miss[w < 0]
+                if len(lost):
+                    found[lost], lo[lost] = _fine_scan(mesh, d, pp[lost])
         found = _resolve_ties(d, found, pp, lo)
         out[c0 + idx] = found
     if not return_barycentric:

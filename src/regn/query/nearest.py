@@ -19,6 +19,9 @@ from . import as_points, scratch
 
 NearestResult = namedtuple("NearestResult", ["points", "tets"])
 
+#: points per batch of the wall search (its memory is ~1 kB a point)
+CHUNK = 65536
+
 
 def _walls(mesh) -> dict:
     s = scratch(mesh)
@@ -88,7 +91,7 @@ def _nearest_wall(mesh, pts, k=8):
     unsure = np.flatnonzero(~(bd <= dk[:, -1] - w["rmax"])) if k < len(w["bf"]) else []
     unsure = np.asarray(unsure, dtype=np.int64)
     B = len(w["bf"])
-    step = max(1, 1_000_000 // max(B, 1))
+    step = max(1, 200_000 // max(B, 1))         # ~100 MB of temporaries a step
     for c0 in range(0, len(unsure), step):          # exact: every wall triangle
         u = unsure[c0:c0 + step]
         xc = closest_on_triangles(np.repeat(pts[u], B, 0), np.tile(w["tri"], (len(u), 1, 1)))
@@ -106,9 +109,11 @@ def _nearest_wall(mesh, pts, k=8):
 
 def nearest(mesh, points) -> NearestResult:
     """Points inside stay (with their tet); others move to the closest point of
-    the nearest boundary triangle (tet = that face's tetrahedron). NaN/inf
+    the nearest boundary triangle (tet = the tetrahedron that face bounds,
+    which holds the moved point; ``locate`` of that point may name another
+    tetrahedron sharing the face's edge or vertex, by its tie rule). NaN/inf
     points, and points so far away that distances overflow (|x| ~ 1e154+),
-    -> NaN point, tet -1."""
+    -> NaN point, tet -1. Outside points are solved ``CHUNK`` at a time."""
     from .locate import locate
     pts = as_points(points)
     tets = locate(mesh, pts)
@@ -116,13 +121,15 @@ def nearest(mesh, points) -> NearestResult:
     fin = np.all(np.isfinite(pts), axis=1)
     out[~fin] = np.nan
     todo = np.flatnonzero((tets < 0) & fin)
-    if len(todo):
-        bx, bd, bi = _nearest_wall(mesh, pts[todo])
+    owner = _walls(mesh)["owner"] if len(todo) else None
+    for c0 in range(0, len(todo), CHUNK):
+        k = todo[c0:c0 + CHUNK]
+        bx, bd, bi = _nearest_wall(mesh, pts[k])
         ok = (bi >= 0) & np.isfinite(bd)      # overflowing distances: no answer
         bx[~ok] = np.nan
-        out[todo] = bx
-        tets[todo[~ok]] = -1
-        tets[todo[ok]] = _walls(mesh)["owner"][bi[ok]]
+        out[k] = bx
+        tets[k[~ok]] = -1
+        tets[k[ok]] = owner[bi[ok]]
     return NearestResult(out, tets)
 
 
@@ -131,7 +138,7 @@ def distance_to_wall(mesh, points) -> np.ndarray:
     pts = as_points(points)
     out = np.full(len(pts), np.nan)
     fin = np.flatnonzero(np.all(np.isfinite(pts), axis=1))
-    for c0 in range(0, len(fin), 65536):
-        k = fin[c0:c0 + 65536]
+    for c0 in range(0, len(fin), CHUNK):
+        k = fin[c0:c0 + CHUNK]
         out[k] = _nearest_wall(mesh, pts[k])[1]
     return out

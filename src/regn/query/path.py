@@ -13,7 +13,7 @@ Search. Bidirectional A*: one search grows from s, one from g, each on
 costs reduced by the average potential p(v) = (|v - g| - |v - s|) / 2 of
 face centroids. Both Euclidean bounds are admissible and consistent when
 every stored cost is at least the distance between the two face centroids
-(the builder writes exactly that distance); this is checked once per mesh
+(the builder writes that distance rounded up to float32); this is checked once per mesh
 with a relative slack of 1e-6 (the bounds are shrunk by as much), and when
 it fails both potentials are 0 and the search is a bidirectional Dijkstra.
 With ``cost_scale`` the bounds are multiplied by ``min(cost_scale)``: every
@@ -56,9 +56,12 @@ a tetrahedron cheap, and stored costs need not obey the triangle
 inequality); the corridor then lists that tetrahedron twice.
 
 ``length <= cost`` holds whenever every stored cost is at least the distance
-between its two face centroids (the builder's rule, checked by ``regn verify``
-as ``portal_cost_rule``); with smaller stored costs the path is still the
-cheapest by those costs, and its length may exceed them.
+between its two face centroids (the builder's rule, rounded up, checked by
+``regn verify`` as ``portal_cost_rule``) and no ``cost_scale`` is below 1;
+with smaller costs the path is still the cheapest by those costs, and its
+length may exceed them. Rounded to nearest instead (as another tool may
+write them), costs can fall a float32 rounding (~1e-8 relative) short, and
+so can an unsmoothed path's cost.
 
 Smoothing (:mod:`regn.query.smooth`): ``points`` is the shortest polyline from
 s to g that crosses the corridor's portal triangles in order; each segment
@@ -633,8 +636,8 @@ def _cost_options(T, cost_scale, exclude):
         scale = np.where(np.isfinite(scale) & (scale >= 0), scale, np.inf)
     if exclude is not None:
         excl = np.asarray(exclude)
-        if excl.shape != (T,):
+        if excl.size != T:               # any shape holding one flag per tet, as cost_scale
             raise QueryError(f"exclude must be a bool mask of {T} tetrahedra, "
                              f"got shape {excl.shape}")
-        excl = excl.astype(np.bool_)
+        excl = excl.astype(np.bool_).reshape(-1)
     return scale, excl

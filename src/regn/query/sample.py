@@ -11,7 +11,13 @@ from ..errors import QueryError
 def random_points(mesh, n, seed=None) -> np.ndarray:
     """(n,3) points uniform in the volume: tetrahedron chosen with probability
     proportional to its volume, then a uniform (Dirichlet(1,1,1,1)) barycentric."""
-    n = int(n)
+    try:
+        k = int(n)
+        if k != n:                       # 2.5 is not a count
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise QueryError(f"n must be a whole number, not {n!r}") from None
+    n = k
     if n < 0:
         raise QueryError("n must be >= 0")
     rng = np.random.default_rng(seed)

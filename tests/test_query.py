@@ -380,3 +380,50 @@ def test_cli(tmp_path, capsys, monkeypatch, mesh):
     assert rc == (0 if d["clear"] else 1)
     assert main(["nearest", str(f), "--json", "--points", str(tmp_path / "p.npy")]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+@pytest.fixture(scope="module")
+def field():
+    """An asteroid field: hundreds of small wall triangles on the asteroids
+    and a few huge ones on the box."""
+    from regn.builder.generate import demo_field, generate
+    bbox, obs = demo_field(seed=3, n=12)
+    return generate(bbox, obs, dims=(6, 6, 6), coverage_samples=0)
+
+
+def test_wall_pieces_cover_their_triangles(field):
+    """The premise of the wall search's proof: every point of a wall triangle
+    lies within r_piece of a centroid of one of that triangle's pieces."""
+    from regn.query.nearest import _walls
+    w = _walls(field)
+    rng = np.random.default_rng(6)
+    rows = rng.integers(len(w["tri"]), size=3000)
+    pts = np.einsum("nk,nkd->nd", rng.dirichlet(np.ones(3), len(rows)), w["tri"][rows])
+    pts[:12] = w["tri"][rows[:12], 0]                 # corners are the farthest points
+    d, i = w["tree"].query(pts, k=64)
+    own = w["parent"][i] == rows[:, None]
+    assert own.any(axis=1).all()
+    nearest_own = np.where(own, d, np.inf).min(axis=1)
+    assert nearest_own.max() <= w["r_piece"]
+    big = np.ptp(w["tri"], axis=1).max(axis=1)
+    assert big.max() > 4 * w["r_piece"] and w["tree"].n > 2 * len(w["tri"])   # cut up
+
+
+def test_distance_to_wall_against_trimesh(field):
+    """Independent reference: trimesh's closest point on the boundary surface,
+    for points inside, in asteroids, outside the box and far away."""
+    import trimesh
+    rng = np.random.default_rng(8)
+    pts = np.vstack([field.random_points(300, seed=4),
+                     rng.uniform(-60_000, 60_000, (300, 3)),
+                     rng.normal(size=(20, 3)) * 5e6])
+    surf = trimesh.Trimesh(field.vertices, field.face_vertices[field.boundary_faces],
+                           process=False)
+    _, ref, _ = trimesh.proximity.closest_point(surf, pts)
+    dw = field.distance_to_wall(pts)
+    np.testing.assert_allclose(dw, ref, rtol=1e-9, atol=1e-6)
+    r = field.nearest(pts)
+    out = field.locate(pts) < 0
+    np.testing.assert_allclose(np.linalg.norm(r.points[out] - pts[out], axis=1), ref[out],
+                               rtol=1e-9, atol=1e-6)
+    assert np.all(field.locate(r.points[out]) >= 0)

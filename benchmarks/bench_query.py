@@ -36,6 +36,27 @@ def make(n, seed=0, holes=8, dims=(6, 6, 6)):
     return regn.build(pts, tets[keep], bbox=((-L,) * 3, (L,) * 3), dims=dims), pts
 
 
+def two_maps():
+    """The segment and wall benches' maps: [(name, mesh)] for this file's
+    Delaunay map (few large walls) and the demo asteroid field (thousands of
+    small ones)."""
+    from regn.builder.generate import DEMO_DIMS, demo_field, generate
+    return [("Delaunay map of bench_query.py", make(2300)[0]),
+            ("demo asteroid field (regn.generate)",
+             generate(*demo_field(), dims=DEMO_DIMS, coverage_samples=0))]
+
+
+def measure(f, reps=2):
+    """(best of ``reps`` untraced runs in s, traced peak bytes of one more
+    run, result): traced apart, as tracing slows allocation-heavy code."""
+    best, r = timeit(f, reps)
+    tracemalloc.start()
+    f()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return best, peak, r
+
+
 def timeit(f, reps=3):
     best = np.inf
     for _ in range(reps):

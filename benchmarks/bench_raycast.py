@@ -23,13 +23,11 @@ throughout. Peak memory is traced for each method on its batch.
 import argparse
 import os
 import sys
-import time
-import tracemalloc
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_query import make  # noqa: E402  (the same map as the query bench)
+from bench_query import measure, timeit, two_maps  # noqa: E402  (the query bench's map)
 
 
 def brute_los(m, a, b, chunk=64):
@@ -66,37 +64,13 @@ def trimesh_los(surface, a, b):
     return out
 
 
-def measure(f):
-    """(seconds, peak traced bytes, result) of one call."""
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    r = f()
-    dt = time.perf_counter() - t0
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return dt, peak, r
-
-
-def best_of(f, reps):
-    best = np.inf
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        r = f()
-        best = min(best, time.perf_counter() - t0)
-    return best, r
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     n = 20_000 if args.quick else 100_000
     n_alt = 2_000 if args.quick else 5_000
-    from regn.builder.generate import DEMO_DIMS, demo_field, generate
-    maps = [("Delaunay map of bench_query.py", make(2300)[0]),
-            ("demo asteroid field (regn.generate)",
-             generate(*demo_field(), dims=DEMO_DIMS, coverage_samples=0))]
-    for name, m in maps:
+    for name, m in two_maps():
         print(f"{name}: {m.n_tets} tets, {m.n_faces} faces, "
               f"{len(m.boundary_faces)} boundary faces")
         run_map(m, n, n_alt)
@@ -109,11 +83,11 @@ def run_map(m, n, n_alt):
     a = m.random_points(n, seed=4)
     b = m.random_points(n, seed=5)
     m.line_of_sight(a[:4], b[:4])           # compile / load the kernel outside the timing
-    rounds = [best_of(lambda: m.line_of_sight(a, b), 1)[0] for _ in range(3)]
+    rounds = [timeit(lambda: m.line_of_sight(a, b), 1)[0] for _ in range(3)]
     t_los = min(rounds)
     los = m.line_of_sight(a, b)
     crossed = [len(m.raycast(x, y).tets) for x, y in zip(a[:2000], b[:2000])]
-    _, peak_los, _ = measure(lambda: m.line_of_sight(a, b))
+    _, peak_los, _ = measure(lambda: m.line_of_sight(a, b), 1)
     print(f"  line_of_sight {n}: regn {t_los:.3f} s (rounds "
           f"{', '.join(f'{r:.3f}' for r in rounds)}), {t_los / n * 1e6:.2f} us/segment, "
           f"{np.mean(los):.3f} clear, median {np.median(crossed):.0f} tets crossed; "
@@ -121,21 +95,21 @@ def run_map(m, n, n_alt):
 
     # one segment at a time: the full report
     k = 2000
-    t_rc, _ = best_of(lambda: [m.raycast(x, y) for x, y in zip(a[:k], b[:k])], 3)
+    t_rc, _ = timeit(lambda: [m.raycast(x, y) for x, y in zip(a[:k], b[:k])], 3)
     print(f"  raycast, one call per segment, {k}: {t_rc / k * 1e6:.1f} us/call")
 
     surface = trimesh.Trimesh(m.vertices.astype(np.float64), m.face_vertices[m.boundary_faces],
                               process=False)
     surface.ray = RayMeshIntersector(surface)
     trimesh_los(surface, a[:10], b[:10])    # builds the rtree outside the timing
-    t_tm, peak_tm, tm = measure(lambda: trimesh_los(surface, a[:n_alt], b[:n_alt]))
+    t_tm, peak_tm, tm = measure(lambda: trimesh_los(surface, a[:n_alt], b[:n_alt]), 1)
     t_tm_all = t_tm * n / n_alt
     print(f"  trimesh RayMeshIntersector (rtree), {n_alt}: {t_tm:.2f} s -> {t_tm_all:.1f} s "
           f"for {n} extrapolated; ratio {t_tm_all / t_los:.0f}x; agreement "
           f"{np.mean(tm == los[:n_alt]):.4f}; peak traced {peak_tm / 1e6:.1f} MB")
 
     k = n_alt // 5
-    t_b, peak_b, bl = measure(lambda: brute_los(m, a[:k], b[:k]))
+    t_b, peak_b, bl = measure(lambda: brute_los(m, a[:k], b[:k]), 1)
     t_b_all = t_b * n / k
     print(f"  brute numpy (all boundary triangles), {k}: {t_b:.2f} s -> {t_b_all:.1f} s for "
           f"{n} extrapolated; ratio {t_b_all / t_los:.0f}x; agreement "

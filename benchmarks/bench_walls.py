@@ -17,26 +17,11 @@ import argparse
 import os
 import sys
 import time
-import tracemalloc
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_query import make  # noqa: E402
-
-
-def measure(f):
-    """(best of two untraced runs in s, traced peak bytes of a third, result)."""
-    best = np.inf
-    for _ in range(2):
-        t0 = time.perf_counter()
-        r = f()
-        best = min(best, time.perf_counter() - t0)
-    tracemalloc.start()               # traced apart: tracing slows allocation-heavy code
-    f()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return best, peak, r
+from bench_query import measure, two_maps  # noqa: E402
 
 
 def main():
@@ -44,14 +29,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     import trimesh
-    from regn.builder.generate import DEMO_DIMS, demo_field, generate
 
     n = 20_000 if args.quick else 100_000
     n_alt = 2_000 if args.quick else 5_000
-    maps = [("Delaunay map of bench_query.py", make(2300)[0]),
-            ("demo asteroid field (regn.generate)",
-             generate(*demo_field(), dims=DEMO_DIMS, coverage_samples=0))]
-    for name, m in maps:
+    for name, m in two_maps():
         print(f"{name}: {m.n_tets} tets, {len(m.boundary_faces)} boundary faces")
         surf = trimesh.Trimesh(m.vertices.astype(np.float64),
                                m.face_vertices[m.boundary_faces], process=False)

@@ -35,6 +35,51 @@ def random_map(n_points=300, seed=0, hole_fraction=0.1, h=H, dims=(10, 10, 10),
                       dims=dims, **kw)
 
 
+def sphere_holes_map(n=260, seed=0, holes=4, dims=(6, 6, 6), h=H):
+    """Delaunay of random points and the box corners with every tet whose
+    centroid lies within 0.18 h of one of ``holes`` random centres removed
+    (round asteroids). -> (mesh, hole centres)."""
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(-h, h, (n, 3))
+    corners = np.array([[x, y, z] for x in (-h, h) for y in (-h, h) for z in (-h, h)])
+    pts = np.vstack([corners, pts])
+    tets = Delaunay(pts).simplices
+    cen = pts[tets].mean(axis=1)
+    keep = np.ones(len(tets), bool)
+    hole_c = rng.uniform(-0.5 * h, 0.5 * h, (holes, 3))
+    for c in hole_c:
+        keep &= np.linalg.norm(cen - c, axis=1) > 0.18 * h
+    return regn.build(pts, tets[keep], bbox=((-h,) * 3, (h,) * 3), dims=dims), hole_c
+
+
+def run_without_numba(body):
+    """Run ``body`` in a child Python whose ``import numba`` fails, with this
+    checkout's regn (``sys``, ``json``, ``np`` and ``regn`` imported); its
+    stdout."""
+    import os
+    import subprocess
+    import sys
+    src = os.path.dirname(os.path.dirname(regn.__file__))
+    code = ("import sys, json, numpy as np\n"
+            "sys.modules['numba'] = None\n"
+            f"sys.path.insert(0, {src!r})\n"
+            "import regn\n"
+            f"assert regn.__file__.startswith({src!r})\n" + body)
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def assert_numba_not_imported(body):
+    """``body`` (after importing regn) leaves numba unimported."""
+    import os
+    import subprocess
+    import sys
+    src = os.path.dirname(os.path.dirname(regn.__file__))
+    code = (f"import sys; sys.path.insert(0, {src!r})\n" + body
+            + "\nassert 'numba' not in sys.modules, 'numba imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.fixture(scope="session")
 def small_map():
     return random_map(300, seed=1)

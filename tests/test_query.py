@@ -10,21 +10,13 @@ import regn
 import regn.query.locate
 from regn.errors import QueryError
 
+from conftest import sphere_holes_map
+
 L = 50_000.0
 
 
 def _make(n=260, seed=0, holes=4, dims=(6, 6, 6)):
-    rng = np.random.default_rng(seed)
-    pts = rng.uniform(-L, L, (n, 3))
-    corners = np.array([[x, y, z] for x in (-L, L) for y in (-L, L) for z in (-L, L)])
-    pts = np.vstack([corners, pts])
-    tets = Delaunay(pts).simplices
-    cen = pts[tets].mean(axis=1)
-    keep = np.ones(len(tets), bool)
-    hole_c = rng.uniform(-0.5 * L, 0.5 * L, (holes, 3))
-    for c in hole_c:
-        keep &= np.linalg.norm(cen - c, axis=1) > 0.18 * L
-    return regn.build(pts, tets[keep], bbox=((-L,) * 3, (L,) * 3), dims=dims), hole_c
+    return sphere_holes_map(n, seed, holes, dims, L)
 
 
 @pytest.fixture(scope="module")

@@ -4,17 +4,16 @@ own plain-Python run (numba blocked in a child process)."""
 
 import json
 import math
-import os
-import subprocess
 import sys
 import tracemalloc
 
 import numpy as np
 import pytest
-from scipy.spatial import Delaunay
 
 import regn
 from regn.query.locate import BARY_TOL, _prep, bary, locate
+
+from conftest import assert_numba_not_imported, run_without_numba, sphere_holes_map
 
 import importlib
 import importlib.util
@@ -24,17 +23,7 @@ L = 50_000.0
 
 
 def _make(n=700, seed=5, holes=6, dims=(6, 6, 6)):
-    """A Delaunay map in a +-L box with spherical holes (as tests/test_query.py)."""
-    rng = np.random.default_rng(seed)
-    pts = rng.uniform(-L, L, (n, 3))
-    corners = np.array([[x, y, z] for x in (-L, L) for y in (-L, L) for z in (-L, L)])
-    pts = np.vstack([corners, pts])
-    tets = Delaunay(pts).simplices
-    cen = pts[tets].mean(axis=1)
-    keep = np.ones(len(tets), bool)
-    for c in rng.uniform(-0.5 * L, 0.5 * L, (holes, 3)):
-        keep &= np.linalg.norm(cen - c, axis=1) > 0.18 * L
-    return regn.build(pts, tets[keep], bbox=((-L,) * 3, (L,) * 3), dims=dims)
+    return sphere_holes_map(n, seed, holes, dims, L)[0]
 
 
 @pytest.fixture(scope="module")
@@ -490,13 +479,7 @@ def test_plain_python_fallback_gives_the_same_answers(mesh, tmp_path):
     m = regn.load(path)
     want_los = m.line_of_sight(A, B).tolist()
     want_rc = [m.raycast(a, b).to_dict() for a, b in zip(A, B)]
-    src = os.path.dirname(os.path.dirname(regn.__file__))
-    code = (
-        "import sys, json, numpy as np\n"
-        "sys.modules['numba'] = None\n"
-        f"sys.path.insert(0, {src!r})\n"
-        "import regn\n"
-        "from regn.query import raycast as _\n"
+    out = run_without_numba(
         "import importlib\n"
         "rc = importlib.import_module('regn.query.raycast')\n"
         f"m = regn.load({str(path)!r})\n"
@@ -504,10 +487,7 @@ def test_plain_python_fallback_gives_the_same_answers(mesh, tmp_path):
         "los = m.line_of_sight(A, B).tolist()\n"
         "rcs = [m.raycast(a, b).to_dict() for a, b in zip(A, B)]\n"
         "assert rc._KERNELS['compiled'] is False and rc._KERNELS['walk'] is rc._walk_segment\n"
-        "assert regn.__file__.startswith(" f"{src!r})\n"
         "print(json.dumps([los, rcs]))\n")
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True).stdout
     los, rcs = json.loads(out)
     assert los == want_los
     assert json.dumps(rcs) == json.dumps(want_rc)     # NaN-aware, bit-exact floats
@@ -515,15 +495,12 @@ def test_plain_python_fallback_gives_the_same_answers(mesh, tmp_path):
 
 
 def test_help_and_import_do_not_load_numba():
-    src = os.path.dirname(os.path.dirname(regn.__file__))
-    code = (f"import sys; sys.path.insert(0, {src!r})\n"
-            "import contextlib, io\n"
-            "from regn.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try:\n"
-            "        main(['--help'])\n"
-            "    except SystemExit:\n"
-            "        pass\n"
-            "import regn.query.raycast\n"
-            "assert 'numba' not in sys.modules, 'numba imported'\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    assert_numba_not_imported(
+        "import contextlib, io\n"
+        "from regn.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main(['--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "import regn.query.raycast\n")

@@ -4,9 +4,6 @@ walls that are huge, tiny, flat or corrupted; the BVH's boxes hold what they
 claim."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,7 +12,7 @@ import regn
 from regn.query import nearest as nq
 from regn.query.nearest import closest_on_triangles
 
-from conftest import H, random_map
+from conftest import H, assert_numba_not_imported, random_map, run_without_numba
 from test_query import L, _make
 
 numba = pytest.importorskip("numba")
@@ -261,12 +258,7 @@ def test_plain_python_fallback_gives_the_same_answers(field, tmp_path):
     m = regn.load(path)
     want_d = m.distance_to_wall(pts)
     want_n = m.nearest(pts)
-    src = os.path.dirname(os.path.dirname(regn.__file__))
-    code = (
-        "import sys, json, numpy as np\n"
-        "sys.modules['numba'] = None\n"
-        f"sys.path.insert(0, {src!r})\n"
-        "import regn\n"
+    out = run_without_numba(
         "import importlib\n"
         "nq = importlib.import_module('regn.query.nearest')\n"
         f"m = regn.load({str(path)!r})\n"
@@ -275,10 +267,7 @@ def test_plain_python_fallback_gives_the_same_answers(field, tmp_path):
         "r = m.nearest(P)\n"
         "assert nq._kernels()['compiled'] is False\n"
         "assert 'wall_bvh' not in nq.scratch(m) and 'walls' in nq.scratch(m)\n"
-        f"assert regn.__file__.startswith({src!r})\n"
         "print(json.dumps([d.tolist(), r.points.tolist(), r.tets.tolist()]))\n")
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True).stdout
     d, x, t = json.loads(out)
     d, x, t = np.array(d, float), np.array(x, float), np.array(t)
     np.testing.assert_allclose(d, want_d, rtol=1e-9, atol=1e-6)
@@ -293,8 +282,4 @@ def test_plain_python_fallback_gives_the_same_answers(field, tmp_path):
 
 
 def test_import_does_not_load_numba():
-    src = os.path.dirname(os.path.dirname(regn.__file__))
-    code = (f"import sys; sys.path.insert(0, {src!r})\n"
-            "import regn, regn.query.nearest\n"
-            "assert 'numba' not in sys.modules, 'numba imported'\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    assert_numba_not_imported("import regn, regn.query.nearest\n")

@@ -266,3 +266,16 @@ def test_builder_costs_bound_the_centroid_polyline(holey):
             assert p.length <= p.cost
             assert holey.find_path(a, b).length <= p.length
     assert found > 150
+
+
+def test_threads_sharing_a_mesh_get_their_own_paths(holey):
+    """The search state lives in the mesh's cache: threads searching one mesh
+    at once must each get the answer a lone call gives."""
+    from concurrent.futures import ThreadPoolExecutor
+    A, B = holey.random_points(120, seed=41), holey.random_points(120, seed=42)
+    want = [holey.find_path(a, b) for a, b in zip(A, B)]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda ab: holey.find_path(*ab), zip(A, B)))
+    for p, q in zip(got, want):
+        assert p.status == q.status and p.cost == q.cost
+        assert np.array_equal(p.portals, q.portals) and np.array_equal(p.points, q.points)

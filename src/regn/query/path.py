@@ -47,8 +47,9 @@ row, and its six edges one 64-byte block, so relaxing an edge touches one
 cache line; faces are renumbered along a Z-order curve (faces near in space
 are near in memory); both tables sit in one huge-page arena, and the kernel
 prefetches a face's neighbours before relaxing them. Per-query state is
-stamped with a query id, so nothing is cleared between queries; one mesh's
-scratch is not safe to search from two threads at once.
+stamped with a query id, so nothing is cleared between queries; a lock per
+mesh lets one search at a time use that state (threads calling find_path on
+one mesh take turns; smoothing runs outside the lock).
 
 A route may touch a face of a tetrahedron and turn back into it when that
 is cheaper (a start link is unscaled while ``cost_scale`` can make crossing
@@ -73,6 +74,7 @@ portal-centroid polyline.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -183,7 +185,7 @@ def _graph(mesh) -> dict:
     node[:F, _CX:_CZ + 1] = cen[face_order]
     # a route lists each face at most once per side, plus the meeting
     out_len = 2 * F + 4
-    g = dict(arena=arena, admissible=admissible, node_u16=node.view(np.uint16), qid=[0],
+    g = dict(lock=threading.Lock(), arena=arena, admissible=admissible, node_u16=node.view(np.uint16), qid=[0],
              ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
              portals=np.zeros(out_len, np.int64), corridor=np.zeros(out_len + 1, np.int64),
              points=np.zeros((out_len + 2, 3)))
@@ -603,25 +605,30 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     # the stored-cost check allows a relative slack of 1e-6; shrinking the
     # bound by as much keeps every reduced cost non-negative
     hw = min_scale * (1.0 - 1e-6) if g["admissible"] else 0.0
-    qid = g["qid"][0] = g["qid"][0] + 1
-    if qid > MAX_QID:                    # uint16 stamps: start over
-        g["node_u16"][:, _ST0:_ST1 + 1] = 0
-        qid = g["qid"][0] = 1
-    status, cost, n, length = _kernel()(*g["head"], scale, excl, plain, hw, qid, *g["mid"], ends,
-                                        *g["tail"])
+    # one search at a time per mesh: the search state and output buffers are
+    # shared (threads wait here instead of corrupting each other's search)
+    with g["lock"]:
+        qid = g["qid"][0] = g["qid"][0] + 1
+        if qid > MAX_QID:                    # uint16 stamps: start over
+            g["node_u16"][:, _ST0:_ST1 + 1] = 0
+            qid = g["qid"][0] = 1
+        status, cost, n, length = _kernel()(*g["head"], scale, excl, plain, hw, qid, *g["mid"],
+                                            ends, *g["tail"])
+        if status == 0:
+            portals = g["portals"][:n].copy()
+            corridor = g["corridor"][:n + 1].copy()
+            centroid_polyline = g["points"][:n + 2].copy()
     if status != 0:
         if status < 0:
             raise QueryError("internal error: broken path chain")
         return Path(False, STATUSES[status])
-    portals = g["portals"][:n].copy()
-    corridor = g["corridor"][:n + 1].copy()
     if smooth and n:
         tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[portals]]
         pts = smooth_polyline(ends[0], ends[1], tri)
         seg = pts[1:] - pts[:-1]
         length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
     else:
-        pts = g["points"][:n + 2].copy()
+        pts = centroid_polyline
     return Path(True, "ok", float(cost), corridor, portals, pts, float(length))
 
 

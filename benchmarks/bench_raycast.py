@@ -93,6 +93,12 @@ def run_map(m, n, n_alt):
           f"{np.mean(los):.3f} clear, median {np.median(crossed):.0f} tets crossed; "
           f"peak traced {peak_los / 1e6:.1f} MB")
 
+    t_many, peak_many, many = measure(lambda: m.raycast_many(a, b), 2)
+    assert np.array_equal(many.clear, los)
+    print(f"  raycast_many {n} (every field but the tets crossed): {t_many:.3f} s, "
+          f"{t_many / n * 1e6:.2f} us/segment, {np.mean(many.status == 'hit'):.3f} hits; "
+          f"peak traced {peak_many / 1e6:.1f} MB")
+
     # one segment at a time: the full report
     k = 2000
     t_rc, _ = timeit(lambda: [m.raycast(x, y) for x, y in zip(a[:k], b[:k])], 3)

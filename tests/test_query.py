@@ -374,6 +374,38 @@ def test_cli(tmp_path, capsys, monkeypatch, mesh):
     assert len(json.loads(capsys.readouterr().out)) == 2
 
 
+def test_cli_batch_raycasts_and_clearance(tmp_path, capsys, monkeypatch, mesh):
+    import io
+    from regn.cli import main
+    f = tmp_path / "m.regn"
+    regn.save(mesh, f)
+    A = np.vstack([mesh.random_points(30, seed=8), [[2 * L, 0, 0]]])
+    B = np.vstack([np.random.default_rng(9).uniform(-L, L, (30, 3)), [[0, 0, 0]]])
+    lines = "".join(f"{' '.join(map(repr, a.tolist()))},{' '.join(map(repr, b.tolist()))}\n"
+                    for a, b in zip(A, B))
+    monkeypatch.setattr("sys.stdin", io.StringIO("# x0 y0 z0 x1 y1 z1\n" + lines))
+    assert main(["raycasts", str(f)]) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()]
+    want = [mesh.raycast(a, b) for a, b in zip(A, B)]
+    assert [r[0] for r in rows] == [w.status for w in want]
+    assert [int(r[1]) for r in rows] == [w.face for w in want]
+    hits = [i for i, w in enumerate(want) if w.status == "hit"]
+    assert hits and rows[-1][0] == "start_outside"
+    for i in hits:
+        np.testing.assert_allclose([float(x) for x in rows[i][3:6]], want[i].point, atol=1e-5)
+    np.save(tmp_path / "s.npy", np.hstack([A, B]))
+    assert main(["raycasts", str(f), "--segments", str(tmp_path / "s.npy"), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [x["clear"] for x in d] == [w.clear for w in want]
+    monkeypatch.setattr("sys.stdin", io.StringIO("1 2 3 4 5\n"))
+    assert main(["raycasts", str(f)]) == 2
+    assert "6 numbers" in capsys.readouterr().err
+    np.save(tmp_path / "p.npy", A)
+    assert main(["clearance", str(f), "--points", str(tmp_path / "p.npy"), "--json"]) == 0
+    np.testing.assert_allclose(json.loads(capsys.readouterr().out),
+                               mesh.distance_to_wall(A), rtol=1e-12)
+
+
 @pytest.fixture(scope="module")
 def field():
     """An asteroid field: hundreds of small wall triangles on the asteroids

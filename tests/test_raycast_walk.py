@@ -263,6 +263,24 @@ def test_line_of_sight_is_raycast_clear(mesh):
     assert 0.1 < los.mean() < 0.9
 
 
+def test_raycast_many_is_raycast_segment_by_segment(mesh):
+    A, B = adversarial_segments(mesh, seed=23)
+    R, S = random_segments(mesh, 2000, seed=24)
+    A, B = np.vstack([A, R]), np.vstack([B, S])
+    many = mesh.raycast_many(A, B)
+    assert len(many) == len(A)
+    for i, (a, b) in enumerate(zip(A, B)):
+        r = mesh.raycast(a, b)
+        assert (many.status[i], many.clear[i], many.face[i]) == (r.status, r.clear, r.face)
+        np.testing.assert_array_equal(many.point[i], r.point)
+        np.testing.assert_array_equal(many.normal[i], r.normal)
+        assert many.t[i] == r.t or (math.isnan(many.t[i]) and math.isnan(r.t))
+    assert {"clear", "hit", "start_outside", "lost"} <= set(many.status.tolist())
+    np.testing.assert_array_equal(mesh.line_of_sight(A, B), many.clear)
+    empty = mesh.raycast_many(np.zeros((0, 3)), np.zeros((0, 3)))
+    assert len(empty) == 0 and empty.point.shape == (0, 3)
+
+
 def test_raycast_matches_numpy_walk(mesh):
     A, B = random_segments(mesh, 1500, seed=41)
     statuses = set()
@@ -486,6 +504,10 @@ def test_plain_python_fallback_gives_the_same_answers(mesh, tmp_path):
         f"A = np.load({str(tmp_path / 'a.npy')!r}); B = np.load({str(tmp_path / 'b.npy')!r})\n"
         "los = m.line_of_sight(A, B).tolist()\n"
         "rcs = [m.raycast(a, b).to_dict() for a, b in zip(A, B)]\n"
+        "many = m.raycast_many(A, B)\n"
+        "assert many.status.tolist() == [r['status'] for r in rcs]\n"
+        "assert np.array_equal(many.point, np.array([r['point'] for r in rcs], float), "
+        "equal_nan=True)\n"
         "assert rc._KERNELS['compiled'] is False and rc._KERNELS['walk'] is rc._walk_segment\n"
         "print(json.dumps([los, rcs]))\n")
     los, rcs = json.loads(out)

@@ -385,6 +385,12 @@ class Mesh:
         from .query.raycast import raycast
         return raycast(self, a, b)
 
+    def raycast_many(self, a, b):
+        """:meth:`raycast` over (N,3) segment ends at once: arrays of its fields
+        (without the tetrahedra crossed); see :func:`regn.query.raycast.raycast_many`."""
+        from .query.raycast import raycast_many
+        return raycast_many(self, a, b)
+
     def line_of_sight(self, a, b):
         """(N,3),(N,3) -> (N,) bool, clear or not; see :func:`regn.query.raycast.line_of_sight`."""
         from .query.raycast import line_of_sight

@@ -53,9 +53,12 @@ def print_json(obj, stream=None):
     stream.write("\n")
 
 
-def read_points(source=None, *, stream=None):
-    """Points from a .csv/.npy/.txt file or from ``x y z`` lines on stdin, (N,3)."""
+def read_points(source=None, *, stream=None, width=3):
+    """Rows of ``width`` numbers (3: points ``x y z``; 6: segments
+    ``x0 y0 z0 x1 y1 z1``) from a .csv/.npy/.txt file or from lines on stdin,
+    as an (N, width) float64 array."""
     from ..errors import QueryError
+    what = "x y z" if width == 3 else "x0 y0 z0 x1 y1 z1"
     if source is not None and str(source).endswith(".npy"):
         pts = np.load(source)
     else:
@@ -71,14 +74,14 @@ def read_points(source=None, *, stream=None):
             except ValueError:
                 if lineno == 1:
                     continue  # a header line
-                raise QueryError(f"line {lineno}: expected 'x y z', got {line!r}") from None
-        pts = np.array(rows, dtype=np.float64).reshape(-1, 3) if rows and \
-            all(len(r) == 3 for r in rows) else None
+                raise QueryError(f"line {lineno}: expected '{what}', got {line!r}") from None
+        pts = np.array(rows, dtype=np.float64).reshape(-1, width) if rows and \
+            all(len(r) == width for r in rows) else None
         if pts is None:
             if not rows:
-                return np.zeros((0, 3))
-            raise QueryError("every point needs exactly three numbers: x y z")
+                return np.zeros((0, width))
+            raise QueryError(f"every row needs exactly {width} numbers: {what}")
     pts = np.asarray(pts, dtype=np.float64)
-    if pts.ndim != 2 or pts.shape[1] != 3:
-        raise QueryError(f"points must be (N,3), got shape {pts.shape}")
+    if pts.ndim != 2 or pts.shape[1] != width:
+        raise QueryError(f"rows must be (N,{width}), got shape {pts.shape}")
     return pts

@@ -1,4 +1,5 @@
-"""``regn locate | nearest | path | raycast``: the navigation queries."""
+"""``regn locate | nearest | clearance | path | raycast | raycasts``: the
+navigation queries."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from ._common import load_mesh, print_json, read_points
 def add_parser(subparsers, name, help_text):
     p = subparsers.add_parser(name, help=help_text, description=help_text)
     p.add_argument("file", help="REGN file")
-    if name in ("locate", "nearest"):
+    if name in ("locate", "nearest", "clearance"):
         p.add_argument("--points", help=".csv/.npy/.txt file of points (default: "
                        "'x y z' lines on stdin)")
+    elif name == "raycasts":
+        p.add_argument("--segments", help=".csv/.npy/.txt file of segments, six numbers "
+                       "a row (default: 'x0 y0 z0 x1 y1 z1' lines on stdin)")
     else:
         for c in ("x0", "y0", "z0", "x1", "y1", "z1"):
             p.add_argument(c, type=float)
@@ -21,8 +25,8 @@ def add_parser(subparsers, name, help_text):
         p.add_argument("--no-smooth", action="store_true",
                        help="portal-centroid polyline instead of the shortest one")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func={"locate": _locate, "nearest": _nearest, "path": _path,
-                         "raycast": _raycast}[name])
+    p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
+                         "path": _path, "raycast": _raycast, "raycasts": _raycasts}[name])
     return p
 
 
@@ -44,6 +48,16 @@ def _nearest(args) -> int:
     else:
         for p, t in zip(r.points, r.tets):
             print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {int(t)}")
+    return 0
+
+
+def _clearance(args) -> int:
+    mesh = load_mesh(args.file)
+    d = mesh.distance_to_wall(read_points(args.points))
+    if args.json:
+        print_json(d)
+    else:
+        sys.stdout.write("".join(f"{v:.6f}\n" for v in d.tolist()))
     return 0
 
 
@@ -75,3 +89,22 @@ def _raycast(args) -> int:
                   f"normal {n[0]:.6f} {n[1]:.6f} {n[2]:.6f}")
         print(f"tets {len(r.tets)}")
     return 0 if r.clear else 1
+
+
+def _raycasts(args) -> int:
+    mesh = load_mesh(args.file)
+    seg = read_points(args.segments, width=6)
+    r = mesh.raycast_many(seg[:, :3], seg[:, 3:])
+    if args.json:
+        print_json([{"clear": bool(c), "status": str(st), "face": int(f), "t": float(t),
+                     "point": p, "normal": n}
+                    for c, st, f, t, p, n in zip(r.clear, r.status, r.face, r.t, r.point,
+                                                 r.normal)])
+    else:
+        # one line a segment: status face t point(3) normal(3)
+        sys.stdout.write("".join(
+            f"{st} {int(f)} {t:.9f} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f} "
+            f"{n[0]:.6f} {n[1]:.6f} {n[2]:.6f}\n"
+            for st, f, t, p, n in zip(r.status.tolist(), r.face.tolist(), r.t.tolist(),
+                                      r.point.tolist(), r.normal.tolist())))
+    return 0

@@ -186,20 +186,23 @@ def _tie_exit(nbv, t, prev, j, la0, la1, la2, la3, d0, d1, d2, d3):
     return bk
 
 
-def _los_batch(W, nbv, n_tets, a, b, start, cap, tol, out):
-    """line_of_sight over all segments: out[i] = the walk from start[i] ends
-    CLEAR (start[i] < 0 or a non-finite b: False)."""
+def _walk_batch(W, nbv, n_tets, a, b, start, cap, tol, outcome, last, slot, frac):
+    """Every segment's walk: outcome[i] (CLEAR, HIT, ... ; -1 for a start
+    outside the volume or a non-finite b, never walked), the last tet, the
+    exit vertex slot and the fraction reached. One call for all segments."""
     no_record = np.zeros(0, dtype=np.int64)
-    for i in range(len(out)):
+    for i in range(len(outcome)):
         t = start[i]
         bx, by, bz = b[i][0], b[i][1], b[i][2]
         if t < 0 or not (math.isfinite(bx) and math.isfinite(by) and math.isfinite(bz)):
-            out[i] = False
+            outcome[i] = -1
             continue
-        outcome = _walk_segment(W, nbv, n_tets, a[i][0], a[i][1], a[i][2], bx, by, bz, t,
-                                cap, tol, no_record)[0]
-        out[i] = outcome == CLEAR
-    return out
+        o, tl, j, s, _ = _walk_segment(W, nbv, n_tets, a[i][0], a[i][1], a[i][2], bx, by, bz,
+                                       t, cap, tol, no_record)
+        outcome[i] = o
+        last[i] = tl
+        slot[i] = j
+        frac[i] = s
 
 
 _KERNELS = {}
@@ -220,9 +223,9 @@ def _kernels():
             # after them call the compiled versions
             for name in ("_crossing", "_tie_exit", "_walk_segment"):
                 g[name] = jit(g[name])
-            _KERNELS.update(walk=g["_walk_segment"], los=jit(_los_batch), compiled=True)
+            _KERNELS.update(walk=g["_walk_segment"], batch=jit(_walk_batch), compiled=True)
         except Exception:          # numba missing or broken: plain Python
-            _KERNELS.update(walk=_walk_segment, los=_los_batch, compiled=False)
+            _KERNELS.update(walk=_walk_segment, batch=_walk_batch, compiled=False)
     return _KERNELS
 
 
@@ -273,40 +276,129 @@ def raycast(mesh, a, b) -> RaycastHit:
     if outcome != HIT:
         return RaycastHit(False, "lost", tets=tets)
     t, j, s = int(t), int(j), min(float(s), 1.0)
-    match = np.flatnonzero(np.asarray(mesh.opposite_slot)[t] == j)
-    if not len(match):
+    exit_face, exit_normal = _exits(mesh)
+    f = int(exit_face[t, j])
+    if f < 0:
         raise QueryError(
             f"tetrahedron {t}: no face slot leaves out vertex slot {j} (its face "
             "planes are inconsistent; `regn verify` names the broken faces)")
-    f = int(np.asarray(mesh.tet_faces)[t, int(match[0])])
-    normal = np.asarray(mesh.face_normals[f], dtype=np.float64).copy()
-    c = np.asarray(mesh.face_centroids[f]) - np.asarray(mesh.tet_points[t]).mean(0)
-    if np.dot(normal, c) < 0:
-        normal = -normal
-    return RaycastHit(False, "hit", f, a + s * (b - a), s, normal, tets)
+    return RaycastHit(False, "hit", f, a + s * (b - a), s, exit_normal[t, j].copy(), tets)
 
 
-def line_of_sight(mesh, a, b) -> np.ndarray:
-    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume."""
-    a = as_points(a, "a")
-    b = as_points(b, "b")
-    if a.shape != b.shape:
-        raise QueryError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
+def _exits(mesh):
+    """(T,4) the face that leaves tetrahedron t opposite its vertex slot j (-1
+    when no face slot leaves that vertex out: inconsistent planes), and (T,4,3)
+    its unit normal pointing out of t; built once per mesh, so a hit costs two
+    lookups."""
+    s = scratch(mesh)
+    if "exits" not in s:
+        opp = np.asarray(mesh.opposite_slot)                     # (T,4) slot -> vertex
+        tf = np.asarray(mesh.tet_faces)
+        T = len(tf)
+        exit_face = np.full((T, 4), -1, dtype=np.int64)
+        # the first face slot leaving out each vertex (reverse order: first wins)
+        for k in (3, 2, 1, 0):
+            exit_face[np.arange(T), opp[:, k]] = tf[:, k]
+        f = np.maximum(exit_face, 0)
+        normal = np.asarray(mesh.face_normals, dtype=np.float64)[f]          # (T,4,3)
+        out = (np.asarray(mesh.face_centroids, dtype=np.float64)[f]
+               - np.asarray(mesh.tet_points, dtype=np.float64).mean(axis=1)[:, None])
+        flip = np.einsum("tjd,tjd->tj", normal, out) < 0
+        normal = np.where(flip[..., None], -normal, normal)
+        normal[exit_face < 0] = np.nan
+        s["exits"] = (exit_face, normal)
+    return s["exits"]
+
+
+def _walk_all(mesh, a, b):
+    """(outcome, last tet, exit slot, fraction) arrays of every segment a[i]
+    -> b[i], validated (N,3) inputs; see :func:`_walk_batch`."""
     n = len(a)
-    out = np.zeros(n, dtype=bool)
+    outcome = np.full(n, -1, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    slot = np.full(n, -1, dtype=np.int64)
+    frac = np.full(n, np.nan)
     if n == 0:
-        return out
+        return outcome, last, slot, frac
     d = _prep(mesh)
     k = _kernels()
     W, nbv = _walk_arrays(mesh, d, k["compiled"])
     T = d["T"]
-    if not k["compiled"]:
+    start = locate(mesh, a)
+    if k["compiled"]:
+        k["batch"](W, nbv, T, np.ascontiguousarray(a), np.ascontiguousarray(b), start, T + 8,
+                   BARY_TOL, outcome, last, slot, frac)
+    else:
         # Python: lists index faster than arrays (same float values)
-        res = [False] * n
-        _los_batch(W, nbv, T, a.tolist(), b.tolist(), locate(mesh, a).tolist(), T + 8,
-                   BARY_TOL, res)
-        out[:] = res
-        return out
-    k["los"](W, nbv, T, np.ascontiguousarray(a), np.ascontiguousarray(b), locate(mesh, a),
-             T + 8, BARY_TOL, out)
-    return out
+        res = [[-1] * n, [-1] * n, [-1] * n, [math.nan] * n]
+        _walk_batch(W, nbv, T, a.tolist(), b.tolist(), start.tolist(), T + 8, BARY_TOL, *res)
+        outcome[:], last[:], slot[:], frac[:] = res
+    return outcome, last, slot, frac
+
+
+def line_of_sight(mesh, a, b) -> np.ndarray:
+    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume."""
+    a, b = _segment_pairs(a, b)
+    return _walk_all(mesh, a, b)[0] == CLEAR
+
+
+def _segment_pairs(a, b):
+    a = as_points(a, "a")
+    b = as_points(b, "b")
+    if a.shape != b.shape:
+        raise QueryError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
+    return a, b
+
+
+@dataclass
+class RaycastHits:
+    """Result of :func:`raycast_many`: :class:`RaycastHit`'s fields as arrays
+    over the segments, without the tetrahedra crossed. ``status`` holds the
+    same words ('clear', 'hit', 'start_outside', 'lost')."""
+    clear: np.ndarray           # (N,) bool
+    status: np.ndarray          # (N,) str
+    face: np.ndarray            # (N,) int64, -1 unless hit
+    point: np.ndarray           # (N,3): b when clear, the hit point, NaN otherwise
+    t: np.ndarray               # (N,): 1 when clear, the hit fraction, NaN otherwise
+    normal: np.ndarray          # (N,3): the hit face's normal out of the volume, else NaN
+
+    def __len__(self):
+        return len(self.clear)
+
+
+def raycast_many(mesh, a, b) -> RaycastHits:
+    """:func:`raycast` for (N,3) segment ends at once, in one compiled walk
+    over all segments (the same walk and answers, segment by segment)."""
+    a, b = _segment_pairs(a, b)
+    outcome, last, slot, frac = _walk_all(mesh, a, b)
+    n = len(a)
+    clear = outcome == CLEAR
+    hit = np.flatnonzero(outcome == HIT)
+    status = np.full(n, "lost", dtype="<U13")
+    status[clear] = "clear"
+    status[outcome == -1] = "start_outside"
+    face = np.full(n, -1, dtype=np.int64)
+    point = np.full((n, 3), np.nan)
+    t = np.full(n, np.nan)
+    normal = np.full((n, 3), np.nan)
+    point[clear] = b[clear]
+    t[clear] = 1.0
+    if len(hit):
+        exit_face, exit_normal = _exits(mesh)
+        f = exit_face[last[hit], slot[hit]]
+        if np.any(f < 0):
+            bad = int(np.flatnonzero(f < 0)[0])
+            raise QueryError(
+                f"tetrahedron {int(last[hit[bad]])}: no face slot leaves out vertex slot "
+                f"{int(slot[hit[bad]])} (its face planes are inconsistent; `regn verify` "
+                "names the broken faces)")
+        s = np.minimum(frac[hit], 1.0)
+        status[hit] = "hit"
+        face[hit] = f
+        t[hit] = s
+        point[hit] = a[hit] + s[:, None] * (b[hit] - a[hit])
+        normal[hit] = exit_normal[last[hit], slot[hit]]
+    # raycast's order: a non-finite a is 'start_outside', else a non-finite b 'lost'
+    bad_b = ~np.isfinite(b).all(axis=1) & np.isfinite(a).all(axis=1)
+    status[(outcome == -1) & bad_b] = "lost"
+    return RaycastHits(clear, status, face, point, t, normal)

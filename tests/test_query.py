@@ -374,6 +374,34 @@ def test_cli(tmp_path, capsys, monkeypatch, mesh):
     assert len(json.loads(capsys.readouterr().out)) == 2
 
 
+def test_cli_path_cost_scale_and_exclude(tmp_path, capsys, mesh):
+    from regn.cli import main
+    f = tmp_path / "m.regn"
+    regn.save(mesh, f)
+    a, b = mesh.random_points(2, seed=13)
+    free = mesh.find_path(a, b)
+    scale = np.random.default_rng(1).uniform(1, 3, mesh.n_tets)
+    mid = free.tets[len(free.tets) // 2]
+    np.save(tmp_path / "s.npy", scale)
+    np.save(tmp_path / "e.npy", np.array([mid]))
+    ends = [*map(str, a), *map(str, b)]
+    assert main(["path", str(f), *ends, "--json", "--cost-scale", str(tmp_path / "s.npy"),
+                 "--exclude", str(tmp_path / "e.npy")]) in (0, 1)
+    d = json.loads(capsys.readouterr().out)
+    mask = np.zeros(mesh.n_tets, bool)
+    mask[mid] = True
+    want = mesh.find_path(a, b, cost_scale=scale, exclude=mask)
+    assert d["status"] == want.status and d["tets"] == want.tets.tolist()
+    if want.found:
+        assert mid not in d["tets"] and d["cost"] == pytest.approx(want.cost, rel=1e-12)
+    np.save(tmp_path / "bad.npy", np.array([mesh.n_tets]))
+    assert main(["path", str(f), *ends, "--exclude", str(tmp_path / "bad.npy")]) == 2
+    assert "out of range" in capsys.readouterr().err
+    np.save(tmp_path / "short.npy", np.ones(3))
+    assert main(["path", str(f), *ends, "--cost-scale", str(tmp_path / "short.npy")]) == 2
+    assert "cost_scale" in capsys.readouterr().err
+
+
 def test_cli_batch_raycasts_and_clearance(tmp_path, capsys, monkeypatch, mesh):
     import io
     from regn.cli import main

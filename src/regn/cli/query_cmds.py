@@ -24,6 +24,10 @@ def add_parser(subparsers, name, help_text):
     if name == "path":
         p.add_argument("--no-smooth", action="store_true",
                        help="portal-centroid polyline instead of the shortest one")
+        p.add_argument("--cost-scale", metavar="S.npy",
+                       help="one cost factor per tetrahedron (.npy of T floats)")
+        p.add_argument("--exclude", metavar="E.npy",
+                       help="tetrahedra not to enter (.npy of T bools, or of indices)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
                          "path": _path, "raycast": _raycast, "raycasts": _raycasts}[name])
@@ -64,7 +68,8 @@ def _clearance(args) -> int:
 def _path(args) -> int:
     mesh = load_mesh(args.file)
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                       smooth=not args.no_smooth)
+                       smooth=not args.no_smooth, cost_scale=_per_tet(args.cost_scale),
+                       exclude=_exclude_mask(args.exclude, mesh.n_tets))
     if args.json:
         print_json(r.to_dict())
     else:
@@ -74,6 +79,36 @@ def _path(args) -> int:
             for p in r.points:
                 print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f}")
     return 0 if r.found else 1
+
+
+def _per_tet(path):
+    """An .npy array, or None; shapes are checked by find_path."""
+    if path is None:
+        return None
+    import numpy as np
+    from ..errors import QueryError
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise QueryError(f"{path}: not a readable .npy array ({exc})") from None
+
+
+def _exclude_mask(path, n_tets):
+    """--exclude as a bool mask: a bool array as is, integers as indices."""
+    import numpy as np
+    from ..errors import QueryError
+    e = _per_tet(path)
+    if e is None or e.dtype == np.bool_:
+        return e
+    if not np.issubdtype(e.dtype, np.integer):
+        raise QueryError(f"{path}: --exclude needs bools or tetrahedron indices, "
+                         f"got {e.dtype}")
+    idx = e.reshape(-1)
+    if len(idx) and (idx.min() < 0 or idx.max() >= n_tets):
+        raise QueryError(f"{path}: tetrahedron index out of range [0, {n_tets})")
+    mask = np.zeros(n_tets, dtype=bool)
+    mask[idx] = True
+    return mask
 
 
 def _raycast(args) -> int:

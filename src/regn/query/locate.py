@@ -28,7 +28,8 @@ Two methods give the same answers:
   per mesh from tetrahedron bounding boxes, so every cell lists every
   tetrahedron that can hold one of its points; each lists first the
   tetrahedron holding its centre, then the rest by volume). A point it does
-  not find is outside; the stored lists play no part. The stored REGN grid is coarse (the format's u16 reference limit
+  not find is outside; the stored lists play no part. The stored REGN grid
+  is coarse (the format's u16 reference limit
   forces ~100 tetrahedra per cell on a 15 000-tetrahedron map), which is why
   the fine grid exists: it makes locate several times faster than
   ``scipy.spatial.Delaunay.find_simplex``.

@@ -1,7 +1,18 @@
 """Closest navigable point and distance to the nearest wall.
 
 Walls are the boundary faces (``mesh.boundary_faces``, triangles from
-``face_vertices``). A cKDTree indexes *pieces*: each wall triangle is cut
+``face_vertices``); triangles with a NaN/inf vertex are never chosen.
+
+With numba (lazy import on first use, ``cache=True``) a compiled kernel
+descends a bounding-volume hierarchy of the wall triangles
+(:func:`_build_bvh`, built once in numpy, O(walls) memory): per point
+depth-first, nearer child first, pruning every box whose squared distance
+is no less than the best found, with an exact closest point on each leaf
+triangle (:func:`_closest_tri`).
+
+Without numba a vectorised search gives the same answers (distances within
+rounding; on exact ties the row may differ), where a plain-Python descent
+would be far slower. A cKDTree indexes *pieces*: each wall triangle is cut
 into m x m similar sub-triangles (m from its size), so that no piece's
 centroid is farther than ``r_piece`` from any of its points, however large
 the triangle (a box wall can be one triangle 100 km across). A point's
@@ -10,23 +21,12 @@ answer is then proved in two steps:
 1. the exact distance ``best`` to the parent triangles of its 8 nearest
    piece centroids is an upper bound;
 2. a wall point closer than ``best`` lies in a piece whose centroid is
-   within ``best + r_piece``, so the parents of the pieces in that ball
-   (``query_ball_point``) are the only other candidates; they are solved
-   exactly. The ball is skipped when the 8th centroid is already beyond it.
+   within ``best + r_piece``, so the parents of the pieces in that ball are
+   the only other candidates; they are solved exactly. The ball is skipped
+   when the 8th centroid is already beyond it.
 
-Work is chunked and proportional to the candidates found, never to points x
-walls.
-
-When numba is importable (lazy import on first use, ``cache=True``) a
-compiled kernel answers instead, over a bounding-volume hierarchy of the
-wall triangles (:func:`_build_bvh`, built once in numpy): per point a
-depth-first descent, nearer child first, pruning every box whose squared
-distance is no less than the best found, with an exact closest point on each
-leaf triangle (:func:`_closest_tri`). Same answers (distances within
-rounding; on exact ties the row may differ), O(walls) memory, several times
-faster. Triangles with a NaN/inf vertex are left out of both structures, so
-they are never chosen. Without numba the piece search above runs: it is
-vectorised, where a plain-Python descent would be far slower.
+Either way work is chunked and proportional to the candidates found, never
+to points x walls.
 """
 
 from __future__ import annotations

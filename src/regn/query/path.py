@@ -185,7 +185,8 @@ def _graph(mesh) -> dict:
     node[:F, _CX:_CZ + 1] = cen[face_order]
     # a route lists each face at most once per side, plus the meeting
     out_len = 2 * F + 4
-    g = dict(lock=threading.Lock(), arena=arena, admissible=admissible, node_u16=node.view(np.uint16), qid=[0],
+    g = dict(lock=threading.Lock(), arena=arena, admissible=admissible,
+             node_u16=node.view(np.uint16), qid=[0],
              ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
              portals=np.zeros(out_len, np.int64), corridor=np.zeros(out_len + 1, np.int64),
              points=np.zeros((out_len + 2, 3)))
@@ -617,7 +618,7 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
         if status == 0:
             portals = g["portals"][:n].copy()
             corridor = g["corridor"][:n + 1].copy()
-            centroid_polyline = g["points"][:n + 2].copy()
+            centroid_polyline = None if smooth and n else g["points"][:n + 2].copy()
     if status != 0:
         if status < 0:
             raise QueryError("internal error: broken path chain")

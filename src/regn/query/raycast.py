@@ -64,8 +64,9 @@ def _walk_segment(W, nbv, n_tets, ax, ay, az, bx, by, bz, t, cap, tol, crossed):
     """Walk a -> b from tetrahedron t. ``W``: the (T*12,) flattened affine
     rows of :func:`regn.query.locate.bary` (row r of tet t at 12*t + 4*r);
     ``nbv``: (T*4,) the neighbour across the face opposite vertex slot k at
-    4*t + k. The arithmetic is the numpy ``bary`` / exit computation's,
-    operation for operation, so the answers are bit-identical to it.
+    4*t + k. The arithmetic is :func:`regn.query.locate.bary`'s, operation
+    for operation, so the answers are bit-identical to a numpy walk (the
+    tests keep one as their reference).
 
     Returns (outcome, tet, exit vertex slot, fraction, tets crossed). The
     crossed tetrahedra are written to ``crossed`` while it has room (the
@@ -210,8 +211,8 @@ _PREFETCH = False        # no prefetch hints in the plain-Python run (no-ops the
 
 
 def _kernels():
-    """(walk, line-of-sight batch, compiled?): numba-compiled on first use,
-    else the same functions as Python."""
+    """{'walk': one segment, 'batch': all segments, 'compiled': bool}:
+    numba-compiled on first use, else the same functions as Python."""
     if not _KERNELS:
         try:
             import numba
@@ -275,14 +276,23 @@ def raycast(mesh, a, b) -> RaycastHit:
         return RaycastHit(True, "clear", -1, b.copy(), 1.0, np.array(_NAN3), tets)
     if outcome != HIT:
         return RaycastHit(False, "lost", tets=tets)
-    t, j, s = int(t), int(j), min(float(s), 1.0)
+    s = min(float(s), 1.0)
+    f, normal = _hit_faces(mesh, np.array([t]), np.array([j]))
+    return RaycastHit(False, "hit", int(f[0]), a + s * (b - a), s, normal[0], tets)
+
+
+def _hit_faces(mesh, t, j):
+    """The faces (K,) and outward normals (K,3) where walks ending in tets t
+    left through the face opposite vertex slot j; QueryError for a tet whose
+    face planes leave that vertex out of none of its faces."""
     exit_face, exit_normal = _exits(mesh)
-    f = int(exit_face[t, j])
-    if f < 0:
+    f = exit_face[t, j]
+    if np.any(f < 0):
+        k = int(np.flatnonzero(f < 0)[0])
         raise QueryError(
-            f"tetrahedron {t}: no face slot leaves out vertex slot {j} (its face "
-            "planes are inconsistent; `regn verify` names the broken faces)")
-    return RaycastHit(False, "hit", f, a + s * (b - a), s, exit_normal[t, j].copy(), tets)
+            f"tetrahedron {int(t[k])}: no face slot leaves out vertex slot {int(j[k])} (its "
+            "face planes are inconsistent; `regn verify` names the broken faces)")
+    return f, exit_normal[t, j]
 
 
 def _exits(mesh):
@@ -384,20 +394,11 @@ def raycast_many(mesh, a, b) -> RaycastHits:
     point[clear] = b[clear]
     t[clear] = 1.0
     if len(hit):
-        exit_face, exit_normal = _exits(mesh)
-        f = exit_face[last[hit], slot[hit]]
-        if np.any(f < 0):
-            bad = int(np.flatnonzero(f < 0)[0])
-            raise QueryError(
-                f"tetrahedron {int(last[hit[bad]])}: no face slot leaves out vertex slot "
-                f"{int(slot[hit[bad]])} (its face planes are inconsistent; `regn verify` "
-                "names the broken faces)")
+        face[hit], normal[hit] = _hit_faces(mesh, last[hit], slot[hit])
         s = np.minimum(frac[hit], 1.0)
         status[hit] = "hit"
-        face[hit] = f
         t[hit] = s
         point[hit] = a[hit] + s[:, None] * (b[hit] - a[hit])
-        normal[hit] = exit_normal[last[hit], slot[hit]]
     # raycast's order: a non-finite a is 'start_outside', else a non-finite b 'lost'
     bad_b = ~np.isfinite(b).all(axis=1) & np.isfinite(a).all(axis=1)
     status[(outcome == -1) & bad_b] = "lost"

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 # _nmax/_nmin: NaN-propagating, like np.maximum/minimum; _cell_coord: cell_coords
-from .._geometry_nb import _cell_coord, _nmax, _nmin
+from ..geometry._kernels import _cell_coord, _nmax, _nmin
 
 # error_model="numpy": no zero-division checks (every divisor is a non-zero
 # constant), which keeps the loops lean

@@ -188,7 +188,7 @@ def grid_membership_split(tet_points, bbox_min, cell_size, dims, parts=2):
     n_t = len(pts)
     if n_t == 0 or not USE_NUMBA or _membership_kernel() is None:
         return None
-    from ._geometry_nb import membership_pairs, sort_by_cell
+    from ._kernels import membership_pairs, sort_by_cell
     dims_a = np.asarray(dims, dtype=np.int64)
     bbox_min = np.asarray(bbox_min, np.float64)
     cell_size = np.asarray(cell_size, np.float64)
@@ -265,7 +265,7 @@ def _membership_kernel():
     if "membership" in _NB:
         return _NB["membership"]
     try:
-        from ._geometry_nb import membership
+        from ._kernels import membership
     except Exception:          # numba missing or broken: numpy does the work
         membership = None
     _NB["membership"] = membership

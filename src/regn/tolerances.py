@@ -1,0 +1,45 @@
+"""Every tolerance regn uses, in one place.
+
+Relative tolerances are dimensionless: each says what it is relative to.
+Absolute ones are in metres. Kernels read these as compile-time constants.
+"""
+
+#: A point is inside a tetrahedron when its smallest barycentric coordinate
+#: is >= -BARY_TOL (dimensionless, so independent of the map's scale).
+BARY_TOL = 1e-9
+
+#: ``| |n| - 1 |`` allowed for a stored face normal (float32 normalising gives
+#: ~1e-7; 1e-5 leaves room for another writer's arithmetic).
+UNIT_TOL = 1e-5
+
+#: Distances checked by verify (plane residuals, centre/radius, portal costs),
+#: relative to the map's scale ``max(|bbox min|, |bbox max|, extent)``: about
+#: 160 float32 ulps at that scale, ~0.9 m on a +-50 km map.
+GEOM_REL = 1e-5
+
+#: "Touching counts" tests, relative to the map's size.
+TOUCH_REL = 1e-9
+
+#: A tetrahedron whose volume is below this fraction of its bounding cube
+#: (largest extent cubed) is degenerate.
+DEGENERATE_REL = 1e-12
+
+#: A tetrahedron's stored sphere "reaches" a cell when the distance from its
+#: centre to the cell box is at most radius * (1 + SPHERE_REACH_REL).
+SPHERE_REACH_REL = 1e-6
+
+#: The search's Euclidean bound is used only when every stored cost is at
+#: least the straight distance times (1 - ADMISSIBLE_SLACK); the bound itself
+#: is shrunk by as much.
+ADMISSIBLE_SLACK = 1e-6
+
+#: The smoother stops at this certified relative optimality gap.
+SMOOTH_RTOL = 1e-4
+
+#: A wall triangle is "flat" (solved on its edges) when the squared sine of its
+#: angle is below this.
+FLAT_SIN2 = 1e-14
+
+#: A segment's exit fraction past 1 + SEGMENT_END_TOL means the walk went
+#: past the segment's end point.
+SEGMENT_END_TOL = 1e-12

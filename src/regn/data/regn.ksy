@@ -8,7 +8,7 @@ doc: |
   One REGN object: a 16-byte chunk header, the data area (body of the chunk),
   then a POF0 chunk whose body is the pointer-offset table. Every stored pointer
   is an offset relative to the data area (object offset 0x10) [seed].
-  Marks follow the project's byte contract (shared/spec/REGN.md):
+  Marks follow the project's format document (docs/format.md):
   [seed] established on 11 of 11 objects, [inferred] the project's reading
   (regn verify tests it), [unknown] kept bit-for-bit.
 
@@ -16,7 +16,7 @@ doc: |
   little-endian object (every record field and the chunk size fields
   little-endian, the POF0 table still a big-endian byte stream) is also read
   by the regn library but not by this spec.
-doc-ref: shared/spec/REGN.md
+doc-ref: docs/format.md
 seq:
   - id: chunk
     type: chunk_header

@@ -101,8 +101,8 @@ def grid_to_meshio(mesh):
 
 
 def from_meshio(m, *, bbox=None, dims=None, **build_kwargs):
-    """A :class:`regn.Mesh` from a ``meshio.Mesh`` (or a path meshio can read):
-    its tetra cells go through :func:`regn.build`."""
+    """A :class:`regn.Mesh` from a ``meshio.Mesh`` (or a file path, read by
+    :func:`read_mesh_file`): its tetra cells go through :func:`regn.build`."""
     if isinstance(m, (str, os.PathLike)):
         m = read_mesh_file(m)
     tets = [np.asarray(block.data) for block in m.cells if block.type == "tetra"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 
 from ..errors import ExportError
+# (the exporters import these from ._files; the names stay here for callers)
 from ._files import (ALL_EXTS, DATA_EXTS, PICTURE_EXTS, SURFACE_EXTS,  # noqa: F401
                      VOLUME_EXTS, check_dir, extension, is_grid_name, temp_path,
                      write_bytes)

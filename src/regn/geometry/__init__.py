@@ -23,7 +23,12 @@ only; scipy and numba are imported inside the functions that need them.
 
 from __future__ import annotations
 
-from .grid import (cell_bounds, cell_coords, cell_ijk, expand_cell_ranges,  # noqa: F401
-                   expand_counts, grid_membership, grid_membership_split, linear_cell)
-from .tets import (FACE_SLOTS, TET_EDGES, degenerate_threshold,  # noqa: F401
-                   face_slot_vertices, signed_volumes)
+from .grid import (cell_bounds, cell_coords, cell_ijk, expand_cell_ranges, expand_counts,
+                   grid_membership, grid_membership_split, linear_cell)
+from .tets import (FACE_SLOTS, TET_EDGES, degenerate_threshold, face_slot_vertices,
+                   signed_volumes)
+
+__all__ = ["FACE_SLOTS", "TET_EDGES", "cell_bounds", "cell_coords", "cell_ijk",
+           "degenerate_threshold", "expand_cell_ranges", "expand_counts",
+           "face_slot_vertices", "grid_membership", "grid_membership_split",
+           "linear_cell", "signed_volumes"]

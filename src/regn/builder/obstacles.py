@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import BuildError
-from ..geometry.distance import (tets_ball_distance, tets_intersect_balls,
-                                 tets_meet_triangles, tets_triangles_distance,
-                                 points_triangles_distance)
+from ..geometry.distance import (points_near_balls, points_triangles_distance,
+                                 tets_ball_distance, tets_intersect_balls,
+                                 tets_meet_triangles, tets_triangles_distance)
 from ..geometry.grid import expand_counts
-from ..geometry.pairs import box_point_pairs
 from ..geometry.surface import points_inside_surface
 
 
@@ -424,44 +423,38 @@ def tets_intersect_obstacles(tet_points, obstacles, r=0.0):
     vectorised pass, triangle meshes one by one."""
     tp = _as_tets(tet_points)
     r = float(r)
+    centres, radii, others = _by_kind(obstacles)
     hit = np.zeros(len(tp), bool)
-    spheres = [o for o in obstacles if isinstance(o, Sphere)]
-    if spheres:
-        c = np.array([s.centre for s in spheres])
-        rad = np.array([s.radius for s in spheres]) + r
-        hit |= tets_intersect_balls(tp, c, rad)
-    for o in obstacles:
-        if not isinstance(o, Sphere):
-            rest = np.nonzero(~hit)[0]
-            if len(rest):
-                hit[rest] |= o.tets_intersect(tp[rest], r)
+    if len(radii):
+        hit |= tets_intersect_balls(tp, centres, radii + r)
+    for o in others:
+        rest = np.nonzero(~hit)[0]
+        if len(rest):
+            hit[rest] |= o.tets_intersect(tp[rest], r)
     return hit
 
 
 def obstacles_contain(obstacles, points, d=0.0):
     """(N,) bool: points (N,3) within ``d`` of any obstacle (inside counts)."""
     p = np.asarray(points, np.float64).reshape(-1, 3)
-    obstacles = list(obstacles)
+    centres, radii, others = _by_kind(obstacles)
     out = np.zeros(len(p), bool)
-    if not obstacles or not len(p):
-        return out
-    spheres = [o for o in obstacles if isinstance(o, Sphere)]
-    if spheres:
-        c = np.array([s.centre for s in spheres])
-        r = np.array([s.radius for s in spheres])
-        lo = c - r[:, None] - d
-        hi = c + r[:, None] + d
-        for j, i in box_point_pairs(lo, hi, p):
-            sel = ~out[i]
-            j, i = j[sel], i[sel]
-            ok = np.linalg.norm(p[i] - c[j], axis=1) <= r[j] + d
-            out[i[ok]] = True
-    for o in obstacles:
-        if not isinstance(o, Sphere):
-            rest = np.nonzero(~out)[0]
-            if len(rest):
-                out[rest] |= o.near(p[rest], d)
+    if len(radii) and len(p):
+        out |= points_near_balls(p, centres, radii, d)
+    for o in others:
+        rest = np.nonzero(~out)[0]
+        if len(rest):
+            out[rest] |= o.near(p[rest], d)
     return out
+
+
+def _by_kind(obstacles):
+    """``(centres (S,3), radii (S,), others)``: the spheres as arrays, the
+    other obstacles in their order."""
+    spheres = [o for o in obstacles if isinstance(o, Sphere)]
+    return (np.array([s.centre for s in spheres], np.float64).reshape(-1, 3),
+            np.array([s.radius for s in spheres], np.float64),
+            [o for o in obstacles if not isinstance(o, Sphere)])
 
 
 # --------------------------------------------------------------------------------------

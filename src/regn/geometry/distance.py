@@ -194,6 +194,20 @@ def tets_intersect_balls(tet_points, centres, radii, tol=0.0):
     return tets_ball_distance(tet_points, centres, radii, max_distance=tol) <= tol
 
 
+def points_near_balls(points, centres, radii, d=0.0):
+    """(N,) bool: points (N,3) within ``d`` of any of the closed balls
+    ``(centres (S,3), radii (S,))`` (inside counts)."""
+    p = np.asarray(points, np.float64)
+    c = np.asarray(centres, np.float64).reshape(-1, 3)
+    r = np.asarray(radii, np.float64).reshape(-1)
+    out = np.zeros(len(p), bool)
+    for j, i in box_point_pairs(c - r[:, None] - d, c + r[:, None] + d, p):
+        todo = ~out[i]                   # points already inside need no test
+        j, i = j[todo], i[todo]
+        out[i[np.linalg.norm(p[i] - c[j], axis=1) <= r[j] + d]] = True
+    return out
+
+
 def tets_triangles_distance(tet_points, tri_points, tri_lo, tri_hi, pad):
     """(T,) distance from each tetrahedron (T,4,3) to the nearest of the
     triangles ``tri_points`` (F,3,3) whose bounding box (``tri_lo``/``tri_hi``)

@@ -38,7 +38,8 @@ def _sphere_shells(ob, spacing, offsets):
     n = int(np.clip(np.ceil(4 * np.pi * (R * (1 + offsets[0])) ** 2 / spacing ** 2 * 1.1),
                     12, 4000))
     c = np.asarray(ob.centre, np.float64)
-    return np.vstack([c + R * (1 + eps) * fibonacci_sphere(n, 0.5 * k) for k, eps in enumerate(offsets)])
+    return np.vstack([c + R * (1 + eps) * fibonacci_sphere(n, 0.5 * k)
+                      for k, eps in enumerate(offsets)])
 
 #: Interior lattice cells per axis (for a cube) at detail 1.
 BASE_LATTICE = 10
@@ -367,5 +368,5 @@ def clearance_violations(vertices, tets, obstacles, agent_radius=0.0):
                                         _inflate(list(obstacles), agent_radius)).sum())
 
 
-__all__ = ["tetrahedralize_free_space", "free_space_samples", "free_volume_coverage", "locate_in_tets",
-           "clearance_violations", "TriangleMesh", "Sphere"]
+__all__ = ["tetrahedralize_free_space", "free_space_samples", "free_volume_coverage",
+           "locate_in_tets", "clearance_violations", "TriangleMesh", "Sphere"]

@@ -118,12 +118,18 @@ def _vertex_diff(a, b, tol):
     return vert, ida, idb
 
 
+def _sorted_ids(ids, mesh, rows, width):
+    """Each row of the mesh's (T,width) vertex-index array ``rows`` ("tets",
+    "face_vertices") as the sorted position ids of its vertices."""
+    if not (mesh.n_tets if rows == "tets" else mesh.n_faces):
+        return np.zeros((0, width), np.int64)
+    return np.sort(ids[np.asarray(getattr(mesh, rows))], axis=1)
+
+
 def _tet_diff(a, b, ida, idb):
     """(tetrahedron differences, keys of a's and b's tetrahedra): a
     tetrahedron is keyed by its sorted vertex positions."""
-    ta = np.sort(ida[np.asarray(a.tets)], axis=1) if a.n_tets else np.zeros((0, 4), np.int64)
-    tb = np.sort(idb[np.asarray(b.tets)], axis=1) if b.n_tets else np.zeros((0, 4), np.int64)
-    ka, kb, _ = _row_ids(ta, tb)
+    ka, kb, _ = _row_ids(_sorted_ids(ida, a, "tets", 4), _sorted_ids(idb, b, "tets", 4))
     sa, sb = set(ka.tolist()), set(kb.tolist())
     added, removed = sorted(sb - sa), sorted(sa - sb)
     inv_b = {k: i for i, k in enumerate(kb.tolist())}
@@ -145,9 +151,8 @@ def _face_adjacency(mesh, fkeys, tkeys):
 def _face_diff(a, b, ida, idb, ka, kb):
     """(face differences, keys of a's and b's faces): a face is keyed by its
     sorted vertex positions, its adjacency is the set of tetrahedra listing it."""
-    fva = np.sort(ida[np.asarray(a.face_vertices)], axis=1) if a.n_faces else np.zeros((0, 3), np.int64)
-    fvb = np.sort(idb[np.asarray(b.face_vertices)], axis=1) if b.n_faces else np.zeros((0, 3), np.int64)
-    fa, fb, _ = _row_ids(fva, fvb)
+    fa, fb, _ = _row_ids(_sorted_ids(ida, a, "face_vertices", 3),
+                         _sorted_ids(idb, b, "face_vertices", 3))
     adj_a = _face_adjacency(a, fa, ka.tolist())
     adj_b = _face_adjacency(b, fb, kb.tolist())
     common = set(adj_a) & set(adj_b)

@@ -7,7 +7,9 @@ matplotlib PNGs and a self-contained plotly HTML view.
   data ``volume``, ``component`` and ``cells_listing``; with ``grid=True`` (or
   a name ending ``.grid.<ext>``, e.g. ``grid.grid.vtu``) the grid as hexahedra
   with ``ref_count`` / ``occupied`` instead.
-* ``.obj .ply .stl`` — the outward-facing boundary surface.
+* ``.obj .ply .stl`` — the outward-facing boundary surface (also ``.vtu .vtk``
+  with ``surface=True``); ``groups=True`` splits it per asteroid and per box
+  wall, ``units='km'`` writes kilometres.
 * ``.npz`` — every array; ``.json`` — the header plus every array as lists.
 * ``.png`` — :func:`regn.export.render.render`; ``.html`` — :func:`regn.export.view.write_html`.
 
@@ -29,6 +31,17 @@ SURFACE_EXTS = (".obj", ".ply", ".stl")
 DATA_EXTS = (".npz", ".json")
 PICTURE_EXTS = (".png", ".html")
 ALL_EXTS = VOLUME_EXTS + SURFACE_EXTS + DATA_EXTS + PICTURE_EXTS
+#: What a path polyline is written as (:func:`regn.export.polyline.write_path`).
+PATH_EXTS = (".vtp", ".csv", ".obj", ".ply", ".json")
+#: Length units a surface or a path can be written in: metres per unit.
+UNITS = {"m": 1.0, "km": 1000.0}
+
+
+def unit_scale(units) -> float:
+    """Metres per unit of ``units`` ('m' or 'km'); ExportError otherwise."""
+    if units not in UNITS:
+        raise ExportError(f"unknown units {units!r}; use one of {', '.join(UNITS)}")
+    return UNITS[units]
 
 
 def extension(path) -> str:
@@ -42,10 +55,13 @@ def is_grid_name(path) -> bool:
     return stem.lower().endswith(".grid")
 
 
-def export(mesh, path, *, grid=None) -> str:
+def export(mesh, path, *, grid=None, surface=False, groups=False, units="m") -> str:
     """Write ``mesh`` to ``path`` in the format its extension names.
 
-    Returns the kind written ('volume', 'grid', 'surface', 'data', 'png', 'html').
+    ``surface`` writes the boundary surface to .vtu/.vtk instead of the
+    tetrahedra; ``groups`` and ``units`` apply to surfaces (see
+    :func:`regn.export.surface.write_surface`). Returns the kind written
+    ('volume', 'grid', 'surface', 'data', 'png', 'html').
     """
     ext = extension(path)
     if grid is None:
@@ -53,14 +69,21 @@ def export(mesh, path, *, grid=None) -> str:
     if grid and ext not in VOLUME_EXTS:
         raise ExportError(f"{os.fspath(path)}: the grid can only be written as "
                           f"{' '.join(VOLUME_EXTS)}")
+    from .surface import MESHIO_SURFACE_EXTS, write_surface
+    if surface and ext not in SURFACE_EXTS + MESHIO_SURFACE_EXTS:
+        raise ExportError(f"{os.fspath(path)}: the surface is written as "
+                          f"{' '.join(SURFACE_EXTS + MESHIO_SURFACE_EXTS)}")
+    if ext in SURFACE_EXTS or surface:
+        write_surface(mesh, path, groups=groups, units=units)
+        return "surface"
+    if groups or unit_scale(units) != 1.0:
+        raise ExportError(f"{os.fspath(path)}: groups and units apply to the boundary "
+                          f"surface ({' '.join(SURFACE_EXTS)}, or .vtu/.vtk written as a "
+                          "surface: --surface)")
     if ext in VOLUME_EXTS:
         from .meshio_io import write_grid, write_volume
         (write_grid if grid else write_volume)(mesh, path)
         return "grid" if grid else "volume"
-    if ext in SURFACE_EXTS:
-        from .surface import write_surface
-        write_surface(mesh, path)
-        return "surface"
     if ext in DATA_EXTS:
         from .data import write_data
         write_data(mesh, path)
@@ -146,5 +169,5 @@ def _unlink(p):
         pass
 
 
-__all__ = ["export", "extension", "is_grid_name", "ALL_EXTS", "VOLUME_EXTS",
-           "SURFACE_EXTS", "DATA_EXTS"]
+__all__ = ["export", "extension", "is_grid_name", "unit_scale", "ALL_EXTS", "VOLUME_EXTS",
+           "SURFACE_EXTS", "DATA_EXTS", "PATH_EXTS", "UNITS"]

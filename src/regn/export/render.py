@@ -220,10 +220,25 @@ def _panel_grid(fig, spec, mesh, overlay, reduce="sum"):
     return ax
 
 
-def _panel_slice(fig, spec, mesh, overlay, axis, value, labels):
+def check_slice(mesh, axis, value):
+    """ExportError unless the plane coordinate[axis] == value lies strictly
+    inside the box (a plane outside it, or on a wall, cuts nothing)."""
+    lo, hi = float(mesh.bbox_min[axis]), float(mesh.bbox_max[axis])
+    if not lo < value < hi:
+        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km is outside the box "
+                          f"({_AXES[axis]} runs from {lo / KM:g} to {hi / KM:g} km "
+                          "and the plane must lie strictly inside): nothing to draw")
+
+
+def _panel_slice(fig, spec, mesh, overlay, axis, value, labels, required=False):
+    """``required``: the user asked for this plane, so one that cuts no
+    tetrahedron is an error rather than an empty panel."""
     from matplotlib.collections import PolyCollection
-    ax = fig.add_subplot(spec)
     cut, polys = cross_section(mesh.tet_points, axis, value)
+    if required and len(cut) == 0:
+        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km cuts no tetrahedron "
+                          "(the plane runs through holes only): nothing to draw")
+    ax = fig.add_subplot(spec)
     other = [a for a in range(3) if a != axis]
     lo, hi = mesh.bbox_min[other] / KM, mesh.bbox_max[other] / KM
     ax.add_patch(_rect(lo, hi))
@@ -296,8 +311,12 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
         raise ExportError(f"picture size {w}x{h}: each side must be 100..10000 pixels")
     from .meshio_io import components
     labels = components(mesh)
-    axis, value = parse_slice(slice) if slice is not None else \
-        (2, float((mesh.bbox_min[2] + mesh.bbox_max[2]) / 2))
+    if slice is not None:
+        axis, value = parse_slice(slice)
+        check_slice(mesh, axis, value)
+    else:
+        axis, value = 2, float((mesh.bbox_min[2] + mesh.bbox_max[2]) / 2)
+    required = slice is not None and view in ("slice", "all")
     overlay = {}
     note = ""
     if path is not None:
@@ -320,7 +339,7 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
                               wspace=0.25, hspace=0.3)
         _panel_3d(fig, gs[0, 0], mesh, overlay)
         _panel_grid(fig, gs[0, 1], mesh, overlay, grid_reduce)
-        _panel_slice(fig, gs[1, 0], mesh, overlay, axis, value, labels)
+        _panel_slice(fig, gs[1, 0], mesh, overlay, axis, value, labels, required)
         side = 1 if axis != 1 else 2
         mid = float((mesh.bbox_min[side] + mesh.bbox_max[side]) / 2)
         _panel_slice(fig, gs[1, 1], mesh, overlay, side, mid, labels)
@@ -332,7 +351,7 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
         elif view == "grid":
             _panel_grid(fig, gs[0, 0], mesh, overlay, grid_reduce)
         else:
-            _panel_slice(fig, gs[0, 0], mesh, overlay, axis, value, labels)
+            _panel_slice(fig, gs[0, 0], mesh, overlay, axis, value, labels, required)
     if title is None:
         name = os.path.basename(str(mesh.path)) if mesh.path else "(built in memory)"
         ncomp = int(labels.max()) + 1 if len(labels) else 0

@@ -79,12 +79,15 @@ def _path(args) -> int:
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
                        smooth=not args.no_smooth, cost_scale=_per_tet(args.cost_scale),
                        exclude=_exclude_mask(args.exclude, mesh.n_tets))
-    if args.output is not None and r.found:
-        from ..export.polyline import write_path
-        t = write_path(mesh, r, args.output, units=args.units)
+    if args.output is not None:
         # stderr: stdout stays the query's own (parseable) output
-        print(f"wrote {args.output}: {len(t['points'])} points, length "
-              f"{t['total_length']:.6g} {args.units}", file=sys.stderr)
+        if r.found:
+            from ..export.polyline import write_path
+            t = write_path(mesh, r, args.output, units=args.units)
+            print(f"wrote {args.output}: {len(t['points'])} points, length "
+                  f"{t['total_length']:.6g} {args.units}", file=sys.stderr)
+        else:
+            print(f"regn: no path ({r.status}): {args.output} not written", file=sys.stderr)
     if args.json:
         print_json(r.to_dict())
     else:

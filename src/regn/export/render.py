@@ -30,6 +30,8 @@ VIEWS = ("3d", "grid", "slice", "all")
 _AXES = "xyz"
 _EDGES = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
 KM = 1000.0
+#: Colours of a path and its two ends, in the pictures and the HTML view alike.
+PATH_COLOUR, START_COLOUR, GOAL_COLOUR = "#dc143c", "#1a9641", "#2b6cd6"
 
 
 # --- inputs --------------------------------------------------------------------
@@ -179,6 +181,10 @@ def _panel_3d(fig, spec, mesh, overlay):
     return ax
 
 
+#: (overlay key, colour, matplotlib marker) of a path's two ends.
+_ENDS = (("start", START_COLOUR, "o"), ("goal", GOAL_COLOUR, "D"))
+
+
 def _overlay_3d(ax, mesh, overlay):
     pts, corridor, _ = overlay.get("route", (None, None, ""))
     if corridor is not None and len(corridor):
@@ -187,12 +193,13 @@ def _overlay_3d(ax, mesh, overlay):
                    depthshade=False, label="corridor (tetrahedron centres)")
     if pts is not None:
         q = pts / KM
-        ax.plot(q[:, 0], q[:, 1], q[:, 2], color="crimson", lw=2, marker="o", ms=3,
+        ax.plot(q[:, 0], q[:, 1], q[:, 2], color=PATH_COLOUR, lw=2, marker="o", ms=3,
                 label="path")
-    for key, colour in (("start", "green"), ("goal", "red")):
+    for key, colour, marker in _ENDS:
         if key in overlay:
             q = np.asarray(overlay[key]) / KM
-            ax.scatter([q[0]], [q[1]], [q[2]], color=colour, s=30, depthshade=False)
+            ax.scatter([q[0]], [q[1]], [q[2]], color=colour, marker=marker, s=40,
+                       edgecolors="k", linewidths=0.6, depthshade=False, label=key)
     if overlay.get("points") is not None and len(overlay["points"]):
         q = overlay["points"] / KM
         ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="k", marker="x", s=12, depthshade=False,
@@ -225,9 +232,9 @@ def check_slice(mesh, axis, value):
     inside the box (a plane outside it, or on a wall, cuts nothing)."""
     lo, hi = float(mesh.bbox_min[axis]), float(mesh.bbox_max[axis])
     if not lo < value < hi:
-        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km is outside the box "
-                          f"({_AXES[axis]} runs from {lo / KM:g} to {hi / KM:g} km "
-                          "and the plane must lie strictly inside): nothing to draw")
+        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km does not cut the box "
+                          f"({_AXES[axis]} runs from {lo / KM:g} to {hi / KM:g} km; the "
+                          "plane must lie strictly between): nothing to draw")
 
 
 def _panel_slice(fig, spec, mesh, overlay, axis, value, labels, required=False):
@@ -280,12 +287,13 @@ def _overlay_2d(ax, mesh, overlay, other, plane):
     u, w = other
     if pts is not None:
         q = pts / KM
-        ax.plot(q[:, u], q[:, w], color="crimson", lw=1.8, marker="o", ms=2.5,
+        ax.plot(q[:, u], q[:, w], color=PATH_COLOUR, lw=1.8, marker="o", ms=2.5,
                 ls="--" if plane else "-", label="path" + (" (projected)" if plane else ""))
-    for key, colour in (("start", "green"), ("goal", "red")):
+    for key, colour, marker in _ENDS:
         if key in overlay:
             q = np.asarray(overlay[key]) / KM
-            ax.plot([q[u]], [q[w]], marker="o", color=colour, ms=6, mec="k", mew=0.6, ls="")
+            ax.plot([q[u]], [q[w]], marker=marker, color=colour, ms=7, mec="k", mew=0.6,
+                    ls="", label=key)
     p = overlay.get("points")
     if p is not None and len(p):
         if plane is not None:

@@ -107,16 +107,14 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=1.0, see
 
 def from_mesh_file(path, bbox=None, dims=None):
     """A :class:`regn.Mesh` from any tetrahedral mesh meshio reads
-    (.msh .vtu .vtk .mesh ...); only tetra cells are used."""
-    import meshio
+    (.msh .vtu .vtk .mesh ...) or an XDMF file with inline data (what
+    ``regn export`` writes); only tetra cells are used."""
+    from ..export.meshio_io import read_mesh_file
     from .tetmesh import build
     path = os.fspath(path)
     if not os.path.exists(path):
         raise RegnError(f"{path}: no such file")
-    try:
-        m = meshio.read(path)
-    except Exception as e:      # meshio raises many kinds
-        raise RegnError(f"{path}: cannot read with meshio: {e}") from None
+    m = read_mesh_file(path)
     tets = [np.asarray(c.data) for c in m.cells if c.type == "tetra"]
     if not tets:
         kinds = sorted({c.type for c in m.cells}) or ["none"]

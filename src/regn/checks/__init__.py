@@ -1,7 +1,7 @@
 """``regn.verify``: every statement of the format spec, checked on one object.
 
 ``verify(mesh_or_bytes, strict=False)`` returns a :class:`VerifyReport` with
-one :class:`Check` per statement of ``shared/spec/REGN.md``. Each check has a
+one :class:`Check` per statement of ``docs/format.md``. Each check has a
 stable snake_case name, the spec's mark as its ``kind``:
 
 * ``seed`` — established by the research notes; always required for ``ok``;

@@ -11,6 +11,8 @@ DESCRIPTION = """Write the mesh in the format OUT's extension names:
                             component, cells_listing;
   with --grid (or OUT named *.grid.<ext>, e.g. field.grid.vtu) the grid as
                             hexahedra with ref_count / occupied instead;
+  .xdmf is one XML file, data inline (VTK, pyvista and
+                            regn build --from-mesh read it; meshio does not);
 .obj .ply .stl              the boundary surface, normals out of the
                             navigable volume (into the asteroids, out of the box);
   also .vtu .vtk with --surface;

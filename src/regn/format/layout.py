@@ -2,9 +2,8 @@
 
 This module (with :mod:`regn.format.chunk` and :mod:`regn.format.pof0`) is the
 only place in regn that knows byte offsets. Citations refer to the project's
-format document, ``docs/format.md`` (distilled from ``shared/spec/REGN.md``);
-the marks are the spec's: [seed] established, [inferred] our reading (verify
-tests it), [unknown] kept bit-for-bit.
+format document, ``docs/format.md``; the marks are its: [seed] established,
+[inferred] our reading (verify tests it), [unknown] kept bit-for-bit.
 
 Each layout is written once as a list of ``(name, type, count)`` with byte-order
 free type codes; :func:`dtype_for` turns it into a concrete big- (``'>'``) or

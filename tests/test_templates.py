@@ -239,10 +239,11 @@ def _long_entry_map():
 
 
 @pytest.mark.parametrize("order, dialect", [(">", 3), ("<", 4)])
-def test_bt_runs_under_pfp_and_agrees_with_the_library(order, dialect):
+def test_bt_runs_under_pfp_and_agrees_with_the_library(order, dialect, tmp_path, monkeypatch):
     """pfp (a 010 Editor template interpreter for Python) runs regn.bt on an
     object the library wrote; every field of every record equals the
     library's, and the POF0 entries' running sums are the pointer words."""
+    monkeypatch.chdir(tmp_path)         # pfp's parser writes its tables to the cwd
     pfp = pytest.importorskip("pfp", reason="pfp (pip install pfp) runs 010 templates")
     m = _long_entry_map()
     data = m.dumps(byte_order=order, pof0_dialect=dialect)

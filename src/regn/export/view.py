@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import ExportError
 from . import write_bytes
-
 from .render import GOAL_COLOUR, KM, PATH_COLOUR, START_COLOUR
+
 #: The scene's horizontal share of the page; the legend lives left of it.
 SCENE_DOMAIN_X = (0.2, 1.0)
 #: Half the vertical field of view of plotly's 3D camera (perspective, 45°).
@@ -67,8 +67,8 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto"):
         scene["camera"] = camera if isinstance(camera, dict) else framed
     fig.update_layout(
         title=dict(text=title, font=dict(size=14)), scene=scene,
-        legend=dict(x=0.0, y=0.95, xanchor="left", yanchor="top",
-                    title=dict(text="click: show / hide<br>double-click: only this"), itemsizing="constant"),
+        legend=dict(x=0.0, y=0.95, xanchor="left", yanchor="top", itemsizing="constant",
+                    title=dict(text="click: show / hide<br>double-click: only this")),
         margin=dict(l=0, r=0, t=40, b=0))
     return fig
 

@@ -14,7 +14,8 @@ import regn
 from regn.cli import main
 from regn.errors import ExportError
 from regn.export import export
-from regn.export.meshio_io import cells_listing, components, own_components, read_mesh_file
+from regn.export.meshio_io import cells_listing, components
+from regn.inputs.meshes import read_meshio
 from regn.export.surface import boundary_surface, box_wall_mask, signed_volume
 
 H = 50_000.0
@@ -89,14 +90,34 @@ def fake_path(monkeypatch):
 
 
 # --- components / per-tet data --------------------------------------------------
-def test_components_match_scipy_and_split(amap, two_part_map):
-    assert np.all(own_components(amap) == 0)
-    lab = own_components(two_part_map)
+def _flood_labels(neighbors):
+    """Components by flood fill, numbered in order of their first tetrahedron."""
+    labels = [-1] * len(neighbors)
+    n = 0
+    for start in range(len(neighbors)):
+        if labels[start] >= 0:
+            continue
+        labels[start] = n
+        todo = [start]
+        while todo:
+            t = todo.pop()
+            for u in neighbors[t]:
+                if u >= 0 and labels[u] < 0:
+                    labels[u] = n
+                    todo.append(u)
+        n += 1
+    return np.array(labels)
+
+
+def test_components_match_flood_fill_and_split(amap, two_part_map):
+    assert np.all(components(amap) == 0)
+    lab = components(two_part_map)
     assert lab.max() == 1
     # no face joins two components
     nb = two_part_map.neighbors
     t, k = np.nonzero(nb >= 0)
     assert np.all(lab[t] == lab[nb[t, k]])
+    assert np.array_equal(lab, _flood_labels(nb.tolist()))
     assert np.array_equal(np.unique(components(two_part_map)), [0, 1])
 
 
@@ -157,7 +178,7 @@ def test_volume_xdmf_is_one_xml_file(amap, tmp_path):
     assert np.isclose(attrs["volume"].sum(), amap.tet_volumes.sum(), rtol=1e-12)
     # read back by regn itself: meshio's reader needs h5py even for inline XML
     # and rejects the <Time> element pyvista needs (test_export_readback.py)
-    assert np.array_equal(read_mesh_file(out).cells[0].data, amap.tets)
+    assert np.array_equal(read_meshio(out).cells[0].data, amap.tets)
 
 
 @pytest.mark.parametrize("how", ["flag", "name"])

@@ -40,8 +40,12 @@ from ..format import pof0 as _pof0
 from ..format.layout import (ALIGN, FACE_SENTINELS, HEADER_SIZE, NO_SLOT, NO_TET,
                              PORTAL_PAIRS, SECTION_NAMES, STRIDES, align)
 from .. import geometry as _geom
-from ..geometry import (DEGENERATE_REL, cell_bounds, degenerate_threshold, grid_membership,
-                        signed_volumes)
+from ..geometry import cell_bounds, degenerate_threshold, grid_membership, signed_volumes
+from ..tolerances import DEGENERATE_REL
+
+#: Interim switch (part C removed regn.geometry.USE_NUMBA): False runs the
+#: numpy implementations of the checks; part A deletes it with them.
+USE_NUMBA = True
 
 #: ``| |n| - 1 |`` allowed for a stored face normal.
 UNIT_TOL = 1e-5
@@ -950,7 +954,7 @@ def _tet_arrays(pts, nrm, d, tf):
 def _kernel(name):
     """A compiled kernel of :mod:`regn.checks._kernels`, or None (numba missing
     or broken, or switched off with ``regn.geometry.USE_NUMBA = False``)."""
-    if not _geom.USE_NUMBA:
+    if not USE_NUMBA:
         return None
     try:
         from . import _kernels

@@ -112,7 +112,7 @@ def run(args) -> int:
     dims = tuple(args.dims) if args.dims else None
     t0 = time.perf_counter()
     if modes[0] == "from_mesh":
-        from ..builder.generate import from_mesh_file
+        from ..builder.from_meshio import from_mesh_file
         bbox = (args.box[:3], args.box[3:]) if args.box else None
         mesh = from_mesh_file(args.from_mesh, bbox=bbox, dims=dims)
         rep = {"vertices": mesh.n_vertices, "tets": mesh.n_tets, "faces": mesh.n_faces,
@@ -121,8 +121,8 @@ def run(args) -> int:
                "seconds": {"total": time.perf_counter() - t0}}
     else:
         from ..builder.generate import generate
-        from ..builder.obstacles import (load_obstacle_mesh, load_spheres,
-                                       random_asteroid_field)
+        from ..builder.obstacles import random_asteroid_field
+        from ..inputs.obstacles import load_obstacle_mesh, load_spheres
         obstacles = []
         if modes[0] == "asteroids":
             h = float(args.half_extent)

@@ -20,39 +20,13 @@ unknown extension or an unwritable path.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 
 from ..errors import ExportError
-
-VOLUME_EXTS = (".vtu", ".vtk", ".msh", ".xdmf", ".mesh")
-SURFACE_EXTS = (".obj", ".ply", ".stl")
-DATA_EXTS = (".npz", ".json")
-PICTURE_EXTS = (".png", ".html")
-ALL_EXTS = VOLUME_EXTS + SURFACE_EXTS + DATA_EXTS + PICTURE_EXTS
-#: What a path polyline is written as (:func:`regn.export.polyline.write_path`).
-PATH_EXTS = (".vtp", ".csv", ".obj", ".ply", ".json")
-#: Length units a surface or a path can be written in: metres per unit.
-UNITS = {"m": 1.0, "km": 1000.0}
-
-
-def unit_scale(units) -> float:
-    """Metres per unit of ``units`` ('m' or 'km'); ExportError otherwise."""
-    if units not in UNITS:
-        raise ExportError(f"unknown units {units!r}; use one of {', '.join(UNITS)}")
-    return UNITS[units]
-
-
-def extension(path) -> str:
-    """The lower-case extension of ``path`` ('' if none)."""
-    return os.path.splitext(os.fspath(path))[1].lower()
-
-
-def is_grid_name(path) -> bool:
-    """True for names like ``out.grid.vtu`` (the grid-export convention)."""
-    stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
-    return stem.lower().endswith(".grid")
+# (the exporters import these from ._files; the names stay here for callers)
+from ._files import (ALL_EXTS, DATA_EXTS, PATH_EXTS, PICTURE_EXTS,  # noqa: F401
+                     SURFACE_EXTS, UNITS, VOLUME_EXTS, check_dir, extension,
+                     is_grid_name, temp_path, unit_scale, write_bytes)
 
 
 def export(mesh, path, *, grid=None, surface=False, groups=False, units="m") -> str:
@@ -103,70 +77,6 @@ def unknown_extension_message(path) -> str:
     ext = extension(path) or "(none)"
     return (f"{os.fspath(path)}: unknown extension {ext}; use one of "
             f"{' '.join(ALL_EXTS)}")
-
-
-# --- atomic output (temporary file in the destination directory, then os.replace)
-
-
-def check_dir(path) -> str:
-    """The destination directory of ``path``; ExportError if it is not writable."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ExportError(f"{path}: cannot write: directory {directory} does not exist")
-    if os.path.isdir(path):
-        raise ExportError(f"{path}: cannot write: it is a directory")
-    return directory
-
-
-def write_bytes(path, payload: bytes) -> None:
-    """Write bytes atomically; OSError becomes one-line ExportError."""
-    from ..format.writer import atomic_write
-    check_dir(path)
-    try:
-        atomic_write(path, payload)
-        _default_mode(path)
-    except OSError as e:
-        raise ExportError(f"{os.fspath(path)}: cannot write: {e.strerror or e}") from None
-
-
-@contextlib.contextmanager
-def temp_path(path):
-    """Yield a temporary path in ``path``'s directory with the same suffix;
-    on success it is renamed onto ``path``, on failure removed."""
-    path = os.fspath(path)
-    directory = check_dir(path)
-    suffix = os.path.splitext(path)[1]
-    try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
-                                   suffix=suffix, dir=directory)
-    except OSError as e:
-        raise ExportError(f"{path}: cannot write: {e.strerror or e}") from None
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-        _default_mode(path)
-    except OSError as e:
-        _unlink(tmp)
-        raise ExportError(f"{path}: cannot write: {e.strerror or e}") from None
-    except BaseException:
-        _unlink(tmp)
-        raise
-
-
-def _default_mode(path):
-    """mkstemp makes 0600 files; give the result the usual umask-based mode."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(path, 0o666 & ~mask)
-
-
-def _unlink(p):
-    try:
-        os.unlink(p)
-    except OSError:
-        pass
 
 
 __all__ = ["export", "extension", "is_grid_name", "unit_scale", "ALL_EXTS", "VOLUME_EXTS",

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from ..errors import ExportError
-from . import VOLUME_EXTS, extension, temp_path
+from ._files import VOLUME_EXTS, extension, temp_path
 
 #: extension -> (meshio file_format, extra keyword arguments)
 _FORMATS = {
@@ -33,27 +33,7 @@ _FORMATS = {
 
 def components(mesh) -> np.ndarray:
     """(T,) int64 connected-component label per tetrahedron (via shared faces)."""
-    try:
-        from ..query.sample import components as _components
-    except ImportError:
-        _components = None
-    if _components is not None:
-        return np.asarray(_components(mesh), dtype=np.int64)
-    return own_components(mesh)
-
-
-def own_components(mesh) -> np.ndarray:
-    """Components from ``mesh.neighbors`` with scipy's connected_components."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    n = mesh.n_tets
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    nb = mesh.neighbors
-    t, k = np.nonzero(nb >= 0)
-    g = coo_matrix((np.ones(len(t), dtype=np.int8), (t, nb[t, k])), shape=(n, n))
-    _, labels = connected_components(g, directed=False)
-    return labels.astype(np.int64)
+    return mesh.components()
 
 
 def cells_listing(mesh) -> np.ndarray:
@@ -98,35 +78,6 @@ def grid_to_meshio(mesh):
     return meshio.Mesh(points=points, cells=[("hexahedron", hexa.astype(np.int64))],
                        cell_data={"ref_count": [refs],
                                   "occupied": [(refs > 0).astype(np.int64)]})
-
-
-def from_meshio(m, *, bbox=None, dims=None, **build_kwargs):
-    """A :class:`regn.Mesh` from a ``meshio.Mesh`` (or a file path, read by
-    :func:`read_mesh_file`): its tetra cells go through :func:`regn.build`."""
-    if isinstance(m, (str, os.PathLike)):
-        m = read_mesh_file(m)
-    tets = [np.asarray(block.data) for block in m.cells if block.type == "tetra"]
-    if not tets:
-        from ..errors import BuildError
-        raise BuildError("the meshio mesh has no tetra cells")
-    from ..builder.tetmesh import build
-    return build(np.asarray(m.points, dtype=np.float64)[:, :3], np.concatenate(tets),
-                 bbox=bbox, dims=dims, **build_kwargs)
-
-
-def read_mesh_file(path):
-    """A ``meshio.Mesh`` from a file: an XDMF file with inline XML data (what
-    ``regn export`` writes) is read here, anything else by meshio."""
-    import meshio
-    path = os.fspath(path)
-    if extension(path) == ".xdmf":
-        m = read_xdmf_inline(path)
-        if m is not None:
-            return m
-    try:
-        return meshio.read(path)
-    except Exception as e:   # meshio raises many kinds
-        raise ExportError(f"{path}: cannot read with meshio: {e}") from None
 
 
 def _write(m, path):

@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ..errors import ExportError
-from . import PATH_EXTS, UNITS, extension, unit_scale, write_bytes
+from ._files import PATH_EXTS, UNITS, extension, unit_scale, write_bytes
 
 
 def path_table(mesh, path, units="m") -> dict:

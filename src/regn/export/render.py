@@ -24,11 +24,11 @@ import re
 import numpy as np
 
 from ..errors import ExportError
-from . import write_bytes
+from ..geometry import TET_EDGES as _EDGES
+from ._files import write_bytes
 
 VIEWS = ("3d", "grid", "slice", "all")
 _AXES = "xyz"
-_EDGES = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
 KM = 1000.0
 #: Colours of a path and its two ends, in the pictures and the HTML view alike.
 PATH_COLOUR, START_COLOUR, GOAL_COLOUR = "#dc143c", "#1a9641", "#2b6cd6"

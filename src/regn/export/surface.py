@@ -14,7 +14,7 @@ import struct
 import numpy as np
 
 from ..errors import ExportError
-from . import SURFACE_EXTS, extension, temp_path, unit_scale, write_bytes
+from ._files import SURFACE_EXTS, extension, temp_path, unit_scale, write_bytes
 
 
 def boundary_triangles(mesh) -> np.ndarray:
@@ -71,24 +71,19 @@ def surface_groups(mesh, vertices, triangles):
     box wall (labels 0-5, :data:`WALL_NAMES`) and one per asteroid (labels 6
     on, named ``asteroid_001`` …): a connected piece of the surface off the
     walls, through shared vertices, the largest (most triangles) first."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    from ..geometry.graph import components_of_pairs
     labels = box_wall_index(mesh, vertices, triangles)
     rock = np.flatnonzero(labels < 0)
     if len(rock) == 0:
         return labels, list(WALL_NAMES)
     # triangles and vertices as one graph: triangle r is node r, vertex v node R + v
+    # (pieces are numbered by their first triangle, before any lone wall vertex)
     n_rock = len(rock)
-    rows = np.repeat(np.arange(n_rock), 3)
-    cols = n_rock + triangles[rock].ravel()
-    n = n_rock + len(vertices)
-    graph = coo_matrix((np.ones(len(rows), np.int8), (rows, cols)), shape=(n, n))
-    _, piece = connected_components(graph, directed=False)
+    _, piece = components_of_pairs(n_rock + len(vertices), np.repeat(np.arange(n_rock), 3),
+                                   n_rock + triangles[rock].ravel())
     piece = piece[:n_rock]
-    first = np.unique(piece, return_index=True)[1]              # first triangle of each
-    sizes = np.bincount(piece)
-    order = sorted(np.unique(piece), key=lambda k: (-sizes[k], first[k]))
-    rank = np.empty(piece.max() + 1, dtype=np.int64)
+    order = np.argsort(-np.bincount(piece), kind="stable")      # largest first
+    rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     labels[rock] = len(WALL_NAMES) + rank[piece]
     width = max(3, len(str(len(order))))

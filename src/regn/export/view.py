@@ -21,7 +21,7 @@ import os
 import numpy as np
 
 from ..errors import ExportError
-from . import write_bytes
+from ._files import write_bytes
 from .render import GOAL_COLOUR, KM, PATH_COLOUR, START_COLOUR
 
 #: The scene's horizontal share of the page; the legend lives left of it.
@@ -138,10 +138,10 @@ def _route(mesh, path):
 def _corridor_trace(mesh, corridor):
     """The edges of the tetrahedra the path crosses (hidden at first)."""
     import plotly.graph_objects as go
-    from .render import _EDGES
+    from ..geometry import TET_EDGES
     tets = corridor[(corridor >= 0) & (corridor < mesh.n_tets)]
     p = np.asarray(mesh.tet_points)[tets] / KM                 # (K,4,3)
-    edges = p[:, _EDGES].reshape(-1, 2, 3)
+    edges = p[:, TET_EDGES].reshape(-1, 2, 3)
     x, y, z = _segments(edges)
     return go.Scatter3d(x=x, y=y, z=z, mode="lines", visible="legendonly",
                         name=f"corridor ({len(tets)} tetrahedra)", hoverinfo="skip",

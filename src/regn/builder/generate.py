@@ -36,8 +36,11 @@ DEMO_ASTEROIDS = 40
 DEFAULT_DETAIL = 1.0
 #: Each round aims this far under the limit.
 FIT_MARGIN = 0.96
-#: Rounds of lowering the detail before giving up.
-FIT_ROUNDS = 8
+#: Rounds of lowering the detail before giving up, the lowest detail tried,
+#: and the fall in a count below which a round no longer helps.
+FIT_ROUNDS = 12
+MIN_DETAIL = 1e-3
+STALL = 0.98
 #: The end of the advice when even the lowest detail does not fit.
 FEWER_OBSTACLES = "use fewer obstacles"
 
@@ -70,28 +73,52 @@ def _tetrahedralize(lo, hi, obstacles, r, detail, seed):
     return (verts, tets, report, *_largest_count(verts, tets))
 
 
-def _fit_detail(lo, hi, obstacles, r, detail, seed):
-    """``(verts, tets, report)`` at the given ``detail`` (LimitError, naming
-    about the detail that fits, when a count is past the limit) or, without
-    one, at the highest detail from :data:`DEFAULT_DETAIL` down that fits."""
-    d = DEFAULT_DETAIL if detail is None else float(detail)
-    previous = None
+def _highest_fitting(lo, hi, obstacles, r, start, seed):
+    """``(verts, tets, report)`` at the highest detail from ``start`` down
+    whose counts fit; each round scales the detail by the overshoot.
+    LimitError when lowering it no longer helps."""
+    d = start
+    previous = (None, None)
     for _ in range(FIT_ROUNDS):
         verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, d, seed)
         if count <= U16_MAX:
-            report["detail_chosen"] = detail is None
             return verts, tets, report
-        fits = d * FIT_MARGIN * U16_MAX / count
-        if detail is not None:
-            raise LimitError(f"at --detail {d:g} the mesh needs {count} {what}, more than the "
-                             f"format's u16 limit of {U16_MAX}: lower --detail (about "
-                             f"{fits:.2g} fits), or leave it out", what=what, count=count)
-        if previous is not None and count > FIT_MARGIN * previous:
+        if previous[0] == what and count > STALL * previous[1] or d < MIN_DETAIL:
             break                       # the obstacles' shells no longer shrink
-        previous, d = count, fits
+        previous, d = (what, count), d * FIT_MARGIN * U16_MAX / count
     raise LimitError(f"{len(obstacles)} obstacles need {count} {what} even at detail "
                      f"{d:.2g}, more than the format's u16 limit of {U16_MAX}: "
                      f"{FEWER_OBSTACLES}", what=what, count=count)
+
+
+def _round_down(x, digits=2):
+    """``x`` rounded down to ``digits`` significant digits."""
+    scale = 10.0 ** (np.floor(np.log10(x)) - digits + 1)
+    return np.floor(x / scale) * scale
+
+
+def _fit_detail(lo, hi, obstacles, r, detail, seed):
+    """``(verts, tets, report)`` at the given ``detail`` (LimitError, naming
+    the detail that fits, when a count is past the limit) or, without one,
+    at the highest detail from :data:`DEFAULT_DETAIL` down that fits."""
+    if detail is None:
+        verts, tets, report = _highest_fitting(lo, hi, obstacles, r, DEFAULT_DETAIL, seed)
+        report["detail_chosen"] = True
+        return verts, tets, report
+    verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, detail, seed)
+    if count <= U16_MAX:
+        report["detail_chosen"] = False
+        return verts, tets, report
+    message = (f"at --detail {detail:g} the mesh needs {count} {what}, more than the format's "
+               f"u16 limit of {U16_MAX}")
+    try:
+        fits = _highest_fitting(lo, hi, obstacles, r,
+                                detail * FIT_MARGIN * U16_MAX / count, seed)[2]["detail"]
+    except LimitError as e:
+        raise LimitError(f"{message}, and so does every lower detail: {str(e).split(': ')[-1]}",
+                         what=what, count=count) from None
+    raise LimitError(f"{message}: lower --detail ({_round_down(fits):g} fits), or leave it "
+                     "out", what=what, count=count)
 
 
 def _checked_options(bbox, obstacles, agent_radius, detail, dims):

@@ -105,20 +105,26 @@ def axis_frame(lo: float, hi: float, d: int):
     ``hi' >= hi`` and ``hi' - lo' == cell * d`` exactly. That is ``(lo, hi,
     (hi - lo) / d)`` itself whenever float32 allows; otherwise lo' is the
     float32 number at or below lo and the cell the smallest float32 number
-    that gives an exact frame (hi' moves up by as little as that allows)."""
-    lo = _f32_down(float(lo))
-    need = Fraction(float(hi)) - Fraction(lo)
+    that gives an exact frame (hi' moves up by as little as that allows);
+    when no cell does (lo has finer bits than hi' can hold), lo' and the
+    cell are rounded to the finest power of two that works."""
+    lo, hi = float(lo), float(hi)
+    start = _f32_down(lo)
+    need = Fraction(hi) - Fraction(start)
     cell = _f32_up(float(need / d))
     if Fraction(cell) * d < need:
         cell = float(np.nextafter(np.float32(cell), np.float32(np.inf)))
     for _ in range(256):               # float32 steps of the cell: a few suffice
-        if _exact(lo, cell, d):
-            return lo, float(Fraction(lo) + Fraction(cell) * d), cell
+        if _exact(start, cell, d):
+            return start, float(Fraction(start) + Fraction(cell) * d), cell
         cell = float(np.nextafter(np.float32(cell), np.float32(np.inf)))
-    q = float(2.0 ** np.ceil(np.log2(cell)))   # else a power-of-two cell
-    while not _exact(lo, q, d):
+    q = float(np.spacing(np.float32(max(abs(lo), abs(hi), hi - lo))))
+    while True:
+        start = float(np.floor(lo / q) * q)
+        cell = float(np.ceil(float((Fraction(hi) - Fraction(start)) / d) / q) * q)
+        if _exact(start, cell, d):
+            return start, float(Fraction(start) + Fraction(cell) * d), cell
         q *= 2.0
-    return lo, float(Fraction(lo) + Fraction(q) * d), q
 
 
 def check_float32_box(lo, hi):
@@ -193,7 +199,7 @@ def check_dims(dims) -> tuple:
         raise BuildError(f"grid dims must be three positive integers, got {dims}")
     n_cells = dims[0] * dims[1] * dims[2]
     if n_cells > U16_MAX:
-        raise LimitError(f"the grid {dims[0]}x{dims[1]}x{dims[2]} has {n_cells} cells, more "
+        raise LimitError(f"the grid {dims[0]}x{dims[1]}x{dims[2]} has {n_cells} grid cells, more "
                          f"than the format's u16 limit of {U16_MAX}: use fewer cells per "
                          "axis (--dims), or leave --dims out", what="grid cells",
                          count=n_cells)

@@ -41,6 +41,8 @@ FIT_MARGIN = 0.96
 FIT_ROUNDS = 12
 MIN_DETAIL = 1e-3
 STALL = 0.98
+#: Faces per sample point, at least (about 8 to 11 in practice).
+FACES_PER_VERTEX = 8
 #: The end of the advice when even the lowest detail does not fit.
 FEWER_OBSTACLES = "use fewer obstacles"
 
@@ -75,17 +77,22 @@ def _tetrahedralize(lo, hi, obstacles, r, detail, seed):
 
 def _highest_fitting(lo, hi, obstacles, r, start, seed):
     """``(verts, tets, report)`` at the highest detail from ``start`` down
-    whose counts fit; each round scales the detail by the overshoot.
-    LimitError when lowering it no longer helps."""
+    whose counts fit; each round scales the detail by the overshoot (by at
+    least half when the count hardly moved: a plateau of the lattice's
+    rounding, or the floor of the obstacles' shells). LimitError when
+    halving the detail no longer lowers the count."""
     d = start
-    previous = (None, None)
+    previous = (None, None, None)
     for _ in range(FIT_ROUNDS):
         verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, d, seed)
         if count <= U16_MAX:
             return verts, tets, report
-        if previous[0] == what and count > STALL * previous[1] or d < MIN_DETAIL:
-            break                       # the obstacles' shells no longer shrink
-        previous, d = (what, count), d * FIT_MARGIN * U16_MAX / count
+        flat = previous[0] == what and count > STALL * previous[1]
+        if flat and d <= 0.6 * previous[2] or d < MIN_DETAIL:
+            break
+        # a sample past the vertex limit will have several times as many faces
+        step = FIT_MARGIN * U16_MAX / (count * (FACES_PER_VERTEX if what == "vertices" else 1))
+        previous, d = (what, count, d), d * (min(step, 0.5) if flat else step)
     raise LimitError(f"{len(obstacles)} obstacles need {count} {what} even at detail "
                      f"{d:.2g}, more than the format's u16 limit of {U16_MAX}: "
                      f"{FEWER_OBSTACLES}", what=what, count=count)
@@ -112,8 +119,7 @@ def _fit_detail(lo, hi, obstacles, r, detail, seed):
     message = (f"at --detail {detail:g} the mesh needs {count} {what}, more than the format's "
                f"u16 limit of {U16_MAX}")
     try:
-        fits = _highest_fitting(lo, hi, obstacles, r,
-                                detail * FIT_MARGIN * U16_MAX / count, seed)[2]["detail"]
+        fits = _highest_fitting(lo, hi, obstacles, r, detail, seed)[2]["detail"]
     except LimitError as e:
         raise LimitError(f"{message}, and so does every lower detail: {str(e).split(': ')[-1]}",
                          what=what, count=count) from None
@@ -178,7 +184,8 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, se
     tick("coverage", 0.8)
     t3 = time.perf_counter()
     cov = free_volume_coverage(mesh.vertices, mesh.tets, lo, hi, obstacles, r,
-                               samples=coverage_samples, seed=0) if coverage_samples else {}
+                               samples=coverage_samples, seed=0, locate=mesh.locate) \
+        if coverage_samples else {}
     seconds["coverage"] = time.perf_counter() - t3
     seconds["total"] = time.perf_counter() - t0
     report.update(mesh.build_report)

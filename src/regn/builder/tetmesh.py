@@ -141,8 +141,8 @@ def check_vertex_indices(tets, n_vertices):
     if bad.any():
         t = int(np.argmax(bad.any(axis=1)))
         k = int(np.argmax(bad[t]))
-        raise BuildError(f"tetrahedron {t} lists vertex {tets[t, k].item()}, outside "
-                         f"0..{n_vertices - 1}")
+        raise BuildError(f"tetrahedron {t} lists vertex {tets[t, k].item()}: vertex indices "
+                         f"must be in 0..{n_vertices - 1}")
 
 
 def _box(v, bbox):

@@ -237,23 +237,28 @@ def _lattice_cells(ext, detail):
 
 
 def _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng):
-    """``(points, keep_out)``: the shells (and wall rings) around each
-    inflated obstacle, and how far from each the lattice keeps away."""
+    """``(points, snap, keep_out)``: the shells (and wall rings) around each
+    inflated obstacle, how close to a wall each point snaps onto it (a
+    quarter of its obstacle's spacing), and how far from each obstacle the
+    lattice keeps away."""
     frac = BASE_SHELL_FRAC / np.sqrt(detail)
-    shells, keep_out = [], []
+    shells, snap, keep_out = [], [], []
     for ob in obstacles:
         R = _obstacle_scale(ob)
         spacing = min(max(frac * R, 1e-6 * ext.max()), h.min())
         if isinstance(ob, Sphere):
             n_shell, offset, spacing = _sphere_plan(R, spacing)
-            shells.append(_sphere_shell(ob, offset, n_shell))
-            shells.append(_wall_rings(ob, R, spacing, lo, hi, offset))
+            shells += [_sphere_shell(ob, offset, n_shell),
+                       _wall_rings(ob, R, spacing, lo, hi, offset)]
             keep_out.append(offset * R + 0.5 * min(spacing * 2, h.min()))
         else:
-            shells.append(ob.shell(spacing, rng)[0])
-            shells.append(ob.inflated(0.5 * spacing).shell(spacing, rng)[0])
+            shells += [ob.shell(spacing, rng)[0],
+                       ob.inflated(0.5 * spacing).shell(spacing, rng)[0]]
             keep_out.append(0.5 * spacing + 0.5 * min(spacing * 2, h.min()))
-    return (np.vstack(shells) if shells else np.zeros((0, 3))), keep_out
+        snap.append(np.full(len(shells[-2]) + len(shells[-1]), 0.25 * spacing))
+    if not shells:
+        return np.zeros((0, 3)), np.zeros(0), keep_out
+    return np.vstack(shells), np.concatenate(snap), keep_out
 
 
 def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, detail=1.0,
@@ -265,7 +270,7 @@ def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, de
     rng = np.random.default_rng(seed)
     bpts, ipts, h = _box_points(lo, hi, _lattice_cells(ext, detail), rng)
     obstacles = _inflate(obstacles, r)          # from here on, tests use distance 0
-    sp, keep_out = _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng)
+    sp, snap, keep_out = _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng)
     total = len(sp) + len(bpts) + len(ipts)
     if total > 4 * U16_MAX:
         raise LimitError(f"the free-space sample needs about {total} vertices, more than the "
@@ -279,9 +284,8 @@ def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, de
     bpts = bpts[~obstacles_contain(obstacles, bpts)]
     # shell points: snap those near a wall onto it, drop those outside or inside others
     if len(sp):
-        tol = 0.25 * h
-        sp = np.where(np.abs(sp - lo) <= tol, lo, sp)
-        sp = np.where(np.abs(sp - hi) <= tol, hi, sp)
+        sp = np.where(np.abs(sp - lo) <= snap[:, None], lo, sp)
+        sp = np.where(np.abs(sp - hi) <= snap[:, None], hi, sp)
         sp = sp[np.all((sp >= lo) & (sp <= hi), axis=1)]
         sp = sp[~obstacles_contain(obstacles, sp)]
     corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
@@ -360,14 +364,17 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
 
 
 def free_volume_coverage(vertices, tets, bbox_min, bbox_max, obstacles=(),
-                         agent_radius=0.0, samples=200_000, seed=0):
+                         agent_radius=0.0, samples=200_000, seed=0, locate=None):
     """Monte Carlo fraction of the free volume (box minus inflated obstacles)
     covered by the tetrahedra. Returns a dict: ``coverage``, ``free_fraction``
     (free volume / box volume), ``samples``, ``in_obstacle_hits`` (samples
     located in a tet yet inside an inflated obstacle — 0 when clearance holds).
     The samples are drawn and located :data:`COVERAGE_CHUNK` at a time, so
     memory does not grow with their number (at most
-    :data:`MAX_COVERAGE_SAMPLES`).
+    :data:`MAX_COVERAGE_SAMPLES`). ``locate(points)``, if given, finds the
+    tetrahedron holding each point (-1 for none) — a built mesh's
+    :meth:`regn.Mesh.locate` is far faster than the search among bare
+    tetrahedra used otherwise.
     """
     samples = _checked_samples(samples)
     lo = np.asarray(bbox_min, np.float64).reshape(3)
@@ -378,6 +385,10 @@ def free_volume_coverage(vertices, tets, bbox_min, bbox_max, obstacles=(),
         p = rng.uniform(lo, hi, size=(min(COVERAGE_CHUNK, samples - start), 3))
         blocked = obstacles_contain(list(obstacles), p, float(agent_radius))
         n_free += int((~blocked).sum())
+        if locate is not None:
+            n_covered += int((locate(p[~blocked]) >= 0).sum())
+            n_hits += int((locate(p[blocked]) >= 0).sum())
+            continue
         n_covered += int((locate_in_tets(vertices, tets, p[~blocked]) >= 0).sum())
         # in an obstacle: only the 8 nearest tetrahedra are checked
         n_hits += int((locate_in_tets(vertices, tets, p[blocked], rounds=()) >= 0).sum())

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..tolerances import TOUCH_REL
+from ..tolerances import OVERLAP_REL
 
 #: Buckets per axis of the broad phase, at most.
 MAX_BUCKETS = 128
@@ -25,13 +25,13 @@ class Overlaps(NamedTuple):
 
 
 def overlap_tolerance(tet_points) -> float:
-    """Metres: :data:`~regn.tolerances.TOUCH_REL` times the size (largest
+    """Metres: :data:`~regn.tolerances.OVERLAP_REL` times the size (largest
     extent) of the tetrahedra's bounding box."""
     p = np.asarray(tet_points, np.float64).reshape(-1, 3)
     p = p[np.isfinite(p).all(axis=1)]
     if not len(p):
         return 0.0
-    return TOUCH_REL * float(np.max(p.max(axis=0) - p.min(axis=0)))
+    return OVERLAP_REL * float(np.max(p.max(axis=0) - p.min(axis=0)))
 
 
 def _bucket_grid(pts):

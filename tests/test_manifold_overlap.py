@@ -165,3 +165,10 @@ def test_non_finite_tetrahedra_are_left_out_of_the_overlap_test():
     tp[0, 0, 0] = np.nan
     tp[1, 2, 1] = np.inf
     assert len(overlapping_tets(tp).pairs) == 0
+
+
+def test_pinch_counts_say_how_many_edges_and_vertices_were_looked_at():
+    found = pinches(np.array([[0, 1, 2, 3], [0, 1, 4, 5]]))
+    assert (found.n_edges, found.n_vertices) == (11, 6)       # 6 + 6 edges, one shared
+    closed = triangle_pinches(np.array([[2, 1, 0], [0, 3, 1], [1, 2, 3], [3, 2, 0]]))
+    assert (closed.n_edges, closed.n_vertices) == (6, 4)

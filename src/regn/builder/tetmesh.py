@@ -70,7 +70,7 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     pts = v[tets]                               # (T,4,3)
     faces = _matched_faces(tets)
     box = _box(v, bbox)
-    _check_no_overlap(pts, *box)
+    _check_no_overlap(pts, tets, *box)
     face_rec, centroid = _face_records(pts, faces, byte_order)
     tet_rec = _tet_records(pts, tets, faces, centroid, byte_order)
     frame, pairs = fit_grid(pts, *box, dims)
@@ -158,7 +158,7 @@ def _box(v, bbox):
     return lo, hi
 
 
-def _check_no_overlap(pts, lo, hi):
+def _check_no_overlap(pts, tets, lo, hi):
     """BuildError when the tetrahedra fill more than the box, or two of them
     overlap (see :func:`regn.geometry.overlap.overlapping_tets`)."""
     total = float(np.abs(signed_volumes(pts)).sum())
@@ -166,7 +166,7 @@ def _check_no_overlap(pts, lo, hi):
     if total > box * (1 + 1e-6):
         raise BuildError(f"the tetrahedra's volumes add up to {100 * total / box:.4g} % of the "
                          "box's: some of them overlap")
-    found = overlapping_tets(pts)
+    found = overlapping_tets(pts, tets)
     if len(found.pairs):
         a, b = (int(x) for x in found.pairs[0])
         raise BuildError(f"{len(found.pairs)} pairs of tetrahedra overlap (by more than "

@@ -40,7 +40,10 @@ from ..format import pof0 as _pof0
 from ..format.layout import (ALIGN, FACE_SENTINELS, HEADER_SIZE, NO_SLOT, NO_TET,
                              PORTAL_PAIRS, SECTION_NAMES, STRIDES, align)
 from .. import geometry as _geom
-from ..geometry import cell_bounds, degenerate_threshold, grid_membership, signed_volumes
+from ..geometry import (FACE_SLOTS, cell_bounds, degenerate_threshold, grid_membership,
+                        signed_volumes)
+from ..geometry.manifold import triangle_pinches
+from ..geometry.overlap import overlapping_tets
 from ..tolerances import DEGENERATE_REL
 
 #: Interim switch (part C removed regn.geometry.USE_NUMBA): False runs the
@@ -105,6 +108,9 @@ CHECKS = (
     ('sphere_reaches_cell_rate', 'info'),
     ('tet_listed_by_centre_cell', 'inferred'),
     ('grid_membership_exact', 'inferred'),
+    ('boundary_no_pinch_edges', 'inferred'),
+    ('boundary_no_pinch_vertices', 'inferred'),
+    ('tets_do_not_overlap', 'inferred'),
     ('roundtrip_identical', 'info'),
 )
 
@@ -639,7 +645,18 @@ def _geometry_jobs(mesh):
             "faces": _Job(_face_arrays, mesh, mesh.sections["faces"], nrm, d, tf,
                           background=background),
             "tets": _Job(_tet_arrays, mesh.tet_points, nrm, d, tf,
-                         background=background)}
+                         background=background),
+            "pinches": _Job(triangle_pinches, _listed_once(mesh.tets, tf),
+                            background=background),
+            "overlaps": _Job(overlapping_tets, mesh.tet_points, mesh.tets,
+                             background=background)}
+
+
+def _listed_once(tets, tet_faces):
+    """(B,3) the vertices of every face slot whose face no other slot lists."""
+    listed = np.bincount(tet_faces.ravel(), minlength=1)
+    t, k = np.nonzero(listed[tet_faces] == 1)
+    return np.asarray(tets)[t[:, None], FACE_SLOTS[k]]
 
 
 def _geometry(mesh, c, jobs=None):
@@ -795,6 +812,33 @@ def _geometry(mesh, c, jobs=None):
           n_exp - len(missing), n_exp + len(extra) + dupes,
           "; ".join(bits) if bits else
           f"every cell lists exactly the {n_exp} (cell, tet) pairs that meet it")
+    _topology(mesh, c, jobs)
+
+
+def _topology(mesh, c, jobs):
+    """The boundary is a closed 2-manifold and no two tetrahedra overlap
+    (measured: regn's builder guarantees both; other writers may not)."""
+    found = jobs["pinches"].result()
+    c.add("boundary_no_pinch_edges", "inferred", found.n_edges - len(found.edges),
+          found.n_edges,
+          _list(np.arange(len(found.edges)), lambda i: f"edge {found.edges[i].tolist()}",
+                "boundary edges not in exactly two boundary triangles (two tetrahedra "
+                "meet only along them)") if len(found.edges) else
+          f"every one of the {found.n_edges} edges of the {found.boundary_triangles} "
+          "boundary triangles lies in exactly two of them")
+    c.add("boundary_no_pinch_vertices", "inferred", found.n_vertices - len(found.vertices),
+          found.n_vertices,
+          _list(found.vertices, lambda v: f"vertex {v}", "boundary vertices whose "
+                "triangles form two or more fans") if len(found.vertices) else
+          f"the boundary triangles around each of the {found.n_vertices} boundary "
+          "vertices form one fan")
+    over = jobs["overlaps"].result()
+    c.add("tets_do_not_overlap", "inferred", over.tested - len(over.pairs), over.tested,
+          _list(np.arange(len(over.pairs)), lambda i: f"tets {over.pairs[i].tolist()}",
+                f"pairs of tetrahedra overlapping by more than {over.tolerance:.3g} m")
+          if len(over.pairs) else
+          f"no two of the {over.tested} pairs with overlapping bounding boxes overlap by "
+          f"more than {over.tolerance:.3g} m")
 
 
 class _Lazy:

@@ -28,10 +28,12 @@ def _join(parent, a, b):
 
 @kernel
 def boundary_pinches(tris):
-    """``(edges (E,2), vertices (P,))`` of the boundary triangles ``tris``
-    (B,3), each row sorted: the edges not in exactly two triangles, and the
-    vertices whose triangles form two or more fans (triangles joined across
-    every edge they share). Nodes of the fans are (triangle, corner) pairs."""
+    """``(edges (E,2), vertices (P,), n_edges, n_vertices)`` of the boundary
+    triangles ``tris`` (B,3), each row sorted: the edges not in exactly two
+    triangles, the vertices whose triangles form two or more fans (triangles
+    joined across every edge they share), and how many distinct edges and
+    vertices the triangles have. Nodes of the fans are (triangle, corner)
+    pairs."""
     n_t = tris.shape[0]
     n_v = 0
     for t in range(n_t):
@@ -43,9 +45,11 @@ def boundary_pinches(tris):
     order = np.argsort(keys, kind="mergesort")
     parent = np.arange(3 * n_t)
     edge_list = [np.int64(0) for _ in range(0)]
+    n_edges = 0
     run = 0
     while run < 3 * n_t:
         end = run + 1
+        n_edges += 1
         while end < 3 * n_t and keys[order[end]] == keys[order[run]]:
             end += 1
         if end - run != 2:
@@ -70,4 +74,4 @@ def boundary_pinches(tris):
     for k in range(3 * n_t):
         if k == 0 or fan_key[k] != fan_key[k - 1]:
             fans[fan_key[k] // (3 * n_t)] += 1
-    return edges, np.flatnonzero(fans > 1)
+    return edges, np.flatnonzero(fans > 1), n_edges, np.count_nonzero(fans)

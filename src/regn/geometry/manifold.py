@@ -30,6 +30,8 @@ class Pinches(NamedTuple):
     boundary_triangles: int
     edges: np.ndarray        # (E,2) boundary edges not in exactly two boundary triangles
     vertices: np.ndarray     # (P,) vertices whose boundary triangles form 2+ fans
+    n_edges: int             # distinct edges of the boundary triangles
+    n_vertices: int          # distinct vertices of the boundary triangles
 
     @property
     def closed(self) -> bool:
@@ -54,10 +56,10 @@ def triangle_pinches(triangles) -> Pinches:
     tris = np.ascontiguousarray(np.sort(np.asarray(triangles, np.int64).reshape(-1, 3),
                                         axis=1))
     if not len(tris):
-        return Pinches(0, np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+        return Pinches(0, np.zeros((0, 2), np.int64), np.zeros(0, np.int64), 0, 0)
     from ._manifold_kernels import boundary_pinches
-    edges, vertices = boundary_pinches(tris)
-    return Pinches(len(tris), edges, vertices)
+    edges, vertices, n_edges, n_vertices = boundary_pinches(tris)
+    return Pinches(len(tris), edges, vertices, int(n_edges), int(n_vertices))
 
 
 def pinches(tets) -> Pinches:

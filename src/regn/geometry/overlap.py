@@ -1,9 +1,21 @@
 """Tetrahedra whose interiors overlap.
 
 Tetrahedra of a mesh may share faces, edges and vertices, and may touch;
-their interiors must not overlap. :func:`overlapping_tets` tests every pair
-whose bounding boxes overlap, exactly (separating axes), in the compiled
-kernel :func:`regn.geometry._overlap_kernels.overlapping_pairs`.
+their interiors must not overlap. :func:`overlapping_tets` decides it
+exactly (separating axes, with a tolerance for float32 rounding) in the
+compiled kernels of :mod:`regn.geometry._overlap_kernels`.
+
+Given the mesh's vertex indices, far fewer pairs need testing. Count how
+many tetrahedra hold each point, ``w(x)``. Along a path, ``w`` changes only
+where the path crosses a face: across a face that two tetrahedra list, lying
+on opposite sides of it, ``w`` is unchanged (out of one, into the other);
+across a face that one tetrahedron lists (a boundary face) it changes by
+one. So where ``w >= 2`` (an overlap), the region's edge is made of boundary
+faces, and just inside such a face its tetrahedron overlaps another one near
+that face. Testing each tetrahedron against the tetrahedra near its boundary
+faces, and each pair that shares a face, therefore finds every overlap —
+when every tetrahedron has the same orientation and no face is listed three
+times. Otherwise every pair with overlapping bounding boxes is tested.
 """
 
 from __future__ import annotations
@@ -12,53 +24,89 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..tolerances import OVERLAP_REL
+from ..tolerances import DEGENERATE_REL, OVERLAP_REL
+from .tets import FACE_SLOTS
 
-#: Buckets per axis of the broad phase, at most.
+#: Buckets per axis of the broad phase, at most, and bucket entries per
+#: tetrahedron, on average at most.
 MAX_BUCKETS = 128
+MAX_ENTRIES_PER_TET = 64
 
 
 class Overlaps(NamedTuple):
-    tested: int            # pairs with overlapping bounding boxes, all tested
+    tested: int            # pairs tested exactly
     pairs: np.ndarray      # (K,2) the pairs (first < second) whose interiors overlap
-    tolerance: float       # metres: overlaps up to this depth count as touching
+    tolerance: float       # metres: overlaps up to this depth count as touching (default
+    #                        OVERLAP_REL times the largest extent of the tetrahedra)
 
 
-def overlap_tolerance(tet_points) -> float:
-    """Metres: :data:`~regn.tolerances.OVERLAP_REL` times the size (largest
-    extent) of the tetrahedra's bounding box."""
-    p = np.asarray(tet_points, np.float64).reshape(-1, 3)
-    p = p[np.isfinite(p).all(axis=1)]
-    if not len(p):
-        return 0.0
-    return OVERLAP_REL * float(np.max(p.max(axis=0) - p.min(axis=0)))
-
-
-def _bucket_grid(pts):
-    """(origin, bucket size (3,), dims (3,)) of the broad phase: buckets about
-    the size of a typical tetrahedron, at most :data:`MAX_BUCKETS` per axis."""
-    flat = pts.reshape(-1, 3)
-    flat = flat[np.isfinite(flat).all(axis=1)]
-    if not len(flat):
+def _bucket_grid(lo_t, hi_t, n):
+    """(origin, bucket size (3,), dims (3,)) of the broad phase over the
+    finite boxes ``lo_t``..``hi_t`` (T,3) of ``n`` tetrahedra: buckets about
+    the size of a typical tetrahedron, at most :data:`MAX_BUCKETS` per axis,
+    coarser while the tetrahedra would make more than
+    :data:`MAX_ENTRIES_PER_TET` entries each (a few huge ones among many
+    small ones)."""
+    if not len(lo_t):
         return np.zeros(3), np.ones(3), np.ones(3, np.int64)
-    lo, hi = flat.min(axis=0), flat.max(axis=0)
+    lo, hi = lo_t.min(axis=0), hi_t.max(axis=0)
     ext = np.maximum(hi - lo, 1e-300)
-    finite = np.isfinite(pts).all(axis=(1, 2))
-    typical = float(np.median((pts[finite].max(axis=1) - pts[finite].min(axis=1)).max(axis=1)))
-    edge = max(typical, float(np.prod(ext) / max(len(pts), 1)) ** (1 / 3))
-    dims = np.clip(np.ceil(ext / max(edge, 1e-300)), 1, MAX_BUCKETS).astype(np.int64)
+    typical = float(np.median((hi_t - lo_t).max(axis=1)))
+    edge = max(typical, float(np.prod(ext) / n) ** (1 / 3), float(ext.max()) * 1e-300)
+    dims = np.clip(np.ceil(ext / edge), 1, MAX_BUCKETS).astype(np.int64)
+    while dims.max() > 1:
+        size = ext / dims
+        with np.errstate(invalid="ignore", over="ignore"):
+            span = (np.minimum(np.floor((hi_t - lo) / size), dims - 1)
+                    - np.floor((lo_t - lo) / size) + 1)
+        if span.prod(axis=1).sum() <= MAX_ENTRIES_PER_TET * n:
+            break
+        dims = np.maximum(dims // 2, 1)
     return lo, ext / dims, dims
 
 
-def overlapping_tets(tet_points, tol=None) -> Overlaps:
+def _boundary_faces(pts, sh, tets):
+    """``(face_lo, face_hi, face_slot, adjacent)`` for the boundary test, or
+    None when it does not apply (mixed or degenerate orientation, a face
+    listed three times)."""
+    from ._overlap_kernels import face_listings
+    tets = np.ascontiguousarray(np.asarray(tets, np.int64).reshape(-1, 4))
+    if len(tets) != len(pts) or not len(tets) or tets.min() < 0:
+        return None
+    size = (sh.hi - sh.lo).max(axis=1)
+    flat = ~(np.abs(sh.volume) > DEGENERATE_REL * size ** 3)
+    if flat.any() or not (np.all(sh.volume > 0) or np.all(sh.volume < 0)):
+        return None
+    t, k, adjacent, ok = face_listings(tets)
+    if not ok:
+        return None
+    tri = pts[t[:, None], FACE_SLOTS[k]]                  # (B,3,3)
+    face_lo = np.minimum(np.minimum(tri[:, 0], tri[:, 1]), tri[:, 2])
+    face_hi = np.maximum(np.maximum(tri[:, 0], tri[:, 1]), tri[:, 2])
+    return face_lo, face_hi, 4 * t + k, adjacent
+
+
+def overlapping_tets(tet_points, tets=None, tol=None) -> Overlaps:
     """The pairs of tetrahedra (T,4,3) whose interiors overlap by more than
-    ``tol`` metres (default :func:`overlap_tolerance`). Tetrahedra with a
+    ``tol`` metres (default :data:`~regn.tolerances.OVERLAP_REL` times their
+    largest extent). With the vertex indices ``tets`` (T,4), only what can
+    overlap is tested (see the module docstring). Tetrahedra with a
     non-finite coordinate are left out."""
     pts = np.ascontiguousarray(np.asarray(tet_points, np.float64).reshape(-1, 4, 3))
-    tol = overlap_tolerance(pts) if tol is None else float(tol)
     if len(pts) < 2:
-        return Overlaps(0, np.zeros((0, 2), np.int64), tol)
-    from ._overlap_kernels import overlapping_pairs
-    origin, size, dims = _bucket_grid(pts)
-    tested, first, second = overlapping_pairs(pts, tol, origin, size, dims)
-    return Overlaps(int(tested), np.stack([first, second], axis=1), tol)
+        return Overlaps(0, np.zeros((0, 2), np.int64), 0.0 if tol is None else float(tol))
+    from ._overlap_kernels import all_pairs, boundary_pairs, shapes
+    sh = shapes(pts)
+    lo_t, hi_t = sh.lo[sh.finite], sh.hi[sh.finite]
+    if tol is None:
+        tol = OVERLAP_REL * float(np.max(hi_t.max(axis=0) - lo_t.min(axis=0))) \
+            if len(lo_t) else 0.0
+    grid = _bucket_grid(lo_t, hi_t, len(pts))
+    faces = None if tets is None or not sh.finite.all() else _boundary_faces(pts, sh, tets)
+    if faces is None:
+        tested, first, second = all_pairs(pts, sh, float(tol), *grid)
+    else:
+        tested, first, second = boundary_pairs(pts, sh, float(tol), *grid, *faces)
+    pairs = np.unique(np.stack([first, second], axis=1), axis=0) if len(first) else \
+        np.zeros((0, 2), np.int64)
+    return Overlaps(int(tested), pairs, float(tol))

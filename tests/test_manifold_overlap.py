@@ -172,3 +172,31 @@ def test_pinch_counts_say_how_many_edges_and_vertices_were_looked_at():
     assert (found.n_edges, found.n_vertices) == (11, 6)       # 6 + 6 edges, one shared
     closed = triangle_pinches(np.array([[2, 1, 0], [0, 3, 1], [1, 2, 3], [3, 2, 0]]))
     assert (closed.n_edges, closed.n_vertices) == (6, 4)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_test_near_boundary_faces_finds_what_the_exhaustive_one_does(seed):
+    # a holed Delaunay mesh, plus moved copies of some tetrahedra (new vertices)
+    pts, tets = _delaunay(400, seed, scale=1e5)
+    rng = np.random.default_rng(seed)
+    tets = tets[rng.random(len(tets)) > 0.1]
+    tets = np.where(signed_volumes(pts[tets])[:, None] < 0, tets[:, [0, 1, 3, 2]], tets)
+    for k in rng.choice(len(tets), 6, replace=False):
+        copy = pts[tets[k]] + rng.normal(size=3) * 0.3 * np.ptp(pts[tets[k]], axis=0)
+        tets = np.vstack([tets, len(pts) + np.arange(4)])
+        pts = np.vstack([pts, copy])
+    tets = np.where(signed_volumes(pts[tets])[:, None] < 0, tets[:, [0, 1, 3, 2]], tets)
+    tp = pts[tets]
+    near = overlapping_tets(tp, tets)
+    every = overlapping_tets(tp)
+    assert near.tested < every.tested                      # the reduced test ran
+    assert np.array_equal(near.pairs, every.pairs) and len(every.pairs) > 0
+
+
+def test_a_fold_across_a_shared_face_is_found():
+    pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.2, 0.2, 0.5]], float)
+    tets = np.array([[0, 1, 2, 3], [0, 1, 2, 4]])          # both apexes above the face
+    assert overlapping_tets(pts[tets], tets).pairs.tolist() == [[0, 1]]
+    below = pts.copy()
+    below[4, 2] = -0.5
+    assert len(overlapping_tets(below[tets], tets).pairs) == 0

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _atomic
 from ..errors import QueryError
 
 #: dtype kinds of plain numbers (bool, signed, unsigned, float).
@@ -65,6 +66,7 @@ def open_npy(path, *, kinds=NUMBER_KINDS, what="array", error=QueryError) -> Npy
             except (ValueError, SyntaxError, TypeError) as e:
                 raise error(f"{path}: bad .npy header: {_first_line(e)}") from None
             offset = fh.tell()
+        _atomic.note_input(path)
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror or e}") from None
     if dtype.kind not in kinds or dtype.hasobject or dtype.subdtype is not None:

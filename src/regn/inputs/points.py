@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 
+from .. import _atomic
 from ..errors import QueryError
 from .arrays import iter_npy_rows, open_npy
 
@@ -53,6 +54,7 @@ def iter_rows(source=None, width: int = 3, *, stream=None):
             fh = open(name, "rb")
         except OSError as e:
             raise QueryError(f"{name}: cannot read: {e.strerror or e}") from None
+        _atomic.note_input(name)
         with fh:
             yield from _text_rows(_blocks(fh), name, width)
     else:

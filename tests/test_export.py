@@ -2,8 +2,6 @@
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 import types
 import xml.etree.ElementTree as ET
@@ -396,49 +394,6 @@ def test_render_points_file(rgn_file, amap, tmp_path):
     assert main(["render", str(rgn_file), "-o", str(out), "--view", "grid",
                  "--points", str(pts), "--size", "400x300"]) == 0
     assert _png(out).shape[:2] == (300, 400)
-
-
-# --- interactive view in a real browser --------------------------------------------------
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists(
-    "/usr/bin/chromium") else None)
-
-
-def _chromium(tmp_path, url, *extra):
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-           "--no-first-run", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,800",
-           "--virtual-time-budget=5000", "--enable-logging=stderr", *extra, url]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-
-
-def test_view_html_self_contained(amap, tmp_path, fake_path):
-    from regn.export.view import write_html
-    out = tmp_path / "v.html"
-    write_html(amap, out, path=((0, -40e3, 0), (0, 40e3, 0)))
-    html = out.read_text()
-    assert "<script src=\"http" not in html and "cdn.plot.ly" not in html.split("</script>")[-1]
-    assert "Mesh3d" in html or '"type":"mesh3d"' in html.replace(" ", "")
-    assert '"legendonly"' in html.replace(" ", "") and "surface + grid" in html
-
-
-def test_view_in_chromium(rgn_file, tmp_path, capsys):
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (apt-get install chromium) — "
-                    "the browser check of the HTML view cannot run")
-    out = tmp_path / "view.html"
-    assert main(["view", str(rgn_file), "-o", str(out)]) == 0
-    shot = tmp_path / "shot.png"
-    r = _chromium(tmp_path, out.as_uri(), f"--screenshot={shot}")
-    assert shot.exists(), r.stderr[-2000:]
-    img = _png(shot)
-    assert img.shape[:2] == (800, 1000)
-    assert _not_blank(img)
-    errors = [ln for ln in r.stderr.splitlines()
-              if "CONSOLE" in ln and ("Uncaught" in ln or "Error:" in ln)]
-    assert not errors, errors
-    dom = _chromium(tmp_path, out.as_uri(), "--dump-dom").stdout
-    assert "plotly" in dom and ("gl-container" in dom or "main-svg" in dom)
 
 
 def test_cli_render_and_view_with_path(rgn_file, tmp_path, fake_path, capsys):

@@ -40,6 +40,10 @@ import time
 #: A temporary file older than this is taken to be left by a killed writer.
 STALE_TEMP_SECONDS = 600
 
+class IsAnInput(FileExistsError):
+    """The destination is one of the running command's inputs."""
+
+
 #: (st_dev, st_ino) of the files the running command has read; None when no
 #: command is running (library use: nothing is tracked).
 _inputs: set | None = None
@@ -139,8 +143,7 @@ def _destination(path, overwrite):
         raise IsADirectoryError(f"{path} is a directory")
     if _inputs is not None and stat.S_ISREG(st.st_mode) and \
             (st.st_dev, st.st_ino) in _inputs:
-        raise FileExistsError(f"{path} is an input of this command "
-                              "(refusing to write over it)")
+        raise IsAnInput(f"{path} is an input of this command (refusing to write over it)")
     is_stream = is_stream or not stat.S_ISREG(st.st_mode)
     if not is_stream and not overwrite:
         raise FileExistsError(f"{path} exists (refusing to overwrite it)")

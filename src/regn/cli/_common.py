@@ -83,3 +83,21 @@ def iter_points(source=None, *, width=3):
     """The same rows a block at a time (see :func:`regn.inputs.points.iter_rows`)."""
     from ..inputs.points import iter_rows
     return iter_rows(source, width)
+
+
+def check_output(out, inputs, force=False):
+    """ExportError unless ``out`` may be written, by the writer's own rules
+    (:mod:`regn._atomic`): never one of ``inputs`` (not even with ``force``),
+    an existing file only with ``force``; a device or pipe always. Checked
+    before the command does its work."""
+    from .._atomic import IsAnInput, check_destination, note_input
+    from ..errors import ExportError
+    for source in inputs:
+        if source is not None:
+            note_input(source)
+    try:
+        check_destination(out, overwrite=force)
+    except IsAnInput:
+        raise ExportError(f"{out}: is the input file; write somewhere else") from None
+    except FileExistsError:
+        raise ExportError(f"{out}: exists; pass --force to overwrite it") from None

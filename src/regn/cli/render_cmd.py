@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import re
 
-from ._common import load_mesh, read_points
+from ._common import check_output, load_mesh, read_points
 
 DESCRIPTION = """Draw the mesh to a PNG (axes in km). Views: 3d (asteroid surfaces
 shaded, box as wireframe), grid (top view of tetrahedra listed per cell, summed
 over z), slice (cross-section at --slice, cut tetrahedra coloured by connected
-component), all (the three plus a perpendicular slice; the default)."""
+component), all (the three plus a perpendicular slice; the default). A --slice
+plane must cut the box: one outside it (or on a wall) is refused."""
 
 
 def add_parser(sub, name, help_text):
@@ -32,6 +33,8 @@ def add_parser(sub, name, help_text):
     p.add_argument("--grid-reduce", choices=("sum", "max"), default="sum",
                    help="how the grid view combines the z layers (default sum)")
     p.add_argument("--title", help="replace the title")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing OUT (never the input)")
     p.set_defaults(func=run)
 
 
@@ -68,6 +71,7 @@ def run(args) -> int:
         raise ExportError(f"--dpi {args.dpi}: must be {DPI_RANGE[0]}..{DPI_RANGE[1]}")
     if args.slice is not None:
         parse_slice(args.slice)                 # fail before reading the mesh
+    check_output(out, [args.file, args.points], args.force)
     mesh = load_mesh(args.file)
     render(mesh, out, view=args.view, slice=args.slice, path=path_arg(args.path),
            points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,

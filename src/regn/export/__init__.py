@@ -7,7 +7,9 @@ matplotlib PNGs and a self-contained plotly HTML view.
   data ``volume``, ``component`` and ``cells_listing``; with ``grid=True`` (or
   a name ending ``.grid.<ext>``, e.g. ``grid.grid.vtu``) the grid as hexahedra
   with ``ref_count`` / ``occupied`` instead.
-* ``.obj .ply .stl`` — the outward-facing boundary surface.
+* ``.obj .ply .stl`` — the outward-facing boundary surface (also ``.vtu .vtk``
+  with ``surface=True``); ``groups=True`` splits it per asteroid and per box
+  wall, ``units='km'`` writes kilometres.
 * ``.npz`` — every array; ``.json`` — the header plus every array as lists.
 * ``.png`` — :func:`regn.export.render.render`; ``.html`` — :func:`regn.export.view.write_html`.
 
@@ -22,15 +24,18 @@ import os
 
 from ..errors import ExportError
 # (the exporters import these from ._files; the names stay here for callers)
-from ._files import (ALL_EXTS, DATA_EXTS, PICTURE_EXTS, SURFACE_EXTS,  # noqa: F401
-                     VOLUME_EXTS, check_dir, extension, is_grid_name, temp_path,
-                     write_bytes)
+from ._files import (ALL_EXTS, DATA_EXTS, PATH_EXTS, PICTURE_EXTS,  # noqa: F401
+                     SURFACE_EXTS, UNITS, VOLUME_EXTS, check_dir, extension,
+                     is_grid_name, temp_path, unit_scale, write_bytes)
 
 
-def export(mesh, path, *, grid=None) -> str:
+def export(mesh, path, *, grid=None, surface=False, groups=False, units="m") -> str:
     """Write ``mesh`` to ``path`` in the format its extension names.
 
-    Returns the kind written ('volume', 'grid', 'surface', 'data', 'png', 'html').
+    ``surface`` writes the boundary surface to .vtu/.vtk instead of the
+    tetrahedra; ``groups`` and ``units`` apply to surfaces (see
+    :func:`regn.export.surface.write_surface`). Returns the kind written
+    ('volume', 'grid', 'surface', 'data', 'png', 'html').
     """
     ext = extension(path)
     if grid is None:
@@ -38,14 +43,21 @@ def export(mesh, path, *, grid=None) -> str:
     if grid and ext not in VOLUME_EXTS:
         raise ExportError(f"{os.fspath(path)}: the grid can only be written as "
                           f"{' '.join(VOLUME_EXTS)}")
+    from .surface import MESHIO_SURFACE_EXTS, write_surface
+    if surface and ext not in SURFACE_EXTS + MESHIO_SURFACE_EXTS:
+        raise ExportError(f"{os.fspath(path)}: the surface is written as "
+                          f"{' '.join(SURFACE_EXTS + MESHIO_SURFACE_EXTS)}")
+    if ext in SURFACE_EXTS or surface:
+        write_surface(mesh, path, groups=groups, units=units)
+        return "surface"
+    if groups or unit_scale(units) != 1.0:
+        raise ExportError(f"{os.fspath(path)}: groups and units apply to the boundary "
+                          f"surface ({' '.join(SURFACE_EXTS)}, or .vtu/.vtk written as a "
+                          "surface: --surface)")
     if ext in VOLUME_EXTS:
         from .meshio_io import write_grid, write_volume
         (write_grid if grid else write_volume)(mesh, path)
         return "grid" if grid else "volume"
-    if ext in SURFACE_EXTS:
-        from .surface import write_surface
-        write_surface(mesh, path)
-        return "surface"
     if ext in DATA_EXTS:
         from .data import write_data
         write_data(mesh, path)
@@ -67,5 +79,5 @@ def unknown_extension_message(path) -> str:
             f"{' '.join(ALL_EXTS)}")
 
 
-__all__ = ["export", "extension", "is_grid_name", "ALL_EXTS", "VOLUME_EXTS",
-           "SURFACE_EXTS", "DATA_EXTS"]
+__all__ = ["export", "extension", "is_grid_name", "unit_scale", "ALL_EXTS", "VOLUME_EXTS",
+           "SURFACE_EXTS", "DATA_EXTS", "PATH_EXTS", "UNITS"]

@@ -21,6 +21,17 @@ SURFACE_EXTS = (".obj", ".ply", ".stl")
 DATA_EXTS = (".npz", ".json")
 PICTURE_EXTS = (".png", ".html")
 ALL_EXTS = VOLUME_EXTS + SURFACE_EXTS + DATA_EXTS + PICTURE_EXTS
+#: What a path polyline is written as (:func:`regn.export.polyline.write_path`).
+PATH_EXTS = (".vtp", ".csv", ".obj", ".ply", ".json")
+#: Length units a surface or a path can be written in: metres per unit.
+UNITS = {"m": 1.0, "km": 1000.0}
+
+
+def unit_scale(units) -> float:
+    """Metres per unit of ``units`` ('m' or 'km'); ExportError otherwise."""
+    if units not in UNITS:
+        raise ExportError(f"unknown units {units!r}; use one of {', '.join(UNITS)}")
+    return UNITS[units]
 
 
 def extension(path) -> str:

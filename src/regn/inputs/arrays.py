@@ -21,7 +21,7 @@ from ..errors import QueryError
 
 #: dtype kinds of plain numbers (bool, signed, unsigned, float).
 NUMBER_KINDS = "biuf"
-_KIND_NAMES = {"b": "bool", "i": "integer", "u": "unsigned integer", "f": "float",
+_KIND_NAMES = {"b": "bool", "i": "integer", "u": "integer", "f": "float",
                "c": "complex", "m": "timedelta", "M": "datetime", "O": "object",
                "S": "bytes", "U": "string", "V": "structured"}
 
@@ -70,7 +70,7 @@ def open_npy(path, *, kinds=NUMBER_KINDS, what="array", error=QueryError) -> Npy
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror or e}") from None
     if dtype.kind not in kinds or dtype.hasobject or dtype.subdtype is not None:
-        want = " or ".join(_KIND_NAMES[k] for k in kinds)
+        want = " or ".join(dict.fromkeys(_KIND_NAMES[k] for k in kinds))
         raise error(f"{path}: the {what} must hold {want} numbers, not "
                     f"{_KIND_NAMES.get(dtype.kind, dtype.kind)} ({dtype})")
     if any(n < 0 for n in shape):

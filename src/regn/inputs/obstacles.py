@@ -118,10 +118,7 @@ def _spheres_csv(path, text):
             raise BuildError(f"{path}: line {lineno} is longer than {_MAX_LINE} "
                              "characters, not a sphere")
         if "," in line:
-            try:
-                fields = [f.strip() for f in next(csv.reader([line]))]
-            except csv.Error as e:
-                raise BuildError(f"{path}: line {lineno}: {e}") from None
+            fields = [f.strip() for f in next(csv.reader([line]))]
         else:
             fields = line.replace(";", " ").split()
         where = f"{path}: line {lineno}"
@@ -162,6 +159,11 @@ def load_obstacle_mesh(path, inflation=0.0):
         raise BuildError(f"{path}: unexpected point array of shape {pts.shape}")
     if pts.shape[1] == 2:
         raise BuildError(f"{path}: a 2D mesh; an obstacle needs 3D points")
+    bad = ~(np.abs(pts) <= FLOAT32_MAX).all(axis=1)       # NaN fails the test too
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise BuildError(f"{path}: point {i} {pts[i].tolist()} is not a finite number "
+                         f"within +-{FLOAT32_MAX:.4g} (float32)")
     tris = []
     other = set()
     for block in m.cells:

@@ -40,6 +40,7 @@ import time
 #: A temporary file older than this is taken to be left by a killed writer.
 STALE_TEMP_SECONDS = 600
 
+
 class IsAnInput(FileExistsError):
     """The destination is one of the running command's inputs."""
 

@@ -9,10 +9,10 @@ The search streams through the blob a window at a time (a compiled loop,
 :func:`regn.scan._kernels.window_candidates`): every position whose 4 bytes
 look like a tag has its would-be size field read in both byte orders, and is
 kept when the implied position ``s + 16 + size`` holds a ``POF0`` chunk
-header whose table ends inside the blob. Those
-candidates are then checked one by one as the window is left, so memory is
-bounded by the window whatever the blob holds (a blob of repeated ``POF0``
-bytes has a tag at every position).
+header whose table ends inside the blob. Each window's candidates are checked
+one by one before the next window is searched, so memory is bounded by the
+window whatever the blob holds (a blob of repeated ``POF0`` bytes has a tag
+at every position).
 """
 
 from __future__ import annotations

@@ -116,6 +116,8 @@ def cases(d, big):
         ("info-dev-zero", [], ["info", "/dev/zero"], None),
         ("info-dev-urandom", [], ["info", "/dev/urandom"], None),
         ("scan-pipe", [], ["scan", "/dev/stdin"], tiny),
+        ("scan-dev-zero", [], ["scan", "/dev/zero"], None),
+        ("verify-dev-urandom", [], ["verify", "/dev/urandom"], None),
         ("npy-huge-shape", [(f"{d}/huge.npy", _huge_shape_npy)],
          ["path", field, "0", "0", "0", "1", "1", "1", "--cost-scale", f"{d}/huge.npy"], None),
         ("locate-3m-stdin", [(f"{d}/points-3m.txt", lambda p: _text_rows(p, 3_000_000, 3, 1))],

@@ -149,3 +149,49 @@ def test_scan_and_chunk_read_a_pipe(tmp_path, capsys, monkeypatch):
     finally:
         os.close(read)
     assert "longer than 1000 bytes" in capsys.readouterr().err
+
+
+def test_pof0_decode_walks_no_more_than_the_data_area():
+    """A 20 MB table of 0x41 bytes (20 M one-byte entries) against an 8 KB
+    data area: decoding stops where the data area's words run out."""
+    import tracemalloc
+    from regn.errors import FormatError
+    from regn.format import pof0
+    table = b"\x41" * (20 << 20)
+    tracemalloc.start()
+    with pytest.raises(FormatError, match="lists word 2048 .* outside the 0x2000-byte"):
+        pof0.decode(table, 3, data_words=2048)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2 << 20, peak
+
+
+@pytest.mark.parametrize("dialect", [3, 4])
+def test_pof0_bound_changes_no_verdict(dialect):
+    """On random tables (valid prefixes with junk after, runs of one kind of
+    entry, random bytes), the bounded decode accepts exactly what a walk
+    of the whole table accepts, with the same words."""
+    from regn.errors import FormatError
+    from regn.format import pof0
+    rng = np.random.default_rng(dialect)
+    for i in range(3000):
+        dw = int(rng.integers(0, 40))
+        kind = i % 3
+        if kind == 0:
+            words = np.unique(rng.integers(1, max(dw, 2) + 5, int(rng.integers(0, 12))))
+            table = pof0.encode(words, dialect) + rng.bytes(int(rng.integers(0, 9)))
+        elif kind == 1:
+            table = bytes([int(rng.choice([0x41, 0x80, 0xC0, 0x00]))]) * int(rng.integers(1, 200))
+        else:
+            table = rng.bytes(int(rng.integers(0, 200)))
+        outcomes = []
+        for whole in (False, True):
+            try:
+                # data_words=None walks everything; the range check is then ours
+                t = pof0.decode(table, dialect, data_words=None if whole else dw)
+                if whole and len(t.words) and t.words[-1] >= dw:
+                    raise FormatError("outside")
+                outcomes.append((t.words.tolist(), t.canonical, t.end))
+            except FormatError:
+                outcomes.append("error")
+        assert outcomes[0] == outcomes[1], (i, table, dw)

@@ -4,8 +4,11 @@ A tetrahedron's barycentric coordinates come from its affine rows ``W[t]``
 (12 float64: rows r = 1, 2, 3 at ``W[t, 4(r-1):4r]``, so that
 ``l_r = ((w0 x + w1 y) + w2 z) + w3`` and ``l0 = 1 - ((l1 + l2) + l3)``);
 the segment walk of :mod:`regn.query.raycast` and the path search reuse
-:func:`barycentric` and :func:`locate_points`. ``tables`` is a
-:class:`regn.query.locate.LocateTables` record.
+:func:`barycentric` and :func:`locate_points`.
+
+The entry points take ``tables``, a :class:`regn.query.locate.LocateTables`
+record; the helpers they call per point take plain arrays (a record handed
+to a helper inside a loop costs reference-count updates on every call).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from ..tolerances import BARY_TOL
 
 #: the tie flood of the "grid" method stops growing after this many tetrahedra
 FLOOD_CAP = 4096
+#: rows of LocateTables.frame
+BOX_LO, BOX_HI, GRID_LO, GRID_CELL = 0, 1, 2, 3
 
 
 @kernel
@@ -47,31 +52,28 @@ def holds(W, t, x, y, z):
 
 
 @kernel
-def fine_cell(tables, x, y, z):
+def fine_cell(frame, dims, x, y, z):
     """The point's cell of the fine grid; -1 outside the widened header box
-    (and for NaN)."""
-    lo, hi = tables.box_lo, tables.box_hi
-    if not (x >= lo[0] and x <= hi[0] and y >= lo[1] and y <= hi[1]
-            and z >= lo[2] and z <= hi[2]):
+    (and for NaN). ``frame``, ``dims``: LocateTables' fields."""
+    if not (x >= frame[BOX_LO, 0] and x <= frame[BOX_HI, 0] and y >= frame[BOX_LO, 1]
+            and y <= frame[BOX_HI, 1] and z >= frame[BOX_LO, 2] and z <= frame[BOX_HI, 2]):
         return -1
-    glo, gcs, dims = tables.grid_lo, tables.grid_cell, tables.grid_dims
     nx, ny, nz = dims[0], dims[1], dims[2]
-    ix = min(max(int(np.floor((x - glo[0]) / gcs[0])), 0), nx - 1)
-    iy = min(max(int(np.floor((y - glo[1]) / gcs[1])), 0), ny - 1)
-    iz = min(max(int(np.floor((z - glo[2]) / gcs[2])), 0), nz - 1)
+    ix = min(max(int(np.floor((x - frame[GRID_LO, 0]) / frame[GRID_CELL, 0])), 0), nx - 1)
+    iy = min(max(int(np.floor((y - frame[GRID_LO, 1]) / frame[GRID_CELL, 1])), 0), ny - 1)
+    iz = min(max(int(np.floor((z - frame[GRID_LO, 2]) / frame[GRID_CELL, 2])), 0), nz - 1)
     return (iz * ny + iy) * nx + ix
 
 
 @kernel
-def locate_in_fine_cell(tables, c, x, y, z):
-    """The smallest index among the cell's listed tetrahedra holding the
+def locate_in_cell(W, cell_start, cell_tets, c, x, y, z):
+    """The smallest index among fine cell c's listed tetrahedra holding the
     point, or the first one holding it strictly inside (all coordinates >=
     +BARY_TOL: it is the only one); -1 when none does. The fine lists hold
     every tetrahedron near the point, so this is the tie rule's answer."""
-    W, start, tets = tables.W, tables.cell_start, tables.cell_tets
     res = -1
-    for r in range(start[c], start[c + 1]):
-        t = tets[r]
+    for r in range(cell_start[c], cell_start[c + 1]):
+        t = cell_tets[r]
         l0, l1, l2, l3 = barycentric(W, t, x, y, z)
         m = smallest(l0, l1, l2, l3)
         if m >= -BARY_TOL:              # NaN fails this test
@@ -85,10 +87,12 @@ def locate_in_fine_cell(tables, c, x, y, z):
 @kernel
 def locate_points(tables, pts, out):
     """``method="auto"``: each point's tetrahedron (-1 outside) into ``out``."""
+    W, frame, dims = tables.W, tables.frame, tables.dims
+    cell_start, cell_tets = tables.cell_start, tables.cell_tets
     for i in range(pts.shape[0]):
         x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
-        c = fine_cell(tables, x, y, z)
-        out[i] = -1 if c < 0 else locate_in_fine_cell(tables, c, x, y, z)
+        c = fine_cell(frame, dims, x, y, z)
+        out[i] = -1 if c < 0 else locate_in_cell(W, cell_start, cell_tets, c, x, y, z)
     return out
 
 
@@ -122,14 +126,14 @@ def scan_stored_lists(tables, cell_start, cell_tets, cells, pts, found, lo, best
     ``best[i]``, the listed tetrahedron the point is least outside of
     (largest smallest coordinate; -1 when the list has no usable one).
     Points outside the widened box get found = best = -1 and lo = NaN."""
-    W = tables.W
+    W, frame, dims = tables.W, tables.frame, tables.dims
     T = W.shape[0]
     for i in range(pts.shape[0]):
         x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
         found[i] = -1
         best[i] = -1
         lo[i] = -math.inf
-        if fine_cell(tables, x, y, z) < 0:
+        if fine_cell(frame, dims, x, y, z) < 0:
             lo[i] = math.nan
             continue
         best_m = -math.inf
@@ -218,7 +222,8 @@ def finish_stored_lists(tables, pts, found, lo, start, steps, out):
     ``start[i]``; a walk that fails (a hole may block it) leaves the point to
     the fine grid's complete lists; then a point near a face gets the tie
     rule's smallest index. Points with NaN ``lo`` (outside the box) get -1."""
-    W, nbv = tables.W, tables.nbv
+    W, nbv, frame, dims = tables.W, tables.nbv, tables.frame, tables.dims
+    cell_start, cell_tets = tables.cell_start, tables.cell_tets
     seen = np.empty(FLOOD_CAP + 4, np.int64)
     stack = np.empty(FLOOD_CAP + 4, np.int64)
     for i in range(pts.shape[0]):
@@ -232,8 +237,8 @@ def finish_stored_lists(tables, pts, found, lo, start, steps, out):
             if start[i] >= 0:
                 t = walk_to(W, nbv, start[i], x, y, z, steps)
             if t < 0:
-                c = fine_cell(tables, x, y, z)
-                t = locate_in_fine_cell(tables, c, x, y, z)
+                c = fine_cell(frame, dims, x, y, z)
+                t = locate_in_cell(W, cell_start, cell_tets, c, x, y, z)
             if t >= 0:
                 l0, l1, l2, l3 = barycentric(W, t, x, y, z)
                 m = smallest(l0, l1, l2, l3)

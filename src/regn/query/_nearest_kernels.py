@@ -1,7 +1,7 @@
 """Compiled kernels of the wall search (:mod:`regn.query.nearest`): a
 depth-first descent of the wall triangles' bounding-volume hierarchy
-(``bvh``, a :class:`regn.query.nearest.WallBVH` record), with the exact
-closest point of :mod:`regn.geometry` at the leaves."""
+(``bvh``, a :class:`regn.query.nearest.WallBVH` record, read once per
+call), with the exact closest point of :mod:`regn.geometry` at the leaves."""
 
 from __future__ import annotations
 
@@ -35,33 +35,16 @@ def box_d2(box, k, px, py, pz):
 
 
 @kernel
-def _closest_in_leaf(bvh, first, count, px, py, pz, best, bk, bx, by, bz):
-    """The leaf's triangles first .. first+count-1 against the best so far
-    (squared distance ``best``, triangle ``bk``, point b): the improved
-    (best, bk, bx, by, bz). Strict '<': the first triangle found wins exact
-    ties, and a NaN distance never wins."""
-    tri, tbox, flat = bvh.tri, bvh.tbox, bvh.flat
-    for t in range(first, first + count):
-        if not box_d2(tbox, t, px, py, pz) < best:
-            continue                     # the triangle's own box: a cheap test first
-        qx, qy, qz = closest_point_on_prepared_triangle(
-            tri[t, 0], tri[t, 1], tri[t, 2], tri[t, 3], tri[t, 4], tri[t, 5],
-            tri[t, 6], tri[t, 7], tri[t, 8], px, py, pz, flat[t])
-        dx, dy, dz = qx - px, qy - py, qz - pz
-        d = dx * dx + dy * dy + dz * dz
-        if d < best:
-            best, bk, bx, by, bz = d, t, qx, qy, qz
-    return best, bk, bx, by, bz
-
-
-@kernel
 def nearest_walls(bvh, pts, out_x, out_d, out_i):
     """For each point: the closest point on the BVH's triangles, its distance
     and the triangle's boundary-face row (NaN, inf, -1 when every squared
     distance overflows, or NaN geometry). Depth-first, nearer child first; a
     node whose box is no nearer than the best so far is skipped, so the
-    answer is exact."""
-    box, node = bvh.box, bvh.node
+    answer is exact. Strict '<' at the leaves: the first triangle found wins
+    exact ties, and a NaN distance never wins. (The leaf loop is written out
+    here: a helper taking the arrays would cost reference-count updates on
+    every leaf.)"""
+    box, node, tri, tbox, flat = bvh.box, bvh.node, bvh.tri, bvh.tbox, bvh.flat
     # each popped inner node pushes its two children: at most depth + 1 entries
     stack = np.empty(bvh.depth + 2, dtype=np.int64)
     stack_d = np.empty(bvh.depth + 2, dtype=np.float64)
@@ -83,8 +66,16 @@ def nearest_walls(bvh, pts, out_x, out_d, out_i):
             k = stack[n]
             first = node[k, 0]
             if node[k, 1] > 0:
-                best, bk, bx, by, bz = _closest_in_leaf(bvh, first, node[k, 1], px, py, pz,
-                                                        best, bk, bx, by, bz)
+                for t in range(first, first + node[k, 1]):
+                    if not box_d2(tbox, t, px, py, pz) < best:
+                        continue         # the triangle's own box: a cheap test first
+                    qx, qy, qz = closest_point_on_prepared_triangle(
+                        tri[t, 0], tri[t, 1], tri[t, 2], tri[t, 3], tri[t, 4], tri[t, 5],
+                        tri[t, 6], tri[t, 7], tri[t, 8], px, py, pz, flat[t])
+                    dx, dy, dz = qx - px, qy - py, qz - pz
+                    d = dx * dx + dy * dy + dz * dz
+                    if d < best:
+                        best, bk, bx, by, bz = d, t, qx, qy, qz
                 continue
             dl = box_d2(box, first, px, py, pz)
             dr = box_d2(box, first + 1, px, py, pz)

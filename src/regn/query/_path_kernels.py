@@ -4,7 +4,10 @@ One call of :func:`find_path` answers a whole query: it locates both ends,
 checks their components, runs the bidirectional search and writes the
 corridor. ``graph`` is a :class:`regn.query.path.SearchGraph` record (per
 mesh), ``work`` a :class:`regn.query.path.SearchWork` (heaps and output
-buffers), ``tables`` the :class:`regn.query.locate.LocateTables`.
+buffers), ``tables`` the :class:`regn.query.locate.LocateTables`. Records
+are read once per query; the search loop calls only helpers taking plain
+arrays (a record handed to a helper inside a loop costs reference-count
+updates on every call).
 
 Memory layout (measured wins, see the README's Performance section): each
 face's search state is one 64-byte row of ``graph.node`` (float64): g
@@ -86,14 +89,6 @@ def heap_pop(key, node, size):
 
 
 @kernel
-def _push(work, side, size, k, v):
-    """Push onto side 0's (forward) or side 1's (backward) open set."""
-    if side == 0:
-        return heap_push(work.heap_key0, work.heap_node0, size, k, v)
-    return heap_push(work.heap_key1, work.heap_node1, size, k, v)
-
-
-@kernel
 def _set_bounds(node, f, hw, ends):
     """Face f's Euclidean bounds to the goal (DG) and the start (DS)."""
     cx, cy, cz = node[f, CX], node[f, CY], node[f, CZ]
@@ -108,13 +103,16 @@ def _seed(graph, work, ends, T, side, labelled, hw):
     """Open side's search at the portal faces of its end's tetrahedron T,
     each at its straight distance from the end point; returns the open
     set's size. (S and G may share a face: then both sides label it.)"""
-    node, node_u16 = graph.node, graph.node_u16
+    node, node_u16, tet_faces, is_portal = (graph.node, graph.node_u16, graph.tet_faces,
+                                            graph.is_portal)
+    heap_key = work.heap_key0 if side == 0 else work.heap_key1
+    heap_node = work.heap_node0 if side == 0 else work.heap_node1
     px, py, pz = ends[side, 0], ends[side, 1], ends[side, 2]
     sign = 1.0 if side == 0 else -1.0
     size = 0
     for k in range(4):
-        f = graph.tet_faces[T, k]
-        if not graph.is_portal[f]:
+        f = tet_faces[T, k]
+        if not is_portal[f]:
             continue
         cx, cy, cz = node[f, CX], node[f, CY], node[f, CZ]
         d = np.sqrt((cx - px) ** 2 + (cy - py) ** 2 + (cz - pz) ** 2)
@@ -125,81 +123,24 @@ def _seed(graph, work, ends, T, side, labelled, hw):
         node_u16[f, ST0 + side] = labelled
         node_u16[f, PA0 + side] = NO_PARENT
         node[f, side] = d
-        size = _push(work, side, size, d + sign * (0.5 * (node[f, DG] - node[f, DS])), f)
+        size = heap_push(heap_key, heap_node, size,
+                         d + sign * (0.5 * (node[f, DG] - node[f, DS])), f)
     return size
 
 
 @kernel
-def _open_slots(graph, f, side):
-    """The edge slots [lo, hi) of settled face f worth relaxing: when f was
-    entered from its parent through a tetrahedron whose costs obey the
-    triangle inequality, that tetrahedron's other faces are no cheaper via f
-    than straight from the parent (see regn.query.path._triangle_tets)."""
-    edge_int = graph.edge_int
-    lo, hi = 0, 6
-    p = graph.node_u16[f, PA0 + side]
-    if p != NO_PARENT:
-        t0 = edge_int[f, ET0]
-        if t0 == edge_int[p, ET0] or t0 == edge_int[p, ET1]:
-            if edge_int[f, EPRUNE] & 1:
-                lo = 3
-        elif edge_int[f, EPRUNE] & 2:
-            hi = 3
-    return lo, hi
-
-
-@kernel
-def _expand(graph, work, ends, f, side, size, top_other, best, meet_u, meet_v, labelled,
-            hw, scale, excl, plain):
-    """Relax the edges of face f, just settled by ``side``; returns that
-    side's new open-set size and the best meeting (cost, forward face,
-    backward face). ``plain``: no cost_scale and no exclude (skips two loads
-    an edge)."""
-    node, node_u16, edge, edge_int = graph.node, graph.node_u16, graph.edge, graph.edge_int
-    other = 1 - side
-    sign = 1.0 if side == 0 else -1.0
-    settled = labelled + 1
-    gf = node[f, side]
-    lo, hi = _open_slots(graph, f, side)
-    for k in range(lo, hi):
-        prefetch(node, NODE_COLUMNS * edge_int[f, 2 * k + 1])
-    for k in range(lo, hi):
-        w = np.float64(edge[f, 2 * k])
-        if w < 0:
-            continue
-        if not plain:
-            t = edge_int[f, ET0 + k // 3]
-            if excl[t]:
-                continue
-            w = w * scale[t]
-        v = edge_int[f, 2 * k + 1]
-        sv = node_u16[v, ST0 + side]
-        if sv == settled:
-            continue
-        ng = gf + w
-        so = node_u16[v, ST0 + other]
-        if so >= labelled:
-            c = ng + node[v, other]
+def _shared_face(graph, G, labelled):
+    """(cost, face, face) of the cheapest face of G both sides' seeds
+    labelled (S and G share it), or (inf, -1, -1)."""
+    node, node_u16 = graph.node, graph.node_u16
+    best, meet = np.inf, -1
+    for k in range(4):
+        f = graph.tet_faces[G, k]
+        if node_u16[f, ST0] == labelled and node_u16[f, ST1] == labelled:
+            c = node[f, G0] + node[f, G1]
             if c < best:
-                best = c
-                meet_u, meet_v = (f, v) if side == 0 else (v, f)
-        if sv == labelled and ng >= node[v, side]:
-            continue
-        if sv < labelled and so < labelled:
-            _set_bounds(node, v, hw, ends)
-        dg = node[v, DG]
-        ds = node[v, DS]
-        rest = dg if side == 0 else ds
-        if ng + rest >= best:
-            continue
-        kv = ng + sign * (0.5 * (dg - ds))
-        if kv + top_other >= best:
-            continue
-        node_u16[v, ST0 + side] = labelled
-        node_u16[v, PA0 + side] = f
-        node[v, side] = ng
-        size = _push(work, side, size, kv, v)
-    return size, best, meet_u, meet_v
+                best, meet = c, f
+    return best, meet, meet
 
 
 @kernel
@@ -207,58 +148,96 @@ def _search(graph, work, ends, S, G, scale, excl, plain, hw, qid):
     """The bidirectional search from S's faces (side 0, forward from s) and
     G's (side 1, backward from g), on costs reduced by the average potential
     p(v) = (dg - ds) / 2 with dg = hw * |v - g| and ds = hw * |v - s|
-    (forward keys g + p, backward keys g - p). With every cost at least
-    ``hw`` times the centroid distance, neither reduced graph has a negative
-    edge, so each side is a Dijkstra search and the usual stopping rule
-    holds: stop when the two smallest keys sum to at least the best meeting
-    cost found. Every s-g path meets both searches on some edge, and the
-    potentials cancel along it, so that cost is the true optimum. The side
-    with the smaller open set grows next.
-
-    A stamp is 2*qid once the face is labelled by that side in this query
-    and 2*qid+1 once settled, so nothing is cleared between queries; a
-    face's bounds are valid once either side has labelled it. Returns (best
-    cost, forward meeting face, backward meeting face): inf when none."""
-    node, node_u16 = graph.node, graph.node_u16
+    (forward keys g + p, backward keys g - p); the side with the smaller
+    open set grows next. With every cost at least ``hw`` times the centroid
+    distance neither reduced graph has a negative edge, so each side is a
+    Dijkstra search and it may stop once the two smallest keys sum to at
+    least the best meeting cost found: every s-g path meets both searches on
+    some edge, and the potentials cancel along it. A stamp is 2*qid once a
+    face is labelled by a side in this query and 2*qid+1 once settled, so
+    nothing is cleared between queries; a face's bounds are valid once
+    either side has labelled it. ``plain``: no cost_scale and no exclude
+    (skips two loads an edge). Returns (best cost, forward meeting face,
+    backward meeting face), cost inf when none. One function, so that the
+    hot loop calls nothing but the heap and two loop-free helpers (a helper
+    with branches costs reference-count updates on every call)."""
+    node, node_u16, edge, edge_int = graph.node, graph.node_u16, graph.edge, graph.edge_int
     key0, heap0, key1, heap1 = work.heap_key0, work.heap_node0, work.heap_key1, work.heap_node1
     labelled = 2 * qid
     settled = labelled + 1
     size0 = _seed(graph, work, ends, S, 0, labelled, hw)
     size1 = _seed(graph, work, ends, G, 1, labelled, hw)
-    best = np.inf
-    meet_u = -1
-    meet_v = -1
-    for k in range(4):                   # S and G share a face
-        f = graph.tet_faces[G, k]
-        if node_u16[f, ST0] == labelled and node_u16[f, ST1] == labelled:
-            c = node[f, G0] + node[f, G1]
-            if c < best:
-                best, meet_u, meet_v = c, f, f
+    best, meet_u, meet_v = _shared_face(graph, G, labelled)
     while size0 > 0 and size1 > 0:
         top0 = key0[0]
         top1 = key1[0]
         if top0 + top1 >= best:
             break
         if size0 <= size1:
-            side, key, top_other, sign = 0, top0, top1, 1.0
+            side, other, key, top_other, sign = 0, 1, top0, top1, 1.0
             f = heap0[0]
             size0 = heap_pop(key0, heap0, size0)
         else:
-            side, key, top_other, sign = 1, top1, top0, -1.0
+            side, other, key, top_other, sign = 1, 0, top1, top0, -1.0
             f = heap1[0]
             size1 = heap_pop(key1, heap1, size1)
+        gf = node[f, side]
         if node_u16[f, ST0 + side] == settled or \
-                key != node[f, side] + sign * (0.5 * (node[f, DG] - node[f, DS])):
+                key != gf + sign * (0.5 * (node[f, DG] - node[f, DS])):
             continue                     # a stale heap entry
         node_u16[f, ST0 + side] = settled
-        size = size0 if side == 0 else size1
-        size, best, meet_u, meet_v = _expand(graph, work, ends, f, side, size, top_other,
-                                             best, meet_u, meet_v, labelled, hw, scale,
-                                             excl, plain)
-        if side == 0:
-            size0 = size
-        else:
-            size1 = size
+        # entered from parent p through one of f's tetrahedra: when that
+        # tetrahedron's costs obey the triangle inequality its other faces
+        # are no cheaper via f than straight from p (path._triangle_tets)
+        lo, hi = 0, 6
+        p = node_u16[f, PA0 + side]
+        if p != NO_PARENT:
+            t0 = edge_int[f, ET0]
+            if t0 == edge_int[p, ET0] or t0 == edge_int[p, ET1]:
+                if edge_int[f, EPRUNE] & 1:
+                    lo = 3
+            elif edge_int[f, EPRUNE] & 2:
+                hi = 3
+        for k in range(lo, hi):
+            prefetch(node, NODE_COLUMNS * edge_int[f, 2 * k + 1])
+        for k in range(lo, hi):          # relax f's edges
+            w = np.float64(edge[f, 2 * k])
+            if w < 0:
+                continue
+            if not plain:
+                t = edge_int[f, ET0 + k // 3]
+                if excl[t]:
+                    continue
+                w = w * scale[t]
+            v = edge_int[f, 2 * k + 1]
+            sv = node_u16[v, ST0 + side]
+            if sv == settled:
+                continue
+            ng = gf + w
+            so = node_u16[v, ST0 + other]
+            if so >= labelled:
+                c = ng + node[v, other]
+                if c < best:
+                    best = c
+                    meet_u, meet_v = (f, v) if side == 0 else (v, f)
+            if sv == labelled and ng >= node[v, side]:
+                continue
+            if sv < labelled and so < labelled:
+                _set_bounds(node, v, hw, ends)
+            dg = node[v, DG]
+            ds = node[v, DS]
+            if ng + (dg if side == 0 else ds) >= best:
+                continue
+            kv = ng + sign * (0.5 * (dg - ds))
+            if kv + top_other >= best:
+                continue
+            node_u16[v, ST0 + side] = labelled
+            node_u16[v, PA0 + side] = f
+            node[v, side] = ng
+            if side == 0:
+                size0 = heap_push(key0, heap0, size0, kv, v)
+            else:
+                size1 = heap_push(key1, heap1, size1, kv, v)
     return best, meet_u, meet_v
 
 

@@ -1,38 +1,29 @@
 """Compiled kernels of corridor smoothing (:mod:`regn.query.smooth`): the
 barrier method on the waypoints' barycentric coordinates, described in that
-module's docstring. The problem travels as a :data:`Corridor` record (scaled
-so the centroid polyline has length 1), the method's arrays as a
-:data:`Work` record."""
+module's docstring.
+
+The corridor is scaled so its centroid polyline has length 1: k portal
+triangles P0[i] + u E1[i] + v E2[i] (u, v, 1-u-v >= 0) between the ends s
+and g. The method's arrays, for k waypoints: X (k+2,3) the polyline, D
+(k+1,3) its segments, A (k+1,) a_j = sqrt(1 + tau^2 |d_j|^2), G (k+1,3) and
+H (k+1,6) the gradient and Hessian (xx xy xz yy yz zz) of each segment's
+psi, grad (k,2) the gradient in w, Sinv (k,3) and Lo (k,4) the factorised
+block-tridiagonal Hessian (inverse Schur blocks a b c; blocks (i+1, i),
+rows w_{i+1}, cols w_i), b (k,2) the eliminated right-hand side, dw (k,2)
+the Newton step, wt (k,2) a line-search trial, Y (k+1,3) segment
+multipliers of the dual bound. The helpers take these arrays themselves,
+not records: a record handed to a helper called every iteration costs
+reference-count updates on every call (measured: +25 % here).
+"""
 
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
 from .._jit import kernel
 from ..tolerances import SMOOTH_GAP_FLOOR
-
-#: k portal triangles, relative to s and scaled: triangle i is P0[i] + u E1[i]
-#: + v E2[i] (u, v, 1-u-v >= 0); s (3,) and g (3,) are the ends
-Corridor = namedtuple("Corridor", ["P0", "E1", "E2", "s", "g"])
-
-#: the barrier method's arrays, for k waypoints
-Work = namedtuple("Work", [
-    "X",      # (k+2,3) the polyline s, x_1 .. x_k, g
-    "D",      # (k+1,3) its segments
-    "A",      # (k+1,) a_j = sqrt(1 + tau^2 |d_j|^2)
-    "G",      # (k+1,3) d psi / d d_j
-    "H",      # (k+1,6) the Hessian of psi in d_j (xx xy xz yy yz zz)
-    "grad",   # (k,2) the gradient in w
-    "Sinv",   # (k,3) inverse Schur blocks (a b c) of the block-tridiagonal Hessian
-    "Lo",     # (k,4) its blocks (i+1, i): rows w_{i+1}, cols w_i
-    "b",      # (k,2) the forward-eliminated right-hand side
-    "dw",     # (k,2) the Newton step
-    "wt",     # (k,2) a trial point of the line search
-    "Y",      # (k+1,3) segment multipliers of the dual bound
-])
 
 # the method's parameters: fraction to the boundary, Armijo slope, backtracking
 # halvings, and the tau beyond which (relative to the barrier parameter) the
@@ -44,30 +35,25 @@ _TAU_LIMIT = 1e14
 
 
 @kernel
-def _workspace(k):
-    return Work(np.empty((k + 2, 3)), np.empty((k + 1, 3)), np.empty(k + 1),
-                np.empty((k + 1, 3)), np.empty((k + 1, 6)), np.empty((k, 2)),
-                np.empty((k, 3)), np.empty((k, 4)), np.empty((k, 2)), np.empty((k, 2)),
-                np.empty((k, 2)), np.empty((k + 1, 3)))
-
-
-@kernel
-def _eval(c, w, tau, ws):
-    """Waypoints, segments and a_j of barycentrics w into ws; returns
+def _eval(P0, E1, E2, s, g, w, tau, X, D, A):
+    """Waypoints X, segments D and a_j (A) of barycentrics w; returns
     (length, barrier objective), inf when w is not strictly feasible."""
-    P0, E1, E2, X, D, A = c.P0, c.E1, c.E2, ws.X, ws.D, ws.A
     k = P0.shape[0]
     for i in range(3):
-        X[0, i] = c.s[i]
-        X[k + 1, i] = c.g[i]
+        X[0, i] = s[i]
+        X[k + 1, i] = g[i]
+    # (no exit from inside a loop: that costs reference-count updates on
+    # every call)
+    feasible = True
     for i in range(k):
         u = w[i, 0]
         v = w[i, 1]
         q = 1.0 - u - v
-        if not (u > 0.0 and v > 0.0 and q > 0.0):
-            return np.inf, np.inf
+        feasible = feasible and u > 0.0 and v > 0.0 and q > 0.0
         for d in range(3):
             X[i + 1, d] = P0[i, d] + u * E1[i, d] + v * E2[i, d]
+    if not feasible:
+        return np.inf, np.inf
     length = 0.0
     phi = 0.0
     for j in range(k + 1):
@@ -88,11 +74,10 @@ def _eval(c, w, tau, ws):
 
 
 @kernel
-def _dual(c, Y):
+def _dual(P0, E1, E2, s, g, Y):
     """Dual objective for segment multipliers Y ((k+1,3), each |y_j| <= 1):
     y_k.g - y_0.s + sum_i min over the vertices v of tri[i] of (y_{i-1}-y_i).v,
     a lower bound on the shortest length (weak duality)."""
-    P0, E1, E2, s, g = c.P0, c.E1, c.E2, c.s, c.g
     k = P0.shape[0]
     dual = (Y[k, 0] * g[0] + Y[k, 1] * g[1] + Y[k, 2] * g[2]
             - Y[0, 0] * s[0] - Y[0, 1] * s[1] - Y[0, 2] * s[2])
@@ -108,9 +93,8 @@ def _dual(c, Y):
 
 
 @kernel
-def _segment_derivatives(tau, ws):
+def _segment_derivatives(tau, A, D, G, H):
     """Gradient G and Hessian H of each segment's psi(d) = a - log(1 + a)."""
-    A, D, G, H = ws.A, ws.D, ws.G, ws.H
     for j in range(A.shape[0]):
         a = A[j]
         f = tau * tau / (1.0 + a)        # d psi / d d = f d
@@ -128,17 +112,16 @@ def _segment_derivatives(tau, ws):
 
 
 @kernel
-def _dual_at_central_path(c, tau, ws):
+def _dual_at_central_path(P0, E1, E2, s, g, tau, G, Y):
     """The dual bound at y_j = G_j / tau (any |y_j| <= 1 gives one)."""
-    G, Y = ws.G, ws.Y
     for j in range(G.shape[0]):
         Y[j, 0] = G[j, 0] / tau
         Y[j, 1] = G[j, 1] / tau
         Y[j, 2] = G[j, 2] / tau
-    return _dual(c, Y)
+    return _dual(P0, E1, E2, s, g, Y)
 
 
-@kernel
+@kernel(inline=True)
 def _hessian_times_edges(H, j, e0, e1, e2, f0, f1, f2):
     """H_j E1 and H_j E2 for one waypoint's edge vectors e and f."""
     hxx, hxy, hxz = H[j, 0], H[j, 1], H[j, 2]
@@ -148,11 +131,10 @@ def _hessian_times_edges(H, j, e0, e1, e2, f0, f1, f2):
             hxy * f0 + hyy * f1 + hyz * f2, hxz * f0 + hyz * f1 + hzz * f2)
 
 
-@kernel
-def _diagonal_block(c, w, ws, i):
+@kernel(inline=True)
+def _diagonal_block(E1, E2, G, H, w, i):
     """Waypoint i's gradient (g0, g1) and Hessian block (da db; db dc) in w:
     its two segments' psi through E_i, plus its three log barriers."""
-    E1, E2, G, H = c.E1, c.E2, ws.G, ws.H
     u = w[i, 0]
     v = w[i, 1]
     q = 1.0 - u - v
@@ -183,16 +165,16 @@ def _diagonal_block(c, w, ws, i):
 
 
 @kernel
-def _factor(c, w, ws):
-    """Gradient into ws.grad and the block-tridiagonal Hessian in w
-    factorised on the fly (ws.Sinv, ws.Lo, right-hand side ws.b); False
-    when a block is not positive definite (a numerical stall)."""
-    E1, E2, H, Sinv, Lo, b = c.E1, c.E2, ws.H, ws.Sinv, ws.Lo, ws.b
+def _factor(E1, E2, w, G, H, grad, Sinv, Lo, b):
+    """The gradient in w (grad) and the block-tridiagonal Hessian in w
+    factorised on the fly (Sinv, Lo; right-hand side b); False when a block
+    is not positive definite (a numerical stall)."""
     k = E1.shape[0]
-    for i in range(k):
-        g0, g1, da, db, dc = _diagonal_block(c, w, ws, i)
-        ws.grad[i, 0] = g0
-        ws.grad[i, 1] = g1
+    positive = True
+    for i in range(k):                   # (to the end: see _eval)
+        g0, g1, da, db, dc = _diagonal_block(E1, E2, G, H, w, i)
+        grad[i, 0] = g0
+        grad[i, 1] = g1
         r0 = -g0
         r1 = -g1
         if i > 0:
@@ -209,8 +191,7 @@ def _factor(c, w, ws):
             r0 -= m00 * b[i - 1, 0] + m01 * b[i - 1, 1]
             r1 -= m10 * b[i - 1, 0] + m11 * b[i - 1, 1]
         det = da * dc - db * db
-        if not (det > 0.0 and da > 0.0):
-            return False
+        positive = positive and det > 0.0 and da > 0.0
         Sinv[i, 0] = dc / det
         Sinv[i, 1] = -db / det
         Sinv[i, 2] = da / det
@@ -226,14 +207,13 @@ def _factor(c, w, ws):
             Lo[i, 1] = -(n0 * hf0 + n1 * hf1 + n2 * hf2)
             Lo[i, 2] = -(p0 * he0 + p1 * he1 + p2 * he2)
             Lo[i, 3] = -(p0 * hf0 + p1 * hf1 + p2 * hf2)
-    return True
+    return positive
 
 
 @kernel
-def _newton_step(ws):
-    """Back substitution of the factorised system into ws.dw; returns the
+def _newton_step(Sinv, Lo, b, grad, dw):
+    """Back substitution of the factorised system into dw; returns the
     squared Newton decrement."""
-    Sinv, Lo, b, dw, grad = ws.Sinv, ws.Lo, ws.b, ws.dw, ws.grad
     k = dw.shape[0]
     lam2 = 0.0
     for i in range(k - 1, -1, -1):
@@ -249,11 +229,10 @@ def _newton_step(ws):
 
 
 @kernel
-def _dual_at_newton_point(c, tau, ws):
+def _dual_at_newton_point(P0, E1, E2, s, g, tau, G, H, dw, Y):
     """The dual bound at the central-path multipliers linearised at the
     Newton point (error O(lam^2) instead of O(lam)), pulled back into the
     unit ball."""
-    E1, E2, G, H, dw, Y = c.E1, c.E2, ws.G, ws.H, ws.dw, ws.Y
     k = E1.shape[0]
     for j in range(k + 1):
         dd0 = 0.0
@@ -275,20 +254,15 @@ def _dual_at_newton_point(c, tau, ws):
         Y[j, 0] = y0 * sc
         Y[j, 1] = y1 * sc
         Y[j, 2] = y2 * sc
-    return _dual(c, Y)
+    return _dual(P0, E1, E2, s, g, Y)
 
 
 @kernel
-def _line_search(c, w, tau, phi, lam2, ws):
-    """The step along ws.dw: at most the fraction to the boundary, then
-    halved until phi decreases enough (skipped in the quadratic region
-    lam < 1/4, where the full step provably decreases phi and rounding in
-    phi ~ tau*length would make the test unreliable). The accepted point is
-    in ws.wt; returns (accepted?, its length, its phi)."""
-    dw, wt = ws.dw, ws.wt
-    k = dw.shape[0]
+def _step_limit(w, dw):
+    """The largest step along dw, at most 1, that takes no barycentric
+    coordinate more than _TO_BOUNDARY of the way to 0."""
     amax = 1.0
-    for i in range(k):
+    for i in range(w.shape[0]):
         du = dw[i, 0]
         dv = dw[i, 1]
         dq = -du - dv
@@ -298,63 +272,73 @@ def _line_search(c, w, tau, phi, lam2, ws):
             amax = min(amax, -_TO_BOUNDARY * w[i, 1] / dv)
         if dq < 0.0:
             amax = min(amax, -_TO_BOUNDARY * (1.0 - w[i, 0] - w[i, 1]) / dq)
-    alpha = amax
-    for _ in range(_HALVINGS):
-        for i in range(k):
-            wt[i, 0] = w[i, 0] + alpha * dw[i, 0]
-            wt[i, 1] = w[i, 1] + alpha * dw[i, 1]
-        lent, phit = _eval(c, wt, tau, ws)
-        if phit < np.inf and (lam2 < 0.0625 or phit <= phi - _ARMIJO * alpha * lam2):
-            return True, lent, phit
-        alpha *= 0.5
-    return False, 0.0, 0.0
+    return amax
 
 
 @kernel
-def _ipm(c, rtol, max_iter, w, mu, ctol):
+def _ipm(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol):
     """Barrier method in place on w ((k,2) barycentrics, strictly feasible),
     on a corridor scaled so its starting polyline has length ~1. Returns
     (iterations, certified gap, status): 0 = gap reached, 1 = iteration cap,
     2 = numerical stall."""
-    k = c.P0.shape[0]
+    k = P0.shape[0]
     m = 5.0 * k + 2.0                    # barrier parameter: 2 per cone, 1 per log
-    ws = _workspace(k)
+    X, D, A = np.empty((k + 2, 3)), np.empty((k + 1, 3)), np.empty(k + 1)
+    G, H, Y = np.empty((k + 1, 3)), np.empty((k + 1, 6)), np.empty((k + 1, 3))
+    grad, Sinv, Lo = np.empty((k, 2)), np.empty((k, 3)), np.empty((k, 4))
+    b, dw, wt = np.empty((k, 2)), np.empty((k, 2)), np.empty((k, 2))
     best = -np.inf                       # best dual lower bound so far
     tau = m                              # duality-gap bound m/tau ~ initial length
     gap = np.inf
     it = 0
-    fresh = False                        # ws, length, phi already hold w at tau
+    fresh = False                        # X, D, A, length, phi already hold w at tau
     length = phi = 0.0
     while it < max_iter:
         it += 1
         if not fresh:
-            length, phi = _eval(c, w, tau, ws)
+            length, phi = _eval(P0, E1, E2, s, g, w, tau, X, D, A)
         if not (phi < np.inf):
             return it, gap, 2
-        _segment_derivatives(tau, ws)
+        _segment_derivatives(tau, A, D, G, H)
         # the bounds come out within ~3x of the barrier's m / tau, so they
         # are only worth computing once that is near the target (skipping
         # one only ever delays the stop)
         near = m <= 30.0 * rtol * tau * length
         if near:
-            best = max(best, _dual_at_central_path(c, tau, ws))
+            best = max(best, _dual_at_central_path(P0, E1, E2, s, g, tau, G, Y))
             gap = length - best
             if gap <= rtol * max(best, 0.0) + SMOOTH_GAP_FLOOR:
                 return it, gap, 0
-        if not _factor(c, w, ws):
+        if not _factor(E1, E2, w, G, H, grad, Sinv, Lo, b):
             return it, gap, 2
-        lam2 = _newton_step(ws)
+        lam2 = _newton_step(Sinv, Lo, b, grad, dw)
         if not (lam2 >= 0.0 and lam2 < np.inf):
             return it, gap, 2
         if near:
-            best = max(best, _dual_at_newton_point(c, tau, ws))
+            best = max(best, _dual_at_newton_point(P0, E1, E2, s, g, tau, G, H, dw, Y))
             gap = length - best
             if gap <= rtol * max(best, 0.0) + SMOOTH_GAP_FLOOR:
                 return it, gap, 0
-        ok, length, phi = _line_search(c, w, tau, phi, lam2, ws)
+        # fraction to the boundary, then halved until phi decreases enough
+        # (skipped in the quadratic region lam < 1/4, where the full step
+        # provably decreases phi and rounding in phi ~ tau*length would make
+        # the test unreliable)
+        alpha = _step_limit(w, dw)
+        ok = False
+        lent = phit = 0.0
+        for _ in range(_HALVINGS):
+            for i in range(k):
+                wt[i, 0] = w[i, 0] + alpha * dw[i, 0]
+                wt[i, 1] = w[i, 1] + alpha * dw[i, 1]
+            lent, phit = _eval(P0, E1, E2, s, g, wt, tau, X, D, A)
+            if phit < np.inf and (lam2 < 0.0625 or phit <= phi - _ARMIJO * alpha * lam2):
+                ok = True
+                break
+            alpha *= 0.5
         if not ok:
             return it, gap, 2
-        w[:, :] = ws.wt
+        w[:, :] = wt
+        length, phi = lent, phit
         fresh = True
         if lam2 < ctol:
             fresh = False
@@ -394,7 +378,7 @@ def _polyline_length(x):
 @kernel
 def _scaled_corridor(s, g, tri, L0):
     """The corridor relative to s, scaled by 1 / L0, so the barrier
-    parameter and the absolute gap floor are scale-free."""
+    parameter and the absolute gap floor are scale-free: (P0, E1, E2, s, g)."""
     k = tri.shape[0]
     P0 = np.empty((k, 3))
     E1 = np.empty((k, 3))
@@ -407,7 +391,7 @@ def _scaled_corridor(s, g, tri, L0):
             P0[i, d] = (tri[i, 0, d] - s[d]) / L0
             E1[i, d] = (tri[i, 1, d] - tri[i, 0, d]) / L0
             E2[i, d] = (tri[i, 2, d] - tri[i, 0, d]) / L0
-    return Corridor(P0, E1, E2, s0, g0)
+    return P0, E1, E2, s0, g0
 
 
 @kernel
@@ -423,7 +407,8 @@ def solve(s, g, tri, rtol, max_iter, out):
     if not L0 > 0.0:
         return -1
     w = np.full((k, 2), 1.0 / 3.0)
-    _, _, status = _ipm(_scaled_corridor(s, g, tri, L0), rtol, max_iter, w, 100.0, 1e-2)
+    P0, E1, E2, s0, g0 = _scaled_corridor(s, g, tri, L0)
+    _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, w, 100.0, 1e-2)
     # waypoints from barycentrics in the caller's coordinates: inside by construction
     x = np.empty((k + 2, 3))
     for d in range(3):

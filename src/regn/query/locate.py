@@ -9,9 +9,9 @@ face, edge or vertex may be within tolerance of several; it is given the
 neighbours restricted to tetrahedra containing the point), so every caller
 gets the same answer whichever tetrahedron was found first.
 
-Work is chunked (``chunk`` points at a time) and never forms an N x T array.
-
-Two methods give the same answers:
+Both methods run compiled kernels (:mod:`regn.query._locate_kernels`),
+O(N) memory, never an N x T array; ``"grid"`` works ``chunk`` points at a
+time. Two methods give the same answers:
 
 * ``method="grid"`` follows the game's chain: ``mesh.cell_of`` -> the stored
   cell list (``mesh.grid_csr``) -> barycentric tests. When no listed
@@ -52,11 +52,10 @@ LocateTables = namedtuple("LocateTables", [
                     # (NaN for a degenerate one: it never holds a point)
     "nbv",          # (T,4) int64: the neighbour across the face opposite vertex
                     # slot k, -1 at a wall
-    "box_lo",       # (3,) the header box, widened by BOX_SLACK_REL ...
-    "box_hi",       # (3,) ... (points outside it are outside the volume)
-    "grid_lo",      # (3,) the fine grid's origin,
-    "grid_cell",    # (3,) its cell size,
-    "grid_dims",    # (3,) int64 its cells per axis
+    "frame",        # (4,3) float64, rows: the header box's low and high corners,
+                    # widened by BOX_SLACK_REL (points outside are outside the
+                    # volume), the fine grid's origin and its cell size
+    "dims",         # (3,) int64: the fine grid's cells per axis
     "cell_start",   # (C+1,) int64: fine cell c lists cell_tets[cell_start[c]:
     "cell_tets",    # cell_start[c+1]], the tetrahedron holding its centre first
 ])
@@ -172,8 +171,9 @@ def locate_tables(mesh) -> LocateTables:
     if "tables" not in d:
         fine = _fine(mesh, d)
         lo, hi = _box(mesh)
-        d["tables"] = LocateTables(d["W"], d["nbv"], lo, hi, fine["lo"], fine["cs"],
-                                   fine["dims"], fine["indptr"], fine["indices"])
+        frame = np.stack([lo, hi, fine["lo"], fine["cs"]]).astype(np.float64)
+        d["tables"] = LocateTables(d["W"], d["nbv"], frame, fine["dims"], fine["indptr"],
+                                   fine["indices"])
     return d["tables"]
 
 

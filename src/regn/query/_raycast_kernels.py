@@ -14,7 +14,7 @@ import math
 from .._jit import kernel, prefetch
 from ..status import CLEAR, HIT, LOST, START_OUTSIDE
 from ..tolerances import BARY_TOL, SEGMENT_END_TOL
-from ._locate_kernels import barycentric
+from ._locate_kernels import barycentric, fine_cell, locate_in_cell
 
 # internal walk outcomes (all "lost" to users)
 STUCK = 100          # an edge tie with no other way out
@@ -168,3 +168,20 @@ def walk_segments(W, nbv, a, b, start, status, last, slot, frac):
             o, last[i], slot[i], frac[i], _ = walk_segment(
                 W, nbv, ax, ay, az, bx, by, bz, start[i], cap, no_record)
             status[i] = o if o == CLEAR or o == HIT else LOST
+
+
+@kernel
+def raycast_segment(tables, ends, crossed):
+    """raycast's one compiled call: locate ends[0] (the fine-grid scan of
+    ``tables``, a :class:`regn.query.locate.LocateTables`), then
+    :func:`walk_segment` to ends[1] (finite, checked by the caller). Returns
+    walk_segment's tuple, with outcome START_OUTSIDE when the start is
+    outside the volume."""
+    W, nbv, frame, dims = tables.W, tables.nbv, tables.frame, tables.dims
+    ax, ay, az = ends[0, 0], ends[0, 1], ends[0, 2]
+    c = fine_cell(frame, dims, ax, ay, az)
+    t = -1 if c < 0 else locate_in_cell(W, tables.cell_start, tables.cell_tets, c, ax, ay, az)
+    if t < 0:
+        return START_OUTSIDE, -1, -1, 0.0, 0
+    return walk_segment(W, nbv, ax, ay, az, ends[1, 0], ends[1, 1], ends[1, 2], t,
+                        W.shape[0] + 8, crossed)

@@ -184,15 +184,6 @@ def _centre_tree(mesh, d):
     return d["tree"]
 
 
-def locate_few(mesh, pts) -> np.ndarray:
-    """:func:`locate` for a handful of validated (N,3) float64 points, with
-    none of its per-call set-up (raycast's start)."""
-    out = np.full(len(pts), -1, dtype=np.int64)
-    if mesh.n_tets:
-        _kernels().locate_points(locate_tables(mesh), pts, out)
-    return out
-
-
 def _locate_grid(mesh, tables, pts, out, chunk, walk_steps):
     """``method="grid"`` into ``out``, ``chunk`` points at a time."""
     K = _kernels()

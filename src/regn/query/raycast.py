@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import QueryError
 from ..status import CLEAR, HIT, LOST, NAMES, START_OUTSIDE
 from . import as_point, as_points, scratch, status_names
-from .locate import locate, locate_few, locate_tables
+from .locate import locate, locate_tables
 
 
 @dataclass
@@ -69,19 +69,19 @@ def raycast(mesh, a, b) -> RaycastHit:
         return RaycastHit(False, NAMES[START_OUTSIDE])
     if not (math.isfinite(bx) and math.isfinite(by) and math.isfinite(bz)):
         return RaycastHit(False, NAMES[LOST])
-    t0 = int(locate_few(mesh, a[None])[0])
-    if t0 < 0:
+    if mesh.n_tets == 0:
         return RaycastHit(False, NAMES[START_OUTSIDE])
     tables = locate_tables(mesh)
-    walk = _kernels().walk_segment
-    T = len(tables.W)
-    crossed = np.empty(min(_CROSSED_START, T + 9), dtype=np.int64)
-    while True:
-        outcome, t, j, s, n = walk(tables.W, tables.nbv, ax, ay, az, bx, by, bz, t0, T + 8,
-                                   crossed)
+    ray = _kernels().raycast_segment
+    ends = np.array([[ax, ay, az], [bx, by, bz]])
+    crossed = np.empty(min(_CROSSED_START, mesh.n_tets + 9), dtype=np.int64)
+    while True:                          # locate a, then walk, in one compiled call
+        outcome, t, j, s, n = ray(tables, ends, crossed)
         if n <= len(crossed):
             break
         crossed = np.empty(n, dtype=np.int64)      # long walk: again, recording all
+    if outcome == START_OUTSIDE:
+        return RaycastHit(False, NAMES[START_OUTSIDE])
     tets = crossed[:n].copy()
     if outcome == CLEAR:
         return RaycastHit(True, NAMES[CLEAR], -1, b.copy(), 1.0, np.array(_NAN3), tets)

@@ -171,17 +171,15 @@ def walk_segments(W, nbv, a, b, start, status, last, slot, frac):
 
 
 @kernel
-def raycast_segment(tables, ends, crossed):
-    """raycast's one compiled call: locate ends[0] (the fine-grid scan of
+def raycast_segment(tables, ax, ay, az, bx, by, bz, crossed):
+    """raycast's one compiled call: locate a (the fine-grid scan of
     ``tables``, a :class:`regn.query.locate.LocateTables`), then
-    :func:`walk_segment` to ends[1] (finite, checked by the caller). Returns
-    walk_segment's tuple, with outcome START_OUTSIDE when the start is
-    outside the volume."""
+    :func:`walk_segment` to b (finite, checked by the caller). Returns
+    walk_segment's tuple, with outcome START_OUTSIDE when a is outside the
+    volume."""
     W, nbv, frame, dims = tables.W, tables.nbv, tables.frame, tables.dims
-    ax, ay, az = ends[0, 0], ends[0, 1], ends[0, 2]
     c = fine_cell(frame, dims, ax, ay, az)
     t = -1 if c < 0 else locate_in_cell(W, tables.cell_start, tables.cell_tets, c, ax, ay, az)
     if t < 0:
         return START_OUTSIDE, -1, -1, 0.0, 0
-    return walk_segment(W, nbv, ax, ay, az, ends[1, 0], ends[1, 1], ends[1, 2], t,
-                        W.shape[0] + 8, crossed)
+    return walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, W.shape[0] + 8, crossed)

@@ -13,10 +13,10 @@ Search. Bidirectional A*: one search grows from s, one from g, each on
 costs reduced by the average potential p(v) = (|v - g| - |v - s|) / 2 of
 face centroids. Both Euclidean bounds are admissible and consistent when
 every stored cost is at least the distance between the two face centroids
-(the builder writes that distance rounded up to float32); this is checked once per mesh
-with a relative slack of ``ADMISSIBLE_SLACK`` = 1e-6 (:mod:`regn.tolerances`;
-the bounds are shrunk by as much), and when
-it fails both potentials are 0 and the search is a bidirectional Dijkstra.
+(the builder writes that distance rounded up to float32); this is checked
+once per mesh with a relative slack of ``ADMISSIBLE_SLACK`` = 1e-6
+(:mod:`regn.tolerances`; the bounds are shrunk by as much), and when it
+fails both potentials are 0 and the search is a bidirectional Dijkstra.
 With ``cost_scale`` the bounds are multiplied by ``min(cost_scale)``: every
 edge then costs at least that factor times its stored cost, so they stay
 admissible and consistent. The search stops when the two frontiers' smallest
@@ -39,9 +39,8 @@ not).
 One compiled call (:func:`regn.query._path_kernels.find_path`) locates both
 ends (the fine-grid scan of :mod:`regn.query.locate`), checks their
 components, searches and writes the corridor, so a query crosses from Python
-to compiled code once. Each side
-keeps its open set in a 4-ary heap on preallocated arrays, and the side with
-the smaller open set grows next. Every face's search state (both sides'
+to compiled code once. Each side keeps its open set in a 4-ary heap on
+preallocated arrays, and the side with the smaller open set grows next. Every face's search state (both sides'
 costs and bounds, stamps and parents) and its centroid share one 64-byte
 row, and its six edges one 64-byte block, so relaxing an edge touches one
 cache line; faces are renumbered along a Z-order curve (faces near in space

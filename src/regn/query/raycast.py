@@ -73,10 +73,9 @@ def raycast(mesh, a, b) -> RaycastHit:
         return RaycastHit(False, NAMES[START_OUTSIDE])
     tables = locate_tables(mesh)
     ray = _kernels().raycast_segment
-    ends = np.array([[ax, ay, az], [bx, by, bz]])
     crossed = np.empty(min(_CROSSED_START, mesh.n_tets + 9), dtype=np.int64)
     while True:                          # locate a, then walk, in one compiled call
-        outcome, t, j, s, n = ray(tables, ends, crossed)
+        outcome, t, j, s, n = ray(tables, ax, ay, az, bx, by, bz, crossed)
         if n <= len(crossed):
             break
         crossed = np.empty(n, dtype=np.int64)      # long walk: again, recording all

@@ -382,7 +382,9 @@ def test_check_names_are_the_documented_stable_list(base):
 
 def _brute_force_membership(pts, bbox_min, cell_size, dims):
     """Every (cell, tet) pair through the full separating-axis test."""
-    from regn.geometry import TOUCH_REL, cell_bounds, tets_intersect_boxes
+    from geometry_reference import tets_intersect_boxes
+    from regn.geometry import cell_bounds
+    from regn.tolerances import TOUCH_REL
     n_c, n_t = int(np.prod(dims)), len(pts)
     cells = np.repeat(np.arange(n_c), n_t)
     tets = np.tile(np.arange(n_t), n_c)
@@ -412,15 +414,12 @@ def _snapped_map(seed, dims, step):
 @pytest.mark.parametrize("seed,dims", [(2, (10, 10, 10)), (9, (7, 5, 3)), (4, (1, 1, 1))])
 def test_grid_membership_matches_brute_force(seed, dims):
     """The shortcut-taking grid rule gives exactly the pairs the full
-    separating-axis test gives on every (cell, tet) pair (compiled kernel and
-    numpy implementation alike)."""
+    separating-axis test gives on every (cell, tet) pair."""
     from regn.geometry import grid_membership
     m = random_map(150, seed=seed, dims=dims)
     want = _brute_force_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
-    for use_numba in (True, False):
-        got = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims,
-                              use_numba=use_numba)
-        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    got = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert len(want[0])
 
 
@@ -429,11 +428,12 @@ def test_grid_membership_matches_brute_force(seed, dims):
 def test_grid_membership_touching_cases(seed, dims, step):
     """Vertices on cell planes (tets touching cell faces, edges and corners
     exactly): the kernel, the numpy rule and the brute force agree."""
+    from geometry_reference import grid_membership_reference
     from regn.geometry import grid_membership
     m = _snapped_map(seed, dims, step)
     args = (m.tet_points, m.bbox_min, m.cell_size, m.dims)
     fast = grid_membership(*args)
-    slow = grid_membership(*args, use_numba=False)
+    slow = grid_membership_reference(*args)
     want = _brute_force_membership(*args)
     for got in (fast, slow):
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
@@ -442,8 +442,9 @@ def test_grid_membership_touching_cases(seed, dims, step):
 
 def test_grid_membership_hostile_inputs():
     """NaN / inf / huge coordinates and a grid they overflow: no crash, no
-    hang, the kernel agrees with numpy; the work stays on the clipped cell
-    ranges."""
+    hang, the kernel agrees with the numpy rule; the work stays on the
+    clipped cell ranges."""
+    from geometry_reference import grid_membership_reference
     from regn.geometry import grid_membership
     m = random_map(80, seed=3, dims=(6, 5, 4))
     pts = m.tet_points.copy()
@@ -456,7 +457,7 @@ def test_grid_membership_hostile_inputs():
                            (m.bbox_min * 1e290, m.cell_size * 1e290),
                            (m.bbox_min, np.array([1e-300, 1.0, 1e300]))):
         with np.errstate(all="ignore"):
-            slow = grid_membership(pts, bbox_min, cell, m.dims, use_numba=False)
+            slow = grid_membership_reference(pts, bbox_min, cell, m.dims)
         with np.errstate(all="ignore"):
             fast = grid_membership(pts, bbox_min, cell, m.dims)
         assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
@@ -481,7 +482,7 @@ def test_compiled_and_numpy_verify_agree(base, monkeypatch):
     """Every check's status, counts and detail are the same with the numba
     kernels and with the numpy implementations, on corrupted files too."""
     import warnings
-    import regn.geometry
+    import regn.checks
     _, b = base
     cases = [b] + list(_corruptions(b, 60, seed=11))
     compared = 0
@@ -490,11 +491,11 @@ def test_compiled_and_numpy_verify_agree(base, monkeypatch):
             fast = verify(data, strict=True).to_dict()
         except regn.FormatError:
             continue
-        monkeypatch.setattr(regn.geometry, "USE_NUMBA", False)
+        monkeypatch.setattr(regn.checks, "USE_NUMBA", False)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             slow = verify(data, strict=True).to_dict()
-        monkeypatch.setattr(regn.geometry, "USE_NUMBA", True)
+        monkeypatch.setattr(regn.checks, "USE_NUMBA", True)
         assert fast == slow
         compared += 1
     assert compared > 20

@@ -1,7 +1,7 @@
 """The compiled verify path against its numpy reference, on many corrupted
 objects: every report (to_dict, first difference, POF0 note) or every
 FormatError must be the same with the numba kernels and without them
-(``regn.geometry.USE_NUMBA = False`` runs the numpy implementations, which
+(``regn.checks.USE_NUMBA = False`` runs the numpy implementations, which
 are the reference). Also: the compiled POF0 walk and packer against the
 vectorised decode/encode, and the CLI's light commands not importing numba."""
 
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import regn
-import regn.geometry
+import regn.checks
 from regn.checks import verify
 from regn.errors import FormatError
 from regn.format import pof0
@@ -31,8 +31,8 @@ SPECIAL = [struct.pack(">f", x) for x in (np.nan, np.inf, -np.inf, 1e30, -0.0, 0
 
 
 def _outcome(data, use_numba):
-    old = regn.geometry.USE_NUMBA
-    regn.geometry.USE_NUMBA = use_numba
+    old = regn.checks.USE_NUMBA
+    regn.checks.USE_NUMBA = use_numba
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -41,7 +41,7 @@ def _outcome(data, use_numba):
     except FormatError as e:
         return ("error", str(e), e.offset)
     finally:
-        regn.geometry.USE_NUMBA = old
+        regn.checks.USE_NUMBA = old
 
 
 def _variants(b, rng, n, order=">"):

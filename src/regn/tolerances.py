@@ -44,6 +44,14 @@ FLAT_SIN2 = 1e-14
 #: past the segment's end point.
 SEGMENT_END_TOL = 1e-12
 
+#: Two segments are parallel (their closest points solved on the ends) when
+#: the squared sine of the angle between them is below this.
+PARALLEL_SIN2 = 1e-14
+
+#: The builder merges sample points closer than this fraction of the box's
+#: diagonal (keeping the first: corners, walls, lattice, shells).
+SAMPLE_MERGE_REL = 1e-5
+
 #: locate gives a tetrahedron no inverse barycentric matrix (so never returns
 #: it) when the determinant of its edge vectors is at most this times the
 #: cube of its largest vertex offset from vertex 0.

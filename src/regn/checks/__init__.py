@@ -1,7 +1,7 @@
 """``regn.verify``: every statement of the format spec, checked on one object.
 
 ``verify(mesh_or_bytes, strict=False)`` returns a :class:`VerifyReport` with
-one :class:`Check` per statement of ``shared/spec/REGN.md``. Each check has a
+one :class:`Check` per statement of ``docs/format.md``. Each check has a
 stable snake_case name, the spec's mark as its ``kind``:
 
 * ``seed`` — established by the research notes; always required for ``ok``;
@@ -40,8 +40,12 @@ from ..format import pof0 as _pof0
 from ..format.layout import (ALIGN, FACE_SENTINELS, HEADER_SIZE, NO_SLOT, NO_TET,
                              PORTAL_PAIRS, SECTION_NAMES, STRIDES, align)
 from .. import geometry as _geom
-from ..geometry import (DEGENERATE_REL, cell_bounds, degenerate_threshold, grid_membership,
-                        signed_volumes)
+from ..geometry import cell_bounds, degenerate_threshold, grid_membership, signed_volumes
+from ..tolerances import DEGENERATE_REL
+
+#: Interim switch (part C removed regn.geometry.USE_NUMBA): False runs the
+#: numpy implementations of the checks; part A deletes it with them.
+USE_NUMBA = True
 
 #: ``| |n| - 1 |`` allowed for a stored face normal.
 UNIT_TOL = 1e-5
@@ -950,7 +954,7 @@ def _tet_arrays(pts, nrm, d, tf):
 def _kernel(name):
     """A compiled kernel of :mod:`regn.checks._kernels`, or None (numba missing
     or broken, or switched off with ``regn.geometry.USE_NUMBA = False``)."""
-    if not _geom.USE_NUMBA:
+    if not USE_NUMBA:
         return None
     try:
         from . import _kernels

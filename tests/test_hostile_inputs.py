@@ -229,15 +229,11 @@ def test_bad_sphere_files(tmp_path, capsys, name, text, needle):
     one_error_line(capsys, code, str(path), needle)
 
 
-def test_sphere_file_values_are_read():
+def test_sphere_file_values_are_read(tmp_path):
     from regn.inputs.obstacles import load_spheres
-    import tempfile
-    import os
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "s.json")
-        with open(p, "w") as fh:
-            fh.write('{"spheres": [{"x": 1, "y": -2.5, "z": 3e3, "radius": 4}]}')
-        (s,) = load_spheres(p)
+    path = tmp_path / "s.json"
+    path.write_text('{"spheres": [{"x": 1, "y": -2.5, "z": 3e3, "radius": 4}]}')
+    (s,) = load_spheres(path)
     assert tuple(s.centre) == (1.0, -2.5, 3000.0) and s.radius == 4.0
 
 

@@ -82,10 +82,10 @@ def main():
           f"{len(pts)} sample points -> {mesh.n_vertices} vertices, {mesh.n_tets} tets, "
           f"{mesh.n_faces} faces, {mesh.n_refs} cell refs (dims {mesh.dims})")
     print(f"scipy Delaunay on the same points   {t_del * 1e3:8.1f} ms   1.00x")
+    sec = {k: v * 1e3 for k, v in rep["seconds"].items()}
     print(f"tetrahedralize_free_space           {t_tet * 1e3:8.1f} ms  {t_tet / t_del:5.2f}x "
-          f"(sample {rep['seconds']['sample'] * 1e3:.0f}, delaunay "
-          f"{rep['seconds']['delaunay'] * 1e3:.0f}, cull {rep['seconds']['clearance_cull'] * 1e3:.0f}, cleanup "
-          f"{rep['seconds']['cleanup'] * 1e3:.0f} ms)")
+          f"(sample {sec['sample']:.0f}, delaunay {sec['delaunay']:.0f}, cull "
+          f"{sec['clearance_cull']:.0f}, cleanup {sec['cleanup']:.0f} ms)")
     print(f"regn.build (faces, adjacency, grid)  {t_build * 1e3:8.1f} ms  {t_build / t_del:5.2f}x")
     print(f"regn.generate without coverage      {t_gen * 1e3:8.1f} ms  {t_gen / t_del:5.2f}x")
     print(f"free-volume coverage: {100 * cov['coverage']:.2f} % of the free volume "
@@ -94,7 +94,7 @@ def main():
     print(f"clearance: {viol} tetrahedra meet an obstacle (exact test, {t_clr * 1e3:.0f} ms)")
     print(f"tets dropped: {rep['dropped_obstacle']} meeting an obstacle, "
           f"{rep['dropped_degenerate']} degenerate, {rep['dropped_slivers']} surface slivers, "
-          f"{rep['dropped_specks']} in specks; "
+          f"{rep['dropped_pinching']} pinching, {rep['dropped_specks']} in specks; "
           f"{np.mean(mesh.tet_volumes):.3g} m^3 mean volume")
 
 

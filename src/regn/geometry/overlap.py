@@ -70,7 +70,7 @@ def _boundary_faces(pts, sh, tets):
     None when it does not apply (mixed or degenerate orientation, a face
     listed three times)."""
     from ._overlap_kernels import face_listings
-    tets = np.ascontiguousarray(np.asarray(tets, np.int64).reshape(-1, 4))
+    tets = np.require(np.asarray(tets, np.int64).reshape(-1, 4), requirements=["C", "W"])
     if len(tets) != len(pts) or not len(tets) or tets.min() < 0:
         return None
     size = (sh.hi - sh.lo).max(axis=1)
@@ -92,7 +92,9 @@ def overlapping_tets(tet_points, tets=None, tol=None) -> Overlaps:
     largest extent). With the vertex indices ``tets`` (T,4), only what can
     overlap is tested (see the module docstring). Tetrahedra with a
     non-finite coordinate are left out."""
-    pts = np.ascontiguousarray(np.asarray(tet_points, np.float64).reshape(-1, 4, 3))
+    # writable and contiguous: the kernels are compiled for that one array type
+    pts = np.require(np.asarray(tet_points, np.float64).reshape(-1, 4, 3),
+                     requirements=["C", "W"])
     if len(pts) < 2:
         return Overlaps(0, np.zeros((0, 2), np.int64), 0.0 if tol is None else float(tol))
     from ._overlap_kernels import all_pairs, boundary_pairs, shapes

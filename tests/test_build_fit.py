@@ -15,7 +15,6 @@ from regn.builder.generate import DEMO_DIMS, demo_field, generate
 from regn.builder.obstacles import Sphere, random_asteroid_field
 from regn.cli import main
 from regn.errors import BuildError, LimitError
-from regn.geometry.manifold import pinches
 
 H = 50_000.0
 BOX = ((-H,) * 3, (H,) * 3)
@@ -267,7 +266,7 @@ def test_overlapping_tetrahedra_are_refused(tmp_path, capsys):
     (["--asteroids", "5", "--agent-radius", "1e308"], "agent radius must be in 0..173205"),
     (["--asteroids", "5", "--coverage-samples", "99999999999999"],
      "coverage samples must be a whole number in 0..100000000"),
-    (["--asteroids", "5", "--seed", "-1"], "--seed must be >= 0"),
+    (["--asteroids", "5", "--seed", "-1"], "seed must be an integer >= 0, got -1"),
     (["--asteroids", "-3"], "--asteroids must be in 0..65535"),
     (["--asteroids", "5", "--detail", "0"], "detail must be > 0"),
     (["--asteroids", "5", "--dims", "0", "1", "1"], "grid dims must be three positive"),

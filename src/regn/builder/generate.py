@@ -25,7 +25,7 @@ from ..format.layout import U16_MAX
 from ..geometry.graph import components
 from ..geometry.tets import face_keys, signed_volumes
 from .frame import check_dims, check_float32_box
-from .obstacles import random_asteroid_field
+from .obstacles import check_seed, random_asteroid_field
 from .world import clearance_violations, free_volume_coverage, tetrahedralize_free_space
 
 #: The demo stage: a 100 km cube, 10 x 10 x 10 cells of 10 km, 40 asteroids.
@@ -127,9 +127,10 @@ def _fit_detail(lo, hi, obstacles, r, detail, seed):
                      "out", what=what, count=count)
 
 
-def _checked_options(bbox, obstacles, agent_radius, detail, dims):
+def _checked_options(bbox, obstacles, agent_radius, detail, dims, seed):
     """``(lo, hi, obstacles, agent_radius)``, every option checked before
     any costly work."""
+    check_seed(seed)
     lo, hi = check_float32_box(*(np.asarray(b, np.float64).reshape(3) for b in bbox))
     r = float(agent_radius)
     diagonal = float(np.linalg.norm(hi - lo))
@@ -167,7 +168,7 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, se
         if progress is not None:
             progress(stage, frac)
 
-    lo, hi, obstacles, r = _checked_options(bbox, obstacles, agent_radius, detail, dims)
+    lo, hi, obstacles, r = _checked_options(bbox, obstacles, agent_radius, detail, dims, seed)
     t0 = time.perf_counter()
     tick("tetrahedralize", 0.0)
     verts, tets, report = _fit_detail(lo, hi, obstacles, r, detail, seed)

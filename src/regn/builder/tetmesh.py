@@ -33,7 +33,7 @@ from .frame import F32_MAX, check_float32_box, fit_grid
 _W_ONE = np.float32(1.0).view(np.uint32)
 
 
-def over_limit(count, what, hint):
+def _over_limit(count, what, hint):
     """LimitError when ``count`` ``what`` exceed the format's u16 limit."""
     if count > U16_MAX:
         raise LimitError(f"the mesh needs {count} {what}, more than the format's "
@@ -107,8 +107,8 @@ def _checked_input(vertices, tets):
         raise BuildError(f"vertices must be (V,3), got shape {verts.shape}")
     if tets.ndim != 2 or tets.shape[1] != 4:
         raise BuildError(f"tetrahedra must be (T,4), got shape {tets.shape}")
-    over_limit(len(verts), "vertices", "use fewer sample points")
-    over_limit(len(tets), "tetrahedra", "use a coarser mesh")
+    _over_limit(len(verts), "vertices", "use fewer sample points")
+    _over_limit(len(tets), "tetrahedra", "use a coarser mesh")
     check_vertex_indices(tets, len(verts))
     tets = tets.astype(np.int64)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -212,7 +212,7 @@ def _matched_faces(tets) -> _Faces:
     rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
     face_of = rank[inverse.ravel()]                          # (4T,) face index
     n_f = len(uniq)
-    over_limit(n_f, "faces", "use a coarser mesh")
+    _over_limit(n_f, "faces", "use a coarser mesh")
     order = np.argsort(face_of, kind="stable")
     starts = np.searchsorted(face_of[order], np.arange(n_f))
     pos_a = order[starts]

@@ -32,8 +32,8 @@ from ..geometry.sampling import fibonacci_sphere
 from ..geometry.tets import (degenerate_threshold, edge_lengths, face_keys,
                              locate_in_tets, signed_volumes)
 from ..tolerances import DEGENERATE_REL, SAMPLE_MERGE_REL
-from .unpinch import unpinch
 from .obstacles import Sphere, TriangleMesh, obstacles_contain, tets_intersect_obstacles
+from .unpinch import unpinch
 
 
 def _inflate(obstacles, r):

@@ -837,8 +837,8 @@ def _topology(mesh, c, jobs):
           _list(np.arange(len(over.pairs)), lambda i: f"tets {over.pairs[i].tolist()}",
                 f"pairs of tetrahedra overlapping by more than {over.tolerance:.3g} m")
           if len(over.pairs) else
-          f"no two of the {over.tested} pairs with overlapping bounding boxes overlap by "
-          f"more than {over.tolerance:.3g} m")
+          f"none of the {over.tested} pairs of tetrahedra that could overlap does by more "
+          f"than {over.tolerance:.3g} m")
 
 
 class _Lazy:

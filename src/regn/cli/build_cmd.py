@@ -187,9 +187,7 @@ def _obstacles(args, mode):
 
 def _generate(args, mode, dims):
     from ..builder.generate import FEWER_OBSTACLES, generate
-    from ..errors import LimitError, RegnError
-    if args.seed is not None and args.seed < 0:
-        raise RegnError(f"--seed must be >= 0, got {args.seed}")
+    from ..errors import LimitError
     bbox, obstacles = _obstacles(args, mode)
     bar = _Progress()
     try:

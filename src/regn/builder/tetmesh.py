@@ -107,7 +107,7 @@ def _checked_input(vertices, tets):
         raise BuildError(f"vertices must be (V,3), got shape {verts.shape}")
     if tets.ndim != 2 or tets.shape[1] != 4:
         raise BuildError(f"tetrahedra must be (T,4), got shape {tets.shape}")
-    _over_limit(len(verts), "vertices", "use fewer sample points")
+    _over_limit(len(verts), "vertices", "use a coarser mesh")
     _over_limit(len(tets), "tetrahedra", "use a coarser mesh")
     check_vertex_indices(tets, len(verts))
     tets = tets.astype(np.int64)

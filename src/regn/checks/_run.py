@@ -1,0 +1,127 @@
+"""How one verify runs: its own scratch, and the work it starts on
+background threads.
+
+The kernels release the GIL, so while the main thread runs the structural
+checks, background threads run the grid rule's membership test (the longest
+piece of work, in two halves), the face and tetrahedron kernels and the
+round trip's re-encoding (numpy copies, mostly without the GIL). Each result
+is joined where a check first asks for it; the halves are joined in
+tetrahedron order, so no result depends on timing.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+
+import numpy as np
+
+from ..format.layout import PORTAL_PAIRS, dtype_for
+from ..geometry import grid_membership_split
+from ..tolerances import GEOM_REL
+from . import faces, geometry, roundtrip, tets
+from .chunk import pof0
+
+#: Below this many tetrahedra everything runs on the caller's thread
+#: (starting threads costs more than the work they would overlap).
+THREADS_MIN_TETS = 2000
+
+
+class Job:
+    """``fn(*args)``, computed once: on a background thread (``result()``
+    joins it and re-raises its exception), or on first ``result()``."""
+
+    def __init__(self, fn, *args, background=False):
+        self._fn, self._args = fn, args
+        self._done = False
+        self._out = self._err = None
+        self._thread = None
+        if background:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def _run(self):
+        try:
+            self._out = self._fn(*self._args)
+        except BaseException as e:      # re-raised on the caller's thread
+            self._err = e
+        self._done = True
+
+    def result(self):
+        if self._thread is not None:
+            self._thread.join()
+        elif not self._done:
+            self._run()
+        if self._err is not None:
+            raise self._err
+        return self._out
+
+
+class Run:
+    """One verify's scratch (the mesh's own cache is never written):
+    ``mesh`` (verify's own copy), ``original`` (the bytes it was read from),
+    ``records`` (what the kernels read), ``tol`` (the distance tolerance),
+    and the facts the checks share, each computed once by :meth:`fact`."""
+
+    def __init__(self, mesh, original):
+        self.mesh = mesh
+        self.original = original
+        self.threaded = mesh.n_tets >= THREADS_MIN_TETS
+        self._facts = {}
+
+    @cached_property
+    def tol(self) -> float:
+        """Distances checked (plane residuals, centre/radius, portal costs):
+        :data:`GEOM_REL` of the map's scale ``max(|bbox min|, |bbox max|,
+        extent, 1)``."""
+        lo, hi = self.mesh.bbox_min, self.mesh.bbox_max
+        return GEOM_REL * float(max(np.abs(lo).max(), np.abs(hi).max(), (hi - lo).max(), 1.0))
+
+    @cached_property
+    def records(self):
+        """Sections 1 and 2 as native-order structured arrays (a copy when
+        the file is big-endian) and each tetrahedron's corners."""
+        from ._kernels import Records
+        sections = self.mesh.sections
+        native = {name: np.ascontiguousarray(sections[name], dtype_for(name, "="))
+                  for name in ("tets", "faces")}
+        return Records(native["tets"], native["faces"], self.mesh.tet_points,
+                       np.array(PORTAL_PAIRS, np.int64))
+
+    def fact(self, fn):
+        """``fn(self)``, computed once (joined, if it was started)."""
+        job = self._facts.get(fn)
+        if job is None:
+            job = self._facts[fn] = Job(fn, self)
+        return job.result()
+
+    def start(self, fn, work=None):
+        """Start computing fact ``fn`` (by ``work``, default ``fn``) on a
+        background thread when the map is big enough."""
+        self._facts[fn] = Job(work or fn, self, background=self.threaded)
+
+
+def _membership_halves(run):
+    """:func:`regn.checks.geometry.grid_pairs` in two halves, one on another
+    thread, joined in tetrahedron order (so the same pairs)."""
+    mesh = run.mesh
+    split = grid_membership_split(run.records.points, mesh.bbox_min, mesh.cell_size,
+                                  mesh.dims, parts=2)
+    if split is None:
+        return geometry.grid_pairs(run)
+    (first, second), finish = split
+    other = Job(first, background=True)
+    mine = second()
+    return finish([other.result(), mine])
+
+
+def start(mesh, original) -> Run:
+    """A :class:`Run` of verify on ``mesh``, its long work started."""
+    run = Run(mesh, original)
+    run.records                           # decoded before the threads start
+    run.start(geometry.grid_pairs, _membership_halves if run.threaded else None)
+    run.start(faces.measures)             # before the tetrahedra's, which join it
+    run.start(tets.measures)
+    run.fact(pof0)                        # the re-encoding writes the dialect read
+    run.start(roundtrip.reencoded)
+    return run

@@ -4,7 +4,7 @@ check is declared (:class:`Part`, :class:`Statement`).
 Every check is declared once, in the module of the spec part it belongs to,
 by decorating the function that judges it::
 
-    @PART.check("face_w_one", "seed", "+0x1C holds 1.0f")
+    @PART.check("face_w_one", "seed", "the word after the point is 1.0f")
     def _(run):
         return outcome_of(bad_mask, describe, "faces whose ... ")
 

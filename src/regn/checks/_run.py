@@ -82,9 +82,13 @@ class Run:
         """Sections 1 and 2 as native-order structured arrays (a copy when
         the file is big-endian) and each tetrahedron's corners."""
         from ._kernels import Records
-        sections = self.mesh.sections
-        native = {name: np.ascontiguousarray(sections[name], dtype_for(name, "="))
-                  for name in ("tets", "faces")}
+        native = {}
+        for name in ("tets", "faces"):
+            native[name] = np.ascontiguousarray(self.mesh.sections[name],
+                                                dtype_for(name, "="))
+            # read-only either way (a little-endian file's records are a view
+            # of its bytes), so each kernel is compiled for one type only
+            native[name].flags.writeable = False
         return Records(native["tets"], native["faces"], self.mesh.tet_points,
                        np.array(PORTAL_PAIRS, np.int64))
 

@@ -28,7 +28,7 @@ def _(run):
                    f"REGN chunk tag {tags[0]!r}, POF0 chunk tag {tags[1]!r}")
 
 
-@PART.check("chunk_sizes", "seed", "the POF0 chunk follows at 0x10 + size")
+@PART.check("chunk_sizes", "seed", "the POF0 chunk follows the data area")
 def _(run):
     fr = run.mesh.parts.frame                     # (reading found it there)
     return Outcome(2, 2, f"data area {fr.data_size:#x} bytes, POF0 chunk at "

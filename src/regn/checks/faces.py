@@ -77,10 +77,9 @@ def _(run):
     faces = run.records.faces
     listed, other = run.fact(measures)[:2]
     tb, sb = faces["tet_b"].astype(np.int64), faces["slot_b"].astype(np.int64)
-    b_pos = np.where(tb == NO_TET, -1, 4 * np.minimum(tb, len(run.records.tets))
-                     + np.minimum(sb, 3))
+    b_pos = np.where((tb == NO_TET) | (sb == NO_SLOT), -1, 4 * tb + sb)   # as in ``other``
     bad = np.where(listed == 1, (tb != NO_TET) | (sb != NO_SLOT),
-                   (listed == 2) & ((tb == NO_TET) | (b_pos != other)))
+                   (listed == 2) & (b_pos != other))
 
     def describe(f):
         b = "NO_TET" if tb[f] == NO_TET else tb[f]

@@ -24,8 +24,9 @@ DIALECT_3 = 3
 DIALECT_4 = 4
 DIALECTS = (DIALECT_3, DIALECT_4)
 
-#: The top two bits of an entry's first byte: its kind (0 ends the table).
-_END, _ONE, _TWO, _LONG = 0, 1, 2, 3
+#: The top two bits of an entry's first byte: its kind (0 ends the table, 1
+#: and 2 are 1- and 2-byte entries).
+_END, _ONE, _LONG = 0, 1, 3
 #: Payload bits of the first byte.
 _LOW6 = 0x3F
 #: Largest delta a 1-byte and a 2-byte entry hold.

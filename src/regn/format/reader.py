@@ -20,9 +20,8 @@ from .layout import (HEADER_SIZE, NO_SLOT, NO_TET, POINTERS, SECTION, SECTION_NA
 
 REGN_TAG = b"REGN"
 _HDR = field_offsets("header")
-#: What a record of each section is called in messages.
-_NOUN = {"vertices": "vertex", "tets": "tetrahedron", "faces": "face", "cells": "cell",
-         "items": "item", "refs": "reference"}
+#: What a record holding a pointer is called in messages.
+_NOUN = {"cells": "cell", "items": "item", "refs": "reference"}
 
 
 @dataclass

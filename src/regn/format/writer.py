@@ -20,6 +20,10 @@ from .layout import (ALIGN, BIG, CHUNK_HEADER_SIZE, FACE_SENTINELS, HEADER_SIZE,
 from .reader import expected_pointer_words
 
 
+#: The sections whose records hold pointers.
+_HOLDERS = {section for section, _, _, _ in POINTERS}
+
+
 def canonical_offsets(counts) -> tuple:
     """Data-relative start of each section in the canonical layout, and the
     data-area size: section 0 at 0x80, each next one 16-aligned, the face
@@ -43,11 +47,10 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
     ``sections`` maps names to structured arrays of the layout dtypes (any
     byte order); pointer fields in them are recomputed from ``cell_item``
     (item index per cell, -1 for none), ``item_ref_start`` and ``ref_tet``.
-    ``as_bytearray`` returns
-    the buffer the object was built in (no final copy; ``regn.verify``
-    only compares it). ``table``: the POF0 table's bytes when the caller
-    knows them already (``regn.verify``, for a read table that is the
-    canonical encoding of exactly these pointer words).
+    ``as_bytearray`` returns the buffer the object was built in (no final
+    copy; ``regn.verify`` only compares it). ``table``: the POF0 table's
+    bytes when the caller knows them already (``regn.verify``, for a read
+    table that is the canonical encoding of exactly these pointer words).
     """
     counts = [len(sections[name]) for name in SECTION_NAMES]
     for name, n in zip(SECTION_NAMES, counts):
@@ -75,7 +78,7 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
     for name in SECTION_NAMES:
         arr = np.asarray(sections[name])
         want = dtype_for(name, byte_order)
-        if name in ("cells", "items", "refs") or arr.dtype != want:
+        if name in _HOLDERS or arr.dtype != want:
             arr = arr.astype(want)          # a copy: pointers are rewritten
         recs[name] = np.ascontiguousarray(arr)
     targets = (cell_item, item_ref_start, ref_tet)       # in the order of POINTERS

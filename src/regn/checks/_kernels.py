@@ -29,10 +29,10 @@ import numpy as np
 from .._jit import kernel
 
 #: The records the face and tetrahedron kernels read: ``tets``, ``faces``
-#: native-order structured arrays (sections 1 and 2), ``points`` (T,4,3)
-#: float64 corners of each tetrahedron, ``pairs`` (6,2) the face slots of each
-#: portal pair (:data:`regn.format.layout.PORTAL_PAIRS`).
-Records = namedtuple("Records", "tets faces points pairs")
+#: native-order structured arrays (sections 1 and 2), ``vertices`` (V,3)
+#: float64, ``pairs`` (6,2) the face slots of each portal pair
+#: (:data:`regn.format.layout.PORTAL_PAIRS`).
+Records = namedtuple("Records", "tets faces vertices pairs")
 #: :func:`sphere_reach`'s input: the references as (``ref_cell``, ``ref_tet``),
 #: each tetrahedron's stored ``centre`` (T,3) and ``radius`` (T,), each cell's
 #: box ``cell_lo``/``cell_hi`` (C,3), and the reach tolerance ``reach_rel``.
@@ -183,19 +183,20 @@ def _distance(a, b):
 
 @kernel
 def tet_measures(rec, listed):
-    """:data:`TetMeasures` of every tetrahedron: ``rec.points`` (T,4,3) its
-    corners, ``rec.tets``/``rec.faces`` its face slots, their planes and its
-    stored centre, ``rec.pairs`` (6,2) the portal pairs' face slots,
-    ``listed`` (F,) how many tetrahedra list each face."""
-    pts, tets, faces, pairs = rec.points, rec.tets, rec.faces, rec.pairs
+    """:data:`TetMeasures` of every tetrahedron of ``rec`` (its corners, its
+    face slots and their planes, its stored centre; ``rec.pairs`` the portal
+    pairs' face slots); ``listed`` (F,) how many tetrahedra list each face."""
+    tets, faces, pairs = rec.tets, rec.faces, rec.pairs
     n_t = len(tets)
     out = TetMeasures(np.empty(n_t), np.empty(n_t), np.empty((n_t, 4)),
                       np.empty((n_t, 4)), np.empty((n_t, 3)), np.empty(n_t), np.empty(n_t),
                       np.empty((n_t, 6)), np.empty((n_t, 6), np.bool_))
+    p = np.empty((4, 3))
     dist = np.empty(4)
     centroid = np.empty((4, 3))
     for t in range(n_t):
-        p = pts[t]
+        for v in range(4):
+            p[v] = rec.vertices[tets[t].verts[v]]
         out.vol[t] = _signed_volume(p)
         out.size[t] = _bounding_size(p)
         for k in range(4):

@@ -29,10 +29,12 @@ THREADS_MIN_TETS = 2000
 
 class Job:
     """``fn(*args)``, computed once: on a background thread (``result()``
-    joins it and re-raises its exception), or on first ``result()``."""
+    joins it and re-raises its exception), or by the first ``result()``
+    (others wait for it)."""
 
     def __init__(self, fn, *args, background=False):
         self._fn, self._args = fn, args
+        self._lock = threading.Lock()
         self._done = False
         self._out = self._err = None
         self._thread = None
@@ -50,8 +52,10 @@ class Job:
     def result(self):
         if self._thread is not None:
             self._thread.join()
-        elif not self._done:
-            self._run()
+        else:
+            with self._lock:
+                if not self._done:
+                    self._run()
         if self._err is not None:
             raise self._err
         return self._out
@@ -68,6 +72,7 @@ class Run:
         self.original = original
         self.threaded = mesh.n_tets >= THREADS_MIN_TETS
         self._facts = {}
+        self._lock = threading.Lock()
 
     @cached_property
     def tol(self) -> float:
@@ -75,41 +80,48 @@ class Run:
         :data:`GEOM_REL` of the map's scale ``max(|bbox min|, |bbox max|,
         extent, 1)``."""
         lo, hi = self.mesh.bbox_min, self.mesh.bbox_max
-        return GEOM_REL * float(max(np.abs(lo).max(), np.abs(hi).max(), (hi - lo).max(), 1.0))
+        return GEOM_REL * float(max(np.abs(lo).max(), np.abs(hi).max(), (hi - lo).max(),
+                                    1.0))
 
-    @cached_property
+    @property
     def records(self):
-        """Sections 1 and 2 as native-order structured arrays (a copy when
-        the file is big-endian) and each tetrahedron's corners."""
-        from ._kernels import Records
-        native = {}
-        for name in ("tets", "faces"):
-            native[name] = np.ascontiguousarray(self.mesh.sections[name],
-                                                dtype_for(name, "="))
-            # read-only either way (a little-endian file's records are a view
-            # of its bytes), so each kernel is compiled for one type only
-            native[name].flags.writeable = False
-        return Records(native["tets"], native["faces"], self.mesh.tet_points,
-                       np.array(PORTAL_PAIRS, np.int64))
+        """:data:`regn.checks._kernels.Records` of the object."""
+        return self.fact(_records)
 
     def fact(self, fn):
         """``fn(self)``, computed once (joined, if it was started)."""
-        job = self._facts.get(fn)
-        if job is None:
-            job = self._facts[fn] = Job(fn, self)
+        with self._lock:
+            job = self._facts.get(fn)
+            if job is None:
+                job = self._facts[fn] = Job(fn, self)
         return job.result()
 
     def start(self, fn, work=None):
         """Start computing fact ``fn`` (by ``work``, default ``fn``) on a
         background thread when the map is big enough."""
-        self._facts[fn] = Job(work or fn, self, background=self.threaded)
+        with self._lock:
+            self._facts[fn] = Job(work or fn, self, background=self.threaded)
+
+
+def _records(run):
+    """Sections 1 and 2 as native-order structured arrays (a copy when the
+    file is big-endian), and the vertices."""
+    from ._kernels import Records
+    native = {}
+    for name in ("tets", "faces"):
+        native[name] = np.ascontiguousarray(run.mesh.sections[name], dtype_for(name, "="))
+        # read-only either way (a little-endian file's records are a view of
+        # its bytes), so each kernel is compiled for one type only
+        native[name].flags.writeable = False
+    return Records(native["tets"], native["faces"], run.mesh.vertices,
+                   np.array(PORTAL_PAIRS, np.int64))
 
 
 def _membership_halves(run):
     """:func:`regn.checks.geometry.grid_pairs` in two halves, one on another
     thread, joined in tetrahedron order (so the same pairs)."""
     mesh = run.mesh
-    split = grid_membership_split(run.records.points, mesh.bbox_min, mesh.cell_size,
+    split = grid_membership_split(mesh.tet_points, mesh.bbox_min, mesh.cell_size,
                                   mesh.dims, parts=2)
     if split is None:
         return geometry.grid_pairs(run)
@@ -122,10 +134,8 @@ def _membership_halves(run):
 def start(mesh, original) -> Run:
     """A :class:`Run` of verify on ``mesh``, its long work started."""
     run = Run(mesh, original)
-    run.records                           # decoded before the threads start
     run.start(geometry.grid_pairs, _membership_halves if run.threaded else None)
-    run.start(faces.measures)             # before the tetrahedra's, which join it
-    run.start(tets.measures)
+    run.start(tets.measures)              # decodes the records, measures the faces first
     run.fact(pof0)                        # the re-encoding writes the dialect read
     run.start(roundtrip.reencoded)
     return run

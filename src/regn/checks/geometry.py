@@ -31,7 +31,7 @@ def grid_pairs(run):
     tetrahedron meets, sorted by cell (verify starts it on background
     threads, in two halves)."""
     mesh = run.mesh
-    return grid_membership(run.records.points, mesh.bbox_min, mesh.cell_size, mesh.dims)
+    return grid_membership(mesh.tet_points, mesh.bbox_min, mesh.cell_size, mesh.dims)
 
 
 def _listed(run):

@@ -51,7 +51,7 @@ def _(run):
         t, k = divmod(i, 4)
         face = run.records.faces[tf[t, k]]
         n, d = face["normal"].astype(np.float64), np.float64(face["d"])
-        p = run.records.points[t]
+        p = run.records.vertices[run.records.tets["verts"][t]]
         dist = (n[0] * p[:, 0] + n[2] * p[:, 2]) + n[1] * p[:, 1] + d
         return f"tet {t} slot {k} face {tf[t, k]}: vertex distances {fmt(dist)} m"
     return outcome_of(~(third <= run.tol), describe,
@@ -83,8 +83,8 @@ def _(run):
 
 
 def _portals(run):
-    """(cost, aux) (T,6) as stored."""
-    portal = run.records.tets["portal"]
+    """(cost, aux) (T,6) as stored, float64."""
+    portal = run.records.tets["portal"].astype(np.float64)
     return portal[..., 0], portal[..., 1]
 
 
@@ -114,7 +114,7 @@ def _(run):
 def _(run):
     tets = run.records.tets
     a, b, zero = tets["field_a"], tets["field_b"], tets["zero"]
-    nonzero = (a != 0) | (b != 0) | np.any(zero != 0, axis=1)
+    nonzero = (a != 0) | (b != 0) | (zero[:, 0] != 0) | (zero[:, 1] != 0)
     tail = f"+0x{field_offsets('tets')['field_a']:X}..+0x{SIZES['tets'] - 1:X}"
     if not nonzero.any():
         return Outcome(len(tets), len(tets), f"{tail} zero in every tetrahedron")

@@ -14,7 +14,7 @@ PART = Part("faces")
 
 def measures(run):
     """:data:`regn.checks._kernels.FaceMeasures` of the faces (a kernel;
-    verify starts it on a background thread)."""
+    on a big map verify runs it on a background thread)."""
     from ._kernels import face_measures
     return face_measures(run.records)
 

@@ -28,8 +28,8 @@ def _(run):
 
 def grid_pairs(run):
     """(cells, tets): every (cell, tetrahedron) pair whose closed cell box the
-    tetrahedron meets, sorted by cell (verify starts it on background
-    threads, in two halves)."""
+    tetrahedron meets, sorted by cell (on a big map verify runs it in
+    pieces on two background threads)."""
     mesh = run.mesh
     return grid_membership(mesh.tet_points, mesh.bbox_min, mesh.cell_size, mesh.dims)
 

@@ -31,7 +31,7 @@ def _known_table(run):
 def reencoded(run):
     """What ``mesh.dumps()`` gives (in the dialect read, 3 when the table
     does not decode), as the buffer it was built in, or the exception that
-    stopped it (verify starts it on a background thread)."""
+    stopped it."""
     table = run.fact(pof0).table
     dialect = table.dialect if table is not None else _pof0.DIALECT_3
     try:

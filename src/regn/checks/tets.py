@@ -16,7 +16,7 @@ PART = Part("tetrahedra")
 
 def measures(run):
     """:data:`regn.checks._kernels.TetMeasures` of the tetrahedra (a kernel;
-    verify starts it on a background thread, after the faces')."""
+    on a big map verify runs it on a background thread, after the faces')."""
     from ._kernels import tet_measures
     return tet_measures(run.records, run.fact(faces.measures).listed)
 

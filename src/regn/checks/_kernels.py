@@ -31,8 +31,9 @@ from .._jit import kernel
 #: The records the face and tetrahedron kernels read: ``tets``, ``faces``
 #: native-order structured arrays (sections 1 and 2), ``vertices`` (V,3)
 #: float64, ``pairs`` (6,2) the face slots of each portal pair
-#: (:data:`regn.format.layout.PORTAL_PAIRS`).
-Records = namedtuple("Records", "tets faces vertices pairs")
+#: (:data:`regn.format.layout.PORTAL_PAIRS`), ``no_tet``/``no_slot`` the face
+#: record's "no tetrahedron" values.
+Records = namedtuple("Records", "tets faces vertices pairs no_tet no_slot")
 #: :func:`sphere_reach`'s input: the references as (``ref_cell``, ``ref_tet``),
 #: each tetrahedron's stored ``centre`` (T,3) and ``radius`` (T,), each cell's
 #: box ``cell_lo``/``cell_hi`` (C,3), and the reach tolerance ``reach_rel``.
@@ -44,8 +45,10 @@ GridPairs = namedtuple("GridPairs", "indptr ref_tet exp_cell exp_tet home")
 
 #: :func:`face_measures`' result, per face: ``listed`` how many tetrahedra
 #: list it, ``other`` the lister (4 * tet + slot) that is not A, on faces
-#: listed twice (-1 elsewhere), ``length`` |n|, ``residual`` n.p + d.
-FaceMeasures = namedtuple("FaceMeasures", "listed other length residual")
+#: listed twice (-1 elsewhere), ``a_lists`` the face tetrahedron A lists in
+#: slot_a, ``b`` (B, slot_b) as a lister 4 * B + slot_b (-1 when both say
+#: "none", -2 when one does), ``length`` |n|, ``residual`` n.p + d.
+FaceMeasures = namedtuple("FaceMeasures", "listed other a_lists b length residual")
 
 #: :func:`tet_measures`' result, per tetrahedron: ``vol`` signed volume,
 #: ``size`` largest side of its bounding box, ``off`` (T,4) n.v+d of each
@@ -66,7 +69,8 @@ def face_measures(rec):
     faces, tets = rec.faces, rec.tets
     n_f = len(faces)
     out = FaceMeasures(np.zeros(n_f, np.int64), np.full(n_f, -1, np.int64),
-                       np.empty(n_f), np.empty(n_f))
+                       np.empty(n_f, np.int64), np.empty(n_f, np.int64), np.empty(n_f),
+                       np.empty(n_f))
     first = np.zeros(n_f, np.int64)
     second = np.zeros(n_f, np.int64)
     for t in range(len(tets)):
@@ -79,6 +83,12 @@ def face_measures(rec):
             out.listed[f] += 1
     for f in range(n_f):
         face = faces[f]
+        out.a_lists[f] = tets[face.tet_a].faces[face.slot_a]
+        no_b, no_slot = face.tet_b == rec.no_tet, face.slot_b == rec.no_slot
+        if no_b or no_slot:
+            out.b[f] = -1 if no_b and no_slot else -2
+        else:
+            out.b[f] = 4 * np.int64(face.tet_b) + face.slot_b
         if out.listed[f] == 2:
             a = 4 * np.int64(face.tet_a) + face.slot_a
             out.other[f] = second[f] if first[f] == a else first[f]

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..format.layout import PORTAL_PAIRS, dtype_for
+from ..format.layout import NO_SLOT, NO_TET, PORTAL_PAIRS, dtype_for
 from ..geometry import grid_membership_split
 from ..tolerances import GEOM_REL
 from . import geometry, tets
@@ -116,7 +116,7 @@ def _records(run):
         # its bytes), so each kernel is compiled for one type only
         native[name].flags.writeable = False
     return Records(native["tets"], native["faces"], run.mesh.vertices,
-                   np.array(PORTAL_PAIRS, np.int64))
+                   np.array(PORTAL_PAIRS, np.int64), NO_TET, NO_SLOT)
 
 
 #: The membership test runs in this many pieces (of consecutive

@@ -55,11 +55,11 @@ def _(run):
 
 @PART.check("face_tet_a_slot", "seed", "face f is tet[A].faces[slot_a]")
 def _(run):
-    faces, tf = run.records.faces, run.records.tets["faces"]
-    ta, sa = faces["tet_a"], faces["slot_a"]
-    return outcome_of(tf[ta, sa] != np.arange(len(faces)),
-                      lambda f: f"face {f}: A = tet {ta[f]} slot {sa[f]}, which lists face "
-                                f"{tf[ta[f], sa[f]]}", "faces f with tet[A].faces[slot_a] != f")
+    faces, a_lists = run.records.faces, run.fact(measures).a_lists
+    return outcome_of(a_lists != np.arange(len(faces)),
+                      lambda f: f"face {f}: A = tet {faces['tet_a'][f]} slot "
+                                f"{faces['slot_a'][f]}, which lists face {a_lists[f]}",
+                      "faces f with tet[A].faces[slot_a] != f")
 
 
 @PART.check("faces_listed_once_or_twice", "seed", "every face is listed by one or two "
@@ -75,18 +75,15 @@ def _(run):
             "the face, NO_TET/0xFF on the boundary")
 def _(run):
     faces = run.records.faces
-    listed, other = run.fact(measures)[:2]
-    tb, sb = faces["tet_b"].astype(np.int64), faces["slot_b"].astype(np.int64)
-    b_pos = np.where((tb == NO_TET) | (sb == NO_SLOT), -1, 4 * tb + sb)   # as in ``other``
-    bad = np.where(listed == 1, (tb != NO_TET) | (sb != NO_SLOT),
-                   (listed == 2) & (b_pos != other))
+    listed, other, _, b = run.fact(measures)[:4]
+    bad = np.where(listed == 1, b != -1, (listed == 2) & (b != other))
 
     def describe(f):
-        b = "NO_TET" if tb[f] == NO_TET else tb[f]
-        slot = "0xFF" if sb[f] == NO_SLOT else sb[f]
+        tb, sb = faces["tet_b"][f], faces["slot_b"][f]
         want = f", expected tet {other[f] // 4} slot {other[f] % 4}" if listed[f] == 2 \
             else ", expected NO_TET/0xFF"
-        return f"face {f} (listed {listed[f]}x): B = {b} slot {slot}{want}"
+        return (f"face {f} (listed {listed[f]}x): B = {'NO_TET' if tb == NO_TET else tb} "
+                f"slot {'0xFF' if sb == NO_SLOT else sb}{want}")
     return outcome_of(bad, describe, "faces whose B/slot_b is not the other tetrahedron "
                                      "(NO_TET/0xFF on the boundary)")
 

@@ -245,62 +245,25 @@ def tet_checks(obj):
 
 # --- the grid rule -------------------------------------------------------------------------
 
-def tet_meets_box(p, lo, hi, eps):
-    """The closed tetrahedron ``p`` meets the closed box [lo, hi]: no
-    separating axis among the box's 3, the tetrahedron's 4 face normals and
-    the 18 edge x box-axis crosses; every interval widened by |axis| * eps."""
-    centre = [(a + b) / 2 for a, b in zip(lo, hi)]
-    half = [(b - a) / 2 for a, b in zip(lo, hi)]
-    q = [sub(v, centre) for v in p]
-    units = ([1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0])
-
-    def axes():                 # (made on demand: most pairs part on a box axis)
-        yield from units
-        for a, b, c in ((1, 2, 3), (0, 2, 3), (0, 1, 3), (0, 1, 2)):
-            yield cross(sub(q[b], q[a]), sub(q[c], q[a]))
-        for i, j in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)):
-            for u in units:
-                yield cross(sub(q[j], q[i]), u)
-    for axis in axes():
-        proj = [dot(axis, v) for v in q]
-        if any(x != x for x in proj):
-            continue                        # a NaN projection separates nothing
-        reach = dot([abs(x) for x in axis], half) + norm(axis) * eps
-        if min(proj) > reach or max(proj) < -reach:
-            return False
-    return True
-
-
 def membership(obj):
-    """Every (cell, tet) pair whose closed cell box the tetrahedron meets."""
-    return pairs_met([obj.corners(t) for t in range(len(obj.tets))], obj.bbox_min,
-                     obj.cell, obj.dims)
+    """Every (cell, tet) pair whose closed cell box the tetrahedron meets, by
+    the full separating-axis test on every pair (tests/geometry_reference.py)."""
+    corners = tuple(tuple(obj.corners(t)) for t in range(len(obj.tets)))
+    return _membership(corners, obj.bbox_min, obj.cell, obj.dims)
 
 
-def pairs_met(tet_points, bbox_min, cell, dims):
-    """:func:`membership` of tetrahedra given by their corners (T,4,3)."""
-    grid = (tuple(map(float, bbox_min)), tuple(map(float, cell)), tuple(map(int, dims)))
-    return {(c, t) for t, p in enumerate(tet_points)
-            for c in cells_met(tuple(tuple(map(float, v)) for v in p), grid)}
-
-
-@functools.lru_cache(maxsize=None)
-def cells_met(corners, grid):
-    """The cells whose closed box the tetrahedron ``corners`` meets (cached:
-    the tests check many objects that share most tetrahedra)."""
-    bbox_min, cell, dims = grid
+@functools.lru_cache(maxsize=64)      # corrupted copies of one object share it
+def _membership(corners, bbox_min, cell, dims):
+    import numpy as np
+    from geometry_reference import tets_intersect_boxes
     obj = SimpleNamespace(bbox_min=bbox_min, cell=cell, dims=dims)
+    n_cells, n_tets = dims[0] * dims[1] * dims[2], len(corners)
+    boxes = np.array([cell_box(obj, c) for c in range(n_cells)])        # (C,2,3)
+    cells, tets = np.repeat(np.arange(n_cells), n_tets), np.tile(np.arange(n_tets), n_cells)
     eps = TOUCH_REL * max(c * n for c, n in zip(cell, dims))
-    low = [min(v[e] for v in corners) - eps for e in range(3)]
-    high = [max(v[e] for v in corners) + eps for e in range(3)]
-    out = []
-    for c in range(dims[0] * dims[1] * dims[2]):
-        lo, hi = cell_box(obj, c)
-        # (the box axes first, for speed; tet_meets_box tests them again)
-        if all(low[e] <= hi[e] and high[e] >= lo[e] for e in range(3)) and \
-                tet_meets_box(corners, lo, hi, eps):
-            out.append(c)
-    return out
+    meets = tets_intersect_boxes(np.array(corners)[tets], boxes[cells, 0], boxes[cells, 1],
+                                 eps)
+    return set(zip(cells[meets].tolist(), tets[meets].tolist()))
 
 
 def grid_checks(obj, expected):

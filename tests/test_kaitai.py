@@ -1,5 +1,6 @@
-"""src/regn/data/regn.ksy: compile with kaitai-struct-compiler, parse built maps,
-compare field by field with the library.
+"""src/regn/data/regn.ksy: compile with kaitai-struct-compiler, parse objects
+the library writes in every byte order and POF0 dialect, compare every field of
+every record with the library.
 
 The compiler is found as the ``kaitai-struct-compiler`` command (the Java CLI)
 or as the npm package of the same name (``npm install -g kaitai-struct-compiler``,
@@ -20,7 +21,7 @@ import pytest
 import scipy.spatial
 
 import regn
-from regn.format.layout import PORTAL_PAIRS
+from regn.format import layout, pof0
 
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("kaitaistruct")
@@ -34,6 +35,8 @@ KSC.compile('python', spec, null, false).then(files => {
     fs.writeFileSync(path.join(process.argv[4], name), text);
 }).catch(e => { console.error(String(e)); process.exit(1); });
 """
+#: The generated module: named after the spec's meta/id, never ``regn``.
+MODULE = "regn_object.py"
 
 
 def _ksy_text():
@@ -54,15 +57,15 @@ def _npm_package():
 
 
 def _compile(outdir):
-    """Compile regn.ksy to Python in ``outdir``; returns the generated file or None."""
+    """Compile regn.ksy to Python in ``outdir``; the generated file, or None."""
     ksy = outdir / "regn.ksy"
     ksy.write_text(_ksy_text())
     cli = shutil.which("kaitai-struct-compiler") or shutil.which("ksc")
     if cli:
         r = subprocess.run([cli, "-t", "python", "--outdir", str(outdir), str(ksy)],
                            capture_output=True, text=True, timeout=300)
-        if r.returncode == 0 and (outdir / "regn.py").exists():
-            return outdir / "regn.py"
+        if r.returncode == 0 and (outdir / MODULE).exists():
+            return outdir / MODULE
     pkg = _npm_package()
     if pkg is None:
         return None
@@ -72,7 +75,8 @@ def _compile(outdir):
                         str(outdir / "spec.json"), str(outdir)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"kaitai-struct-compiler failed on regn.ksy:\n{r.stderr}"
-    return outdir / "regn.py"
+    assert (outdir / MODULE).exists(), sorted(os.listdir(outdir))
+    return outdir / MODULE
 
 
 @pytest.fixture(scope="module")
@@ -88,16 +92,29 @@ def ksy_module(tmp_path_factory):
     return mod
 
 
+
 def test_ksy_is_valid_yaml_with_marks():
     spec = yaml.safe_load(_ksy_text())
-    assert spec["meta"]["endian"] == "be"
+    assert spec["meta"]["id"] == "regn_object"
     text = _ksy_text()
     for mark in ("[seed]", "[inferred]", "[unknown"):
         assert mark in text
-    assert "4 bytes" in spec["types"]["pof0_entry"]["doc"]
-    for t in ("chunk_header", "pof0_table", "pof0_entry", "data_header", "tet", "face",
-              "cell", "item", "ref"):
-        assert t in spec["types"]
+    types = spec["types"]["object"]["types"]
+    for t in ("chunk_header", "pof0_chunk", "pof0_table", "pof0_entry", "data_header", "tet",
+              "face", "cell", "item", "ref"):
+        assert t in types
+
+
+def test_generated_module_does_not_shadow_the_library(ksy_module, tmp_path):
+    """Compiled next to a script, the spec's module is ``regn_object``: the
+    script's ``import regn`` still finds the library."""
+    assert os.path.basename(ksy_module.__file__) == MODULE
+    shutil.copy(ksy_module.__file__, tmp_path / MODULE)
+    script = "import regn, regn_object; print(regn.load.__module__, regn_object.RegnObject.__name__)"
+    r = subprocess.run([os.sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["regn.io", "RegnObject"]
 
 
 def _mesh(seed, n, drop, dims):
@@ -112,65 +129,74 @@ def _mesh(seed, n, drop, dims):
     return regn.build(pts, tets, bbox=(lo, hi), dims=dims)
 
 
-@pytest.fixture(scope="module", params=[(0, 80, 0, (4, 4, 4)), (1, 150, 40, (6, 3, 5))])
+@pytest.fixture(scope="module", params=[(0, 40, 0, (3, 3, 3)), (1, 150, 40, (6, 3, 5))],
+                ids=["short-table", "long-entries"])
 def built(request):
     m = _mesh(*request.param)
-    return regn.loads(m.dumps())
+    gap = int(np.diff(m.expected_pointer_words()).max())
+    # the second map needs long POF0 entries, so its two dialects differ
+    assert (gap >= 1 << 14) == (request.param[1] == 150), gap
+    return m
 
 
-def _f32(x):
-    return np.asarray(x, dtype=np.float32)
+def _kaitai_value(v):
+    """A parsed Kaitai value as plain Python: vectors and pairs as lists."""
+    if isinstance(v, list):
+        return [_kaitai_value(x) for x in v]
+    if hasattr(v, "_read"):                       # vec3, vec4, portal_pair
+        return [getattr(v, c) for c in ("x", "y", "z", "w", "cost", "aux") if hasattr(v, c)]
+    return v
 
 
-def test_kaitai_agrees_with_library(ksy_module, built):
-    m = built
-    data_bytes = m.dumps()
-    k = ksy_module.Regn.from_bytes(data_bytes)
-    assert k.chunk.tag == "REGN" and k.pof0.header.tag == "POF0"
-    d = k.data
-    h = d.header
-    assert tuple(h.counts) == tuple(m.counts)
-    assert tuple(h.dims) == tuple(m.dims)
-    assert tuple(h.section_ptrs) == tuple(int(x) for x in m.parts.section_offsets)
-    np.testing.assert_array_equal(_f32(h.bbox_min[:3]), _f32(m.bbox_min))
-    np.testing.assert_array_equal(_f32(h.cell_size), _f32(m.cell_size))
-    # vertices
-    kv = np.array([[v.x, v.y, v.z] for v in d.vertices], dtype=np.float32)
-    np.testing.assert_array_equal(kv, _f32(m.vertices))
-    # tetrahedra: vertices, faces, portal costs
-    kt = d.tets
-    assert len(kt) == m.n_tets
-    np.testing.assert_array_equal(np.array([t.verts for t in kt]), m.tets)
-    np.testing.assert_array_equal(np.array([t.faces for t in kt]), m.tet_faces)
-    portal = np.array([[[p.cost, p.aux] for p in t.portal] for t in kt], dtype=np.float32)
-    np.testing.assert_array_equal(portal, _f32(m.portal_costs))
-    assert portal.shape == (m.n_tets, len(PORTAL_PAIRS), 2)
-    np.testing.assert_array_equal(np.array([[t.centre.x, t.centre.y, t.centre.z] for t in kt],
-                                           dtype=np.float32), _f32(m.tet_centres))
-    # faces
-    kf = d.faces
-    assert len(kf) == m.n_faces
-    assert [f.own for f in kf] == list(range(m.n_faces))
-    ft = np.array([[f.tet_a, -1 if f.is_boundary else f.tet_b] for f in kf])
-    np.testing.assert_array_equal(ft, m.face_tets)
-    np.testing.assert_array_equal(np.array([[f.normal.x, f.normal.y, f.normal.z] for f in kf],
-                                           dtype=np.float32), _f32(m.face_normals))
-    assert all(f.w == 1.0 for f in kf)
-    assert d.face_sentinels == bytes(96)
-    # grid: cells -> items -> refs -> tets
-    cell_item = np.array([c.item_index if c.item_ptr else -1 for c in d.cells])
+def _assert_field(got, want, what):
+    want = np.asarray(want)
+    if want.dtype.kind == "S":
+        assert [g.encode() for g in np.ravel(got)] == list(np.ravel(want)), what
+        return
+    got = np.asarray(got, dtype=want.dtype.newbyteorder("=")).reshape(want.shape)
+    np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+@pytest.mark.parametrize("order", [">", "<"], ids=["big", "little"])
+@pytest.mark.parametrize("dialect", [3, 4])
+def test_kaitai_agrees_with_library(ksy_module, built, order, dialect):
+    """Every field of every record, both chunk headers, the POF0 words and the
+    grid's pointers, for an object the library wrote in this byte order and
+    POF0 dialect."""
+    data = built.dumps(byte_order=order, pof0_dialect=dialect)
+    m = regn.loads(data)
+    k = ksy_module.RegnObject.from_bytes(data)
+    assert k.is_le == (order == "<")
+    o = k.object
+    assert o.pof0_dialect == m.pof0_dialect           # read from the bytes, as regn does
+    assert o.chunk.tag == "REGN" and o.pof0.header.tag == "POF0"
+    chunk = np.frombuffer(data, layout.dtype_for("chunk_header", order), 1, 0)[0]
+    for name in chunk.dtype.names:
+        _assert_field(_kaitai_value(getattr(o.chunk, name)), chunk[name], f"chunk.{name}")
+    header = np.frombuffer(data, layout.display_dtype("header", order), 1, 0x10)[0]
+    for name in header.dtype.names:
+        _assert_field(_kaitai_value(getattr(o.data.header, name)), header[name], name)
+    for k_sec, section in enumerate(layout.SECTION_NAMES):
+        records = m.sections[section].view(layout.display_dtype(section, order))
+        got = getattr(o.data, section)
+        assert len(got) == len(records) == m.counts[k_sec]
+        for name in records.dtype.names:
+            values = [_kaitai_value(getattr(r, name)) for r in got]
+            _assert_field(values, records[name], f"{section}.{name}")
+    assert o.data.face_sentinels == bytes(96)
+    # the grid's pointers, followed: cell -> item -> references -> tetrahedra
+    cell_item = np.array([c.item_index if c.item_ptr else -1 for c in o.data.cells])
     np.testing.assert_array_equal(cell_item, m.cell_item)
-    assert [it.n for it in d.items] == [int(x) for x in np.diff(
-        np.append(m.item_ref_start, m.n_refs))]
-    np.testing.assert_array_equal(np.array([r.tet_index for r in d.refs]), m.ref_tet)
+    np.testing.assert_array_equal([it.first_ref for it in o.data.items], m.item_ref_start)
+    np.testing.assert_array_equal([r.tet_index for r in o.data.refs], m.ref_tet)
     indptr, indices = m.grid_csr
     for c in np.flatnonzero(cell_item >= 0)[:50]:
-        cell = d.cells[c]
-        got = [r.tet_index for r in cell.item.refs]
+        got = [r.tet_index for r in o.data.cells[c].item.refs]
         assert got == list(indices[indptr[c]:indptr[c + 1]])
+    assert [f.is_boundary for f in o.data.faces] == list(m.face_tets[:, 1] < 0)
     # POF0: the running sums of the deltas are the library's pointer words
-    deltas = [e.delta for e in k.pof0.table.entries if not e.is_end]
-    from regn.format import pof0
+    deltas = [e.delta for e in o.pof0.table.entries if not e.is_end]
     lib = pof0.decode(bytes(m.parts.pof0_body), m.pof0_dialect).words
     np.testing.assert_array_equal(np.cumsum(deltas), lib)
     np.testing.assert_array_equal(np.cumsum(deltas), m.expected_pointer_words())
+    assert o.trailer == bytes(m.trailer)

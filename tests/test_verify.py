@@ -14,7 +14,6 @@ from regn.format import pof0
 from regn.format.layout import PORTAL_PAIRS, field_offsets
 from regn.checks import VerifyReport, verify
 from conftest import random_map
-import reference as ref
 
 DATA = 0x10
 TOP_KEYS = {"path", "ok", "byte_order", "pof0_dialect", "roundtrip_identical", "checks"}
@@ -381,12 +380,18 @@ def test_check_names_are_the_documented_stable_list(base):
     assert not r.ok
 
 
-def _pairs(cells_tets):
-    """grid_membership's result as a list of (cell, tet) pairs, checking it
-    comes sorted by cell, then tetrahedron, without repeats."""
-    pairs = list(zip(cells_tets[0].tolist(), cells_tets[1].tolist()))
-    assert pairs == sorted(set(pairs))
-    return pairs
+def _brute_force_membership(pts, bbox_min, cell_size, dims):
+    """Every (cell, tet) pair through the full separating-axis test."""
+    from geometry_reference import tets_intersect_boxes
+    from regn.geometry import cell_bounds
+    from regn.tolerances import TOUCH_REL
+    n_c, n_t = int(np.prod(dims)), len(pts)
+    cells = np.repeat(np.arange(n_c), n_t)
+    tets = np.tile(np.arange(n_t), n_c)
+    lo, hi = cell_bounds(cells, bbox_min, cell_size, dims)
+    eps = TOUCH_REL * float(np.max(cell_size * np.array(dims)))
+    hit = tets_intersect_boxes(pts[tets], lo, hi, eps)
+    return cells[hit], tets[hit]
 
 
 def _snapped_map(seed, dims, step):
@@ -409,31 +414,37 @@ def _snapped_map(seed, dims, step):
 @pytest.mark.parametrize("seed,dims", [(2, (10, 10, 10)), (9, (7, 5, 3)), (4, (1, 1, 1))])
 def test_grid_membership_matches_brute_force(seed, dims):
     """The shortcut-taking grid rule gives exactly the pairs the full
-    separating-axis test (tests/reference.py) gives on every (cell, tet) pair."""
+    separating-axis test gives on every (cell, tet) pair."""
     from regn.geometry import grid_membership
     m = random_map(150, seed=seed, dims=dims)
-    want = ref.pairs_met(m.tet_points, m.bbox_min, m.cell_size, m.dims)
-    assert _pairs(grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)) == \
-        sorted(want)
-    assert want
+    want = _brute_force_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    got = grid_membership(m.tet_points, m.bbox_min, m.cell_size, m.dims)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert len(want[0])
 
 
 @pytest.mark.parametrize("seed,dims,step", [(1, (6, 6, 6), 1.0), (2, (5, 4, 6), 0.5),
                                             (5, (4, 4, 4), 0.25)])
 def test_grid_membership_touching_cases(seed, dims, step):
     """Vertices on cell planes (tets touching cell faces, edges and corners
-    exactly): the kernel and the brute force agree."""
+    exactly): the kernel, the numpy rule and the brute force agree."""
+    from geometry_reference import grid_membership_reference
     from regn.geometry import grid_membership
     m = _snapped_map(seed, dims, step)
     args = (m.tet_points, m.bbox_min, m.cell_size, m.dims)
-    assert _pairs(grid_membership(*args)) == sorted(ref.pairs_met(*args))
+    fast = grid_membership(*args)
+    slow = grid_membership_reference(*args)
+    want = _brute_force_membership(*args)
+    for got in (fast, slow):
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert verify(m, strict=True).ok
 
 
 def test_grid_membership_hostile_inputs():
     """NaN / inf / huge coordinates and a grid they overflow: no crash, no
-    hang, a well-formed result; the work stays on the clipped cell ranges;
-    the tetrahedra without hostile numbers get the brute force's pairs."""
+    hang, the kernel agrees with the numpy rule; the work stays on the
+    clipped cell ranges."""
+    from geometry_reference import grid_membership_reference
     from regn.geometry import grid_membership
     m = random_map(80, seed=3, dims=(6, 5, 4))
     pts = m.tet_points.copy()
@@ -446,12 +457,10 @@ def test_grid_membership_hostile_inputs():
                            (m.bbox_min * 1e290, m.cell_size * 1e290),
                            (m.bbox_min, np.array([1e-300, 1.0, 1e300]))):
         with np.errstate(all="ignore"):
-            got = _pairs(grid_membership(pts, bbox_min, cell, m.dims))
-        assert all(0 <= c < m.n_cells and 0 <= t < len(pts) for c, t in got)
-        if bbox_min is m.bbox_min and cell is m.cell_size:
-            tame = [(c, t) for c, t in got if t >= 5]
-            want = ref.pairs_met(pts[5:], bbox_min, cell, m.dims)
-            assert tame == sorted((c, t + 5) for c, t in want)
+            slow = grid_membership_reference(pts, bbox_min, cell, m.dims)
+        with np.errstate(all="ignore"):
+            fast = grid_membership(pts, bbox_min, cell, m.dims)
+        assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
 
 
 def test_trivial_map_passes_strict(trivial_map):

@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 
 import regn
-from regn.builder.generate import DEMO_DIMS, demo_field, from_mesh_file, generate
-from regn.builder.obstacles import (Sphere, TriangleMesh, load_obstacle_mesh, load_spheres,
-                                  point_tet_distance, random_asteroid_field,
-                                  tets_intersect_sphere)
-from regn.builder.world import (clearance_violations, free_volume_coverage, tet_components,
-                              tetrahedralize_free_space)
+from regn.builder.from_meshio import from_mesh_file
+from regn.builder.generate import DEMO_DIMS, demo_field, generate
+from regn.builder.obstacles import Sphere, TriangleMesh, random_asteroid_field
+from regn.builder.world import (clearance_violations, free_volume_coverage,
+                                tetrahedralize_free_space)
+from regn.geometry.distance import point_tet_distance, tets_intersect_balls
+from regn.geometry.graph import tet_components
+from regn.inputs.obstacles import load_obstacle_mesh, load_spheres
 from regn.errors import BuildError, LimitError, RegnError
 
 
@@ -79,8 +81,8 @@ def test_tet_sphere_test_is_exact_against_dense_sampling():
     # the predicate flips exactly at the exact distance
     for c, t, d in zip(centres, tp, exact):
         if d > 0:
-            assert tets_intersect_sphere(t[None], c, d * (1 + 1e-9))[0]
-            assert not tets_intersect_sphere(t[None], c, d * (1 - 1e-6))[0]
+            assert tets_intersect_balls(t[None], c[None], [d * (1 + 1e-9)])[0]
+            assert not tets_intersect_balls(t[None], c[None], [d * (1 - 1e-6)])[0]
 
 
 def test_triangle_mesh_test_matches_distance_to_a_box():

@@ -20,7 +20,7 @@ _API = {
     "build": "regn.builder.tetmesh",
     "generate": "regn.builder.generate",
     "verify": "regn.checks",
-    "from_meshio": "regn.export.meshio_io",
+    "from_meshio": "regn.builder.from_meshio",
     "RegnError": "regn.errors", "FormatError": "regn.errors",
     "LimitError": "regn.errors", "BuildError": "regn.errors",
     "QueryError": "regn.errors", "ExportError": "regn.errors",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
+from ._atomic import atomic_write
 from .errors import FormatError, RegnError
 from .format.reader import parse
-from .format.writer import atomic_write
 from .mesh import Mesh
 
 

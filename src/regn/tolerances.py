@@ -43,3 +43,11 @@ FLAT_SIN2 = 1e-14
 #: A segment's exit fraction past 1 + SEGMENT_END_TOL means the walk went
 #: past the segment's end point.
 SEGMENT_END_TOL = 1e-12
+
+#: Two segments are parallel (their closest points solved on the ends) when
+#: the squared sine of the angle between them is below this.
+PARALLEL_SIN2 = 1e-14
+
+#: The builder merges sample points closer than this fraction of the box's
+#: diagonal (keeping the first: corners, walls, lattice, shells).
+SAMPLE_MERGE_REL = 1e-5

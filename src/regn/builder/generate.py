@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
-from ..errors import BuildError, LimitError, RegnError
+from ..errors import LimitError
+from ..geometry.graph import components
 from .obstacles import random_asteroid_field
 from .world import (ADVICE, clearance_violations, free_volume_coverage,
                     tetrahedralize_free_space)
@@ -83,14 +83,7 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=1.0, see
                                samples=coverage_samples, seed=0) if coverage_samples else {}
     seconds["coverage"] = time.perf_counter() - t3
     seconds["total"] = time.perf_counter() - t0
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    nb = np.asarray(mesh.neighbors)
-    a = np.repeat(np.arange(len(nb)), 4)
-    b = nb.ravel()
-    ok = b >= 0
-    g = coo_matrix((np.ones(int(ok.sum())), (a[ok], b[ok])), shape=(len(nb), len(nb)))
-    n_comp = int(connected_components(g, directed=False)[0])
+    n_comp = components(mesh.neighbors)[0]
     report.update({
         "vertices": int(mesh.n_vertices), "tets": int(mesh.n_tets),
         "faces": int(mesh.n_faces), "cells": int(mesh.n_cells), "refs": int(mesh.n_refs),
@@ -105,29 +98,4 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=1.0, see
     return mesh
 
 
-def from_mesh_file(path, bbox=None, dims=None):
-    """A :class:`regn.Mesh` from any tetrahedral mesh meshio reads
-    (.msh .vtu .vtk .mesh ...); only tetra cells are used."""
-    import meshio
-    from .tetmesh import build
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise RegnError(f"{path}: no such file")
-    try:
-        m = meshio.read(path)
-    except Exception as e:      # meshio raises many kinds
-        raise RegnError(f"{path}: cannot read with meshio: {e}") from None
-    tets = [np.asarray(c.data) for c in m.cells if c.type == "tetra"]
-    if not tets:
-        kinds = sorted({c.type for c in m.cells}) or ["none"]
-        raise BuildError(f"{path}: no tetra cells (cells: {', '.join(kinds)})")
-    tets = np.concatenate(tets).astype(np.int64)
-    pts = np.asarray(m.points, np.float64)
-    if pts.shape[1] == 2:
-        raise BuildError(f"{path}: 2-D points; a tetrahedral mesh needs 3-D")
-    pts = pts[:, :3]
-    used, inv = np.unique(tets.ravel(), return_inverse=True)
-    return build(pts[used], inv.reshape(-1, 4), bbox=bbox, dims=dims)
-
-
-__all__ = ["generate", "demo_field", "from_mesh_file", "DEMO_DIMS"]
+__all__ = ["generate", "demo_field", "DEMO_DIMS"]

@@ -8,20 +8,24 @@ cell box). The same input always gives the same bytes.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..errors import BuildError, LimitError
 from ..format import pof0
 from ..format.layout import (BIG, NO_SLOT, NO_TET, PORTAL_PAIRS, U16_MAX,
                              dtype_for)
-from ..geometry import (degenerate_threshold, face_slot_vertices, grid_membership,
-                        signed_volumes)
+from ..geometry.grid import cell_ijk, grid_membership
+from ..geometry.tets import (FACE_SLOTS, degenerate_threshold, face_keys,
+                             signed_volumes, sorted_face_vertices)
 from ..mesh import Mesh
 
 #: Grid defaults, the disc's conventions: cells of about 10 km, at most 10 per axis.
 DEFAULT_CELL = 10_000.0
 MAX_DIMS = 10
-_F32_ONE_BITS = 0x3F800000
+#: A face record's ``w`` word: 1.0 as float32 bits.
+_W_ONE = np.float32(1.0).view(np.uint32)
 
 
 def _limit(count, what, hint):
@@ -83,6 +87,34 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     more than two tetrahedra, bad indices or non-finite positions, and
     :class:`LimitError` for a count past the format's u16 limit.
     """
+    v32, tets = _checked_input(vertices, tets)
+    v = v32.astype(np.float64)                  # every derived value uses stored positions
+    tets = _oriented(v, tets)
+    pts = v[tets]                               # (T,4,3)
+    faces = _matched_faces(tets)
+    face_rec, centroid = _face_records(pts, faces, byte_order)
+    tet_rec = _tet_records(pts, tets, faces, centroid, byte_order)
+    lo, hi, cell, dims = _grid_box(v, bbox, dims)
+    grid = _grid_records(pts, lo, cell, dims, byte_order)
+
+    header = np.zeros(1, dtype=dtype_for("header", byte_order))[0]
+    header["bbox_min"] = [*lo, 1.0]
+    header["bbox_max"] = [*hi, 1.0]
+    header["extent"] = hi - lo
+    header["cell_size"] = cell
+    header["dims"] = dims
+    vert_rec = np.zeros(len(v32), dtype=dtype_for("vertices", byte_order))
+    vert_rec["xyz"] = v32
+    sections = {"vertices": vert_rec, "tets": tet_rec, "faces": face_rec,
+                "cells": grid.cells, "items": grid.items, "refs": grid.refs}
+    return Mesh(header=header, sections=sections, cell_item=grid.cell_item,
+                item_ref_start=grid.ref_start, ref_tet=grid.ref_tets,
+                byte_order=byte_order, pof0_dialect=pof0_dialect)
+
+
+def _checked_input(vertices, tets):
+    """(float32 vertices (V,3), int64 tets (T,4)) after checking shapes,
+    indices, finiteness, repeated vertices and the u16 limits."""
     verts = np.asarray(vertices, dtype=np.float64)
     tets = np.asarray(tets)
     if verts.ndim != 2 or verts.shape[1] != 3:
@@ -102,11 +134,12 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     if len(tets) and np.any(np.sort(tets, axis=1)[:, 1:] == np.sort(tets, axis=1)[:, :-1]):
         t = int(np.argmax(np.any(np.diff(np.sort(tets, axis=1), axis=1) == 0, axis=1)))
         raise BuildError(f"tetrahedron {t} repeats a vertex: {tets[t].tolist()}")
+    return verts.astype(np.float32), tets
 
-    v32 = verts.astype(np.float32)
-    v = v32.astype(np.float64)                  # every derived value uses stored positions
 
-    # --- orientation -----------------------------------------------------------
+def _oriented(v, tets):
+    """``tets`` with every inverted tetrahedron's last two vertices swapped;
+    BuildError for a degenerate one."""
     vol = signed_volumes(v[tets])
     tiny = np.abs(vol) <= degenerate_threshold(v[tets])
     if tiny.any():
@@ -116,79 +149,95 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     flip = vol < 0
     tets = tets.copy()
     tets[flip, 2], tets[flip, 3] = tets[flip, 3].copy(), tets[flip, 2].copy()
-    n_t = len(tets)
-    pts = v[tets]                                # (T,4,3)
+    return tets
 
-    # --- faces: slot k opposite vertex k, numbered by first appearance ---------
-    fs = face_slot_vertices()
-    tri = np.sort(tets[:, fs], axis=2).reshape(-1, 3)       # (4T,3) in tet/slot order
-    key = (tri[:, 0] * (1 << 16) + tri[:, 1]) * (1 << 16) + tri[:, 2]
-    uniq, first, inverse, count = np.unique(key, return_index=True, return_inverse=True,
-                                            return_counts=True)
+
+class _Faces(NamedTuple):
+    """The faces of a tetrahedral mesh, numbered by first appearance."""
+    tet_faces: np.ndarray   # (T,4) face index in each face slot
+    tet_a: np.ndarray       # (F,) the first tetrahedron listing each face ...
+    slot_a: np.ndarray      # (F,) ... and the face's slot in it
+    has_b: np.ndarray       # (F,) a second tetrahedron lists it
+    pos_b: np.ndarray       # (F,) 4 * tetrahedron + slot of that listing, or -1
+
+
+def _matched_faces(tets) -> _Faces:
+    """Faces (slot k opposite vertex k) numbered by first appearance in
+    tetrahedron/slot order; each face's two listings, in order of
+    appearance: A first, B second. BuildError for a face listed by three."""
+    uniq, first, inverse, count = np.unique(face_keys(tets), return_index=True,
+                                            return_inverse=True, return_counts=True)
     if np.any(count > 2):
         f = int(np.argmax(count > 2))
-        raise BuildError(f"non-manifold face {tri[first[f]].tolist()}: shared by "
+        tri = sorted_face_vertices(tets)[first[f]]
+        raise BuildError(f"non-manifold face {tri.tolist()}: shared by "
                          f"{int(count[f])} tetrahedra (at most 2)")
     rank = np.empty(len(uniq), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
     face_of = rank[inverse.ravel()]                          # (4T,) face index
     n_f = len(uniq)
     _limit(n_f, "faces", "use a coarser mesh")
-    tet_faces = face_of.reshape(n_t, 4)
-
-    # The two listings of each face, in order of appearance: A first, B second.
     order = np.argsort(face_of, kind="stable")
-    pos_sorted = order
-    f_sorted = face_of[order]
-    starts = np.searchsorted(f_sorted, np.arange(n_f))
-    pos_a = pos_sorted[starts]
+    starts = np.searchsorted(face_of[order], np.arange(n_f))
+    pos_a = order[starts]
     has_b = np.bincount(face_of, minlength=n_f) == 2
     pos_b = np.full(n_f, -1, dtype=np.int64)
-    pos_b[has_b] = pos_sorted[starts[has_b] + 1]
-    tet_a, slot_a = pos_a // 4, pos_a % 4
+    pos_b[has_b] = order[starts[has_b] + 1]
+    return _Faces(face_of.reshape(len(tets), 4), pos_a // 4, pos_a % 4, has_b, pos_b)
 
-    # --- planes: normal out of A, d with n.p + d = 0, p = centroid ---------------
-    face_pts = pts[tet_a][np.arange(n_f)[:, None], fs[slot_a]]       # (F,3,3)
+
+def _face_records(pts, faces, byte_order):
+    """The face records (planes: normal out of A, n.p + d = 0 at the
+    centroid p) and the (F,3) centroids."""
+    n_f = len(faces.tet_a)
+    face_pts = pts[faces.tet_a][np.arange(n_f)[:, None], FACE_SLOTS[faces.slot_a]]  # (F,3,3)
     centroid = face_pts.mean(axis=1)
     normal = np.cross(face_pts[:, 1] - face_pts[:, 0], face_pts[:, 2] - face_pts[:, 0])
     normal /= np.linalg.norm(normal, axis=1, keepdims=True)
-    inward = pts[tet_a, slot_a] - centroid
+    inward = pts[faces.tet_a, faces.slot_a] - centroid
     normal[np.einsum("ij,ij->i", normal, inward) > 0] *= -1
-    d = -np.einsum("ij,ij->i", normal, centroid)
+    rec = np.zeros(n_f, dtype=dtype_for("faces", byte_order))
+    rec["normal"] = normal
+    rec["d"] = -np.einsum("ij,ij->i", normal, centroid)
+    rec["point"] = centroid
+    rec["w"] = _W_ONE
+    rec["own"] = np.arange(n_f)
+    rec["tet_a"] = faces.tet_a
+    rec["slot_a"] = faces.slot_a
+    rec["tet_b"] = np.where(faces.has_b, faces.pos_b // 4, NO_TET)
+    rec["slot_b"] = np.where(faces.has_b, faces.pos_b % 4, NO_SLOT)
+    return rec, centroid
 
-    faces = np.zeros(n_f, dtype=dtype_for("faces", byte_order))
-    faces["normal"] = normal
-    faces["d"] = d
-    faces["point"] = centroid
-    faces["w"] = _F32_ONE_BITS
-    faces["own"] = np.arange(n_f)
-    faces["tet_a"] = tet_a
-    faces["slot_a"] = slot_a
-    faces["tet_b"] = np.where(has_b, pos_b // 4, NO_TET)
-    faces["slot_b"] = np.where(has_b, pos_b % 4, NO_SLOT)
 
-    # --- tetrahedra: centre, radius, portal costs ------------------------------
+def _tet_records(pts, tets, faces, centroid, byte_order):
+    """The tetrahedron records: centre, radius, vertices, faces and portal
+    costs (the distance between two face centroids, stored as float32
+    rounded *up*: every cost is then at least the centroid distance a
+    reader computes, so the Euclidean search bound is admissible and a
+    path's centroid polyline is never longer than its cost; aux is 0 where
+    either face is on the boundary)."""
     centre = pts.mean(axis=1)
     radius = np.linalg.norm(pts - centre[:, None, :], axis=2).max(axis=1)
-    fc = centroid[tet_faces]                                 # (T,4,3)
-    boundary = ~has_b[tet_faces]                             # (T,4)
+    fc = centroid[faces.tet_faces]                           # (T,4,3)
+    boundary = ~faces.has_b[faces.tet_faces]                 # (T,4)
     pairs = np.array(PORTAL_PAIRS)
     cost = np.linalg.norm(fc[:, pairs[:, 0]] - fc[:, pairs[:, 1]], axis=2)   # (T,6)
-    # stored as float32 rounded *up*: every cost is then at least the centroid
-    # distance a reader computes, so the Euclidean search bound is admissible
-    # and a path's centroid polyline is never longer than its cost
     cost32 = cost.astype(np.float32)
     cost = np.where(cost32 < cost, np.nextafter(cost32, np.float32(np.inf)), cost32)
     cost = cost.astype(np.float64)
     either_boundary = boundary[:, pairs[:, 0]] | boundary[:, pairs[:, 1]]
-    tet_rec = np.zeros(n_t, dtype=dtype_for("tets", byte_order))
-    tet_rec["centre"] = centre
-    tet_rec["radius"] = radius
-    tet_rec["verts"] = tets
-    tet_rec["faces"] = tet_faces
-    tet_rec["portal"] = np.stack([cost, np.where(either_boundary, 0.0, cost)], axis=2)
+    rec = np.zeros(len(tets), dtype=dtype_for("tets", byte_order))
+    rec["centre"] = centre
+    rec["radius"] = radius
+    rec["verts"] = tets
+    rec["faces"] = faces.tet_faces
+    rec["portal"] = np.stack([cost, np.where(either_boundary, 0.0, cost)], axis=2)
+    return rec
 
-    # --- grid --------------------------------------------------------------------
+
+def _grid_box(v, bbox, dims):
+    """``(lo, hi, cell, dims)``: the header box and cell size (see
+    :func:`grid_frame`) around ``bbox`` (default the vertices' bounds)."""
     if bbox is None:
         lo, hi = (v.min(axis=0), v.max(axis=0)) if len(v) else (np.zeros(3), np.ones(3))
     else:
@@ -202,9 +251,23 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     dims = tuple(int(x) for x in dims)
     if len(dims) != 3 or min(dims) < 1:
         raise BuildError(f"grid dims must be three positive integers, got {dims}")
-    n_cells = dims[0] * dims[1] * dims[2]
-    _limit(n_cells, "grid cells", "use fewer cells per axis (--dims)")
+    _limit(dims[0] * dims[1] * dims[2], "grid cells", "use fewer cells per axis (--dims)")
     lo, hi, cell = grid_frame(lo, hi, dims)
+    return lo, hi, cell, dims
+
+
+class _Grid(NamedTuple):
+    cells: np.ndarray       # section 3 records
+    items: np.ndarray       # section 4 records
+    refs: np.ndarray        # section 5 records (pointers filled in by the writer)
+    cell_item: np.ndarray   # (C,) item index of each cell, -1 for none
+    ref_start: np.ndarray   # (I,) first reference of each item
+    ref_tets: np.ndarray    # (R,) tetrahedron of each reference
+
+
+def _grid_records(pts, lo, cell, dims, byte_order) -> _Grid:
+    """The grid: every tetrahedron listed in each closed cell box it meets."""
+    n_cells = dims[0] * dims[1] * dims[2]
     ref_cells, ref_tets = grid_membership(pts, lo, cell, dims)
     _limit(len(ref_tets), "cell references",
            "use a coarser mesh or fewer cells (--dims / --detail)")
@@ -215,26 +278,12 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     cells = np.zeros(n_cells, dtype=dtype_for("cells", byte_order))
     cells["count"] = cell_item >= 0
     items = np.zeros(len(occupied), dtype=dtype_for("items", byte_order))
-    nx, ny, _ = dims
-    ijk = np.stack([occupied % nx, (occupied // nx) % ny, occupied // (nx * ny)], axis=1)
-    cell_centre = lo + (ijk + 0.5) * cell
+    # the builder's reading of the unknown item words: cell centre, diagonal
+    cell_centre = lo + (cell_ijk(occupied, dims) + 0.5) * cell
     unknown = np.concatenate([cell_centre, np.full((len(occupied), 1),
                                                    np.linalg.norm(cell))], axis=1)
     items["unknown"] = unknown.astype(np.float32).view(np.uint32)
     items["n"] = per_cell
     items["cell_index"] = occupied
     refs = np.zeros(len(ref_tets), dtype=dtype_for("refs", byte_order))
-
-    header = np.zeros(1, dtype=dtype_for("header", byte_order))[0]
-    header["bbox_min"] = [*lo, 1.0]
-    header["bbox_max"] = [*hi, 1.0]
-    header["extent"] = hi - lo
-    header["cell_size"] = cell
-    header["dims"] = dims
-    vert_rec = np.zeros(len(v32), dtype=dtype_for("vertices", byte_order))
-    vert_rec["xyz"] = v32
-    sections = {"vertices": vert_rec, "tets": tet_rec, "faces": faces,
-                "cells": cells, "items": items, "refs": refs}
-    return Mesh(header=header, sections=sections, cell_item=cell_item,
-                item_ref_start=ref_start, ref_tet=ref_tets, byte_order=byte_order,
-                pof0_dialect=pof0_dialect)
+    return _Grid(cells, items, refs, cell_item, ref_start, ref_tets)

@@ -19,29 +19,16 @@ from scipy.spatial import Delaunay, cKDTree
 
 from ..errors import BuildError, LimitError
 from ..format.layout import U16_MAX
-from ..geometry import degenerate_threshold, signed_volumes
-from .obstacles import (Sphere, TriangleMesh, points_in_obstacles,
-                        tets_intersect_obstacles)
+from ..geometry.graph import tet_components
+from ..geometry.sampling import fibonacci_sphere
+from ..geometry.tets import (degenerate_threshold, edge_lengths, face_keys,
+                             locate_in_tets, signed_volumes)
+from ..tolerances import DEGENERATE_REL, SAMPLE_MERGE_REL
+from .obstacles import Sphere, TriangleMesh, obstacles_contain, tets_intersect_obstacles
 
 
 def _inflate(obstacles, r):
     return [ob.inflated(r) for ob in obstacles]
-
-
-def obstacles_contain(obstacles, points, d=0.0):
-    """(N,) whether points lie within ``d`` of any obstacle (inside counts)."""
-    p = np.asarray(points, np.float64).reshape(-1, 3)
-    if not obstacles or not len(p):
-        return np.zeros(len(p), dtype=bool)
-    return points_in_obstacles(p, list(obstacles), d)
-
-
-def _fib(n, phase=0.0):
-    i = np.arange(n) + 0.5
-    z = 1 - 2 * i / n
-    rho = np.sqrt(np.maximum(0.0, 1 - z * z))
-    th = np.pi * (3 - np.sqrt(5)) * i + phase
-    return np.stack([rho * np.cos(th), rho * np.sin(th), z], axis=1)
 
 
 def _sphere_shells(ob, spacing, offsets):
@@ -51,7 +38,8 @@ def _sphere_shells(ob, spacing, offsets):
     n = int(np.clip(np.ceil(4 * np.pi * (R * (1 + offsets[0])) ** 2 / spacing ** 2 * 1.1),
                     12, 4000))
     c = np.asarray(ob.centre, np.float64)
-    return np.vstack([c + R * (1 + eps) * _fib(n, 0.5 * k) for k, eps in enumerate(offsets)])
+    return np.vstack([c + R * (1 + eps) * fibonacci_sphere(n, 0.5 * k)
+                      for k, eps in enumerate(offsets)])
 
 #: Interior lattice cells per axis (for a cube) at detail 1.
 BASE_LATTICE = 10
@@ -151,40 +139,15 @@ def _obstacle_scale(ob):
     return 0.25 * float(np.linalg.norm(hi - lo))
 
 
-def _face_keys(tets):
-    """(4T,) one int64 per face (sorted vertex triple), slot k opposite vertex k."""
-    f = np.sort(tets[:, [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]]], axis=2).reshape(-1, 3)
-    n = np.int64(max(int(tets.max()) + 1, 1)) if len(tets) else np.int64(1)
-    return (f[:, 0] * n + f[:, 1]) * n + f[:, 2]
-
-
-def tet_components(tets):
-    """``(n, labels)``: connected components of tetrahedra sharing a face."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    t = np.asarray(tets, np.int64)
-    if not len(t):
-        return 0, np.zeros(0, dtype=np.int64)
-    _, inv = np.unique(_face_keys(t), return_inverse=True)
-    inv = inv.ravel()
-    order = np.argsort(inv, kind="stable")
-    si = inv[order]
-    same = np.flatnonzero(si[1:] == si[:-1])
-    a, b = order[same] // 4, order[same + 1] // 4
-    g = coo_matrix((np.ones(len(a)), (a, b)), shape=(len(t), len(t)))
-    n, lab = connected_components(g, directed=False)
-    return int(n), lab
-
-
 def _tet_quality(tp):
     """6*sqrt(2)*volume / longest edge^3: 1 for a regular tetrahedron, 0 when flat."""
     vol = np.abs(signed_volumes(tp))
-    e = np.linalg.norm(tp[:, [0, 0, 0, 1, 1, 2]] - tp[:, [1, 2, 3, 2, 3, 3]], axis=2).max(axis=1)
+    e = edge_lengths(tp).max(axis=1)
     return 6 * np.sqrt(2) * vol / np.maximum(e, 1e-300) ** 3, vol
 
 
 def _boundary_tets(tets):
-    _, inv, cnt = np.unique(_face_keys(tets), return_inverse=True, return_counts=True)
+    _, inv, cnt = np.unique(face_keys(tets), return_inverse=True, return_counts=True)
     return (cnt[inv.ravel()] == 1).reshape(-1, 4).any(axis=1)
 
 
@@ -301,7 +264,8 @@ def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, de
     pts = np.clip(pts, lo, hi)
     # merge near-duplicates (keep the first: corners, walls, lattice, shells)
     tree = cKDTree(pts)
-    pairs = tree.query_pairs(1e-5 * float(np.linalg.norm(ext)), output_type="ndarray")
+    pairs = tree.query_pairs(SAMPLE_MERGE_REL * float(np.linalg.norm(ext)),
+                             output_type="ndarray")
     if len(pairs):
         drop = np.zeros(len(pts), dtype=bool)
         drop[np.maximum(pairs[:, 0], pairs[:, 1])] = True
@@ -342,7 +306,7 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
         np.zeros(len(tp), dtype=bool)
     times["clearance_cull"] = time.perf_counter() - t2
     vol = np.abs(signed_volumes(tp))
-    thr = np.maximum(10 * degenerate_threshold(tp), 1e-12 * float(np.prod(ext)))
+    thr = np.maximum(10 * degenerate_threshold(tp), DEGENERATE_REL * float(np.prod(ext)))
     degen = (vol <= thr) & ~hit
     kept = ~hit & ~degen
     tets = simp[kept]
@@ -368,48 +332,6 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     if not len(tets):
         raise BuildError("no free space left: every tetrahedron meets an obstacle")
     return verts, tets, report
-
-
-def locate_in_tets(vertices, tets, points, k=8, rounds=(48, 128)):
-    """(N,) index of a tetrahedron containing each point, -1 if none found.
-
-    cKDTree on the tet centroids, barycentric test of the ``k`` nearest, then
-    of more for the points not yet found.
-    """
-    v = np.asarray(vertices, np.float64)
-    t = np.asarray(tets, np.int64)
-    p = np.asarray(points, np.float64).reshape(-1, 3)
-    out = np.full(len(p), -1, dtype=np.int64)
-    if not len(t) or not len(p):
-        return out
-    tp = v[t]
-    c = tp.mean(axis=1)
-    tree = cKDTree(c)
-    # barycentric via inverse matrices
-    m = np.transpose(tp[:, 1:] - tp[:, :1], (0, 2, 1))           # (T,3,3)
-    with np.errstate(all="ignore"):
-        minv = np.linalg.inv(m)
-    todo = np.arange(len(p))
-    eps = 1e-9
-    for kk in (k,) + tuple(rounds):
-        kk = min(kk, len(t))
-        if not len(todo):
-            break
-        _, nb = tree.query(p[todo], k=kk, workers=-1)
-        nb = nb.reshape(len(todo), kk)
-        found = np.full(len(todo), -1, dtype=np.int64)
-        step = max(1, 2_000_000 // kk)
-        for s in range(0, len(todo), step):
-            q = p[todo[s:s + step]]
-            cand = nb[s:s + step]                                   # (n,k)
-            b = np.einsum("nkij,nkj->nki", minv[cand], q[:, None, :] - tp[cand, 0])
-            ok = np.all(b >= -eps, axis=2) & (b.sum(axis=2) <= 1 + eps)
-            hit = ok.any(axis=1)
-            first = np.argmax(ok, axis=1)
-            found[s:s + step] = np.where(hit, cand[np.arange(len(cand)), first], -1)
-        out[todo] = found
-        todo = todo[found < 0]
-    return out
 
 
 def free_volume_coverage(vertices, tets, bbox_min, bbox_max, obstacles=(),
@@ -446,5 +368,5 @@ def clearance_violations(vertices, tets, obstacles, agent_radius=0.0):
                                         _inflate(list(obstacles), agent_radius)).sum())
 
 
-__all__ = ["tetrahedralize_free_space", "free_space_samples", "free_volume_coverage", "locate_in_tets",
-           "clearance_violations", "TriangleMesh", "Sphere"]
+__all__ = ["tetrahedralize_free_space", "free_space_samples", "free_volume_coverage",
+           "locate_in_tets", "clearance_violations", "TriangleMesh", "Sphere"]

@@ -85,3 +85,17 @@ def read_points(source=None, *, stream=None, width=3):
     if pts.ndim != 2 or pts.shape[1] != width:
         raise QueryError(f"rows must be (N,{width}), got shape {pts.shape}")
     return pts
+
+
+def check_output(out, inputs, force=False):
+    """ExportError unless ``out`` may be written: never one of ``inputs`` (not
+    even with ``force``), and an existing file only with ``force``."""
+    import os
+    from ..errors import ExportError
+    if not os.path.exists(out):
+        return
+    for source in inputs:
+        if source is not None and os.path.exists(source) and os.path.samefile(source, out):
+            raise ExportError(f"{out}: is the input file; write somewhere else")
+    if not force:
+        raise ExportError(f"{out}: exists; pass --force to overwrite it")

@@ -3,7 +3,7 @@
   regn build --box X0 Y0 Z0 X1 Y1 Z1 [--spheres F.csv|F.json] [--obstacles A.obj ...]
              [--agent-radius R] [--dims NX NY NZ] [--detail D] [--seed S] -o OUT.rgn
   regn build --asteroids N --seed S --half-extent H -o OUT.rgn
-  regn build --from-mesh MESH.msh|.vtu|.vtk|.mesh -o OUT.rgn
+  regn build --from-mesh MESH.msh|.vtu|.vtk|.xdmf|.mesh -o OUT.rgn
 
 Prints a build report (counts, free-volume coverage, clearance check, seconds
 per stage; --json for JSON). An existing OUT is refused without --force.
@@ -26,7 +26,8 @@ def add_parser(sub, name, help_text):
     src.add_argument("--asteroids", type=int, metavar="N",
                      help="a random asteroid field of N spheres (see --seed, --half-extent)")
     src.add_argument("--from-mesh", metavar="MESH",
-                     help="an existing tetrahedral mesh (anything meshio reads; tetra cells)")
+                     help="an existing tetrahedral mesh (anything meshio reads, or regn's "
+                          ".xdmf; tetra cells)")
     p.add_argument("--spheres", action="append", default=[], metavar="FILE",
                    help="sphere obstacles: CSV x,y,z,radius (optional header) or JSON list")
     p.add_argument("--obstacles", nargs="+", default=[], metavar="MESH",
@@ -111,7 +112,7 @@ def run(args) -> int:
     dims = tuple(args.dims) if args.dims else None
     t0 = time.perf_counter()
     if modes[0] == "from_mesh":
-        from ..builder.generate import from_mesh_file
+        from ..builder.from_meshio import from_mesh_file
         bbox = (args.box[:3], args.box[3:]) if args.box else None
         mesh = from_mesh_file(args.from_mesh, bbox=bbox, dims=dims)
         rep = {"vertices": mesh.n_vertices, "tets": mesh.n_tets, "faces": mesh.n_faces,
@@ -120,8 +121,8 @@ def run(args) -> int:
                "seconds": {"total": time.perf_counter() - t0}}
     else:
         from ..builder.generate import generate
-        from ..builder.obstacles import (load_obstacle_mesh, load_spheres,
-                                       random_asteroid_field)
+        from ..builder.obstacles import random_asteroid_field
+        from ..inputs.obstacles import load_obstacle_mesh, load_spheres
         obstacles = []
         if modes[0] == "asteroids":
             h = float(args.half_extent)

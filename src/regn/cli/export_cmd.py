@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import os
 
-from ._common import load_mesh
+from ._common import check_output, load_mesh
 
 DESCRIPTION = """Write the mesh in the format OUT's extension names:
 .vtu .vtk .msh .xdmf .mesh  the tetrahedra (meshio) with cell data volume,
                             component, cells_listing;
   with --grid (or OUT named *.grid.<ext>, e.g. field.grid.vtu) the grid as
                             hexahedra with ref_count / occupied instead;
+  .xdmf is one XML file, data inline (VTK, pyvista and
+                            regn build --from-mesh read it; meshio does not);
 .obj .ply .stl              the boundary surface, normals out of the
                             navigable volume (into the asteroids, out of the box);
+  also .vtu .vtk with --surface;
+  --groups: one group per asteroid (asteroid_001, the largest first) and per
+  box wall (box_xmin ... box_zmax): 'o'/'g' in OBJ (Blender's importer makes
+  one object of each), the face property / cell data 'group' in PLY / VTU
+  (0-5 the walls in that order, 6 on the asteroids);
+  --units km: coordinates in kilometres (Blender clips a 100 km scene in metres);
 .npz                        every array; .json the header plus every array;
 .png / .html                the default picture / interactive view.
-The file is written atomically (temporary file, then rename)."""
+OUT is written atomically (temporary file, then rename); an existing OUT is
+replaced only with --force, and never when it is FILE itself."""
 
 
 def add_parser(sub, name, help_text):
@@ -26,6 +35,13 @@ def add_parser(sub, name, help_text):
     p.add_argument("out", help="output file; its extension picks the format")
     p.add_argument("--grid", action="store_true",
                    help="write the grid (hexahedra) instead of the tetrahedra")
+    p.add_argument("--surface", action="store_true",
+                   help="write the boundary surface to .vtu/.vtk instead of the tetrahedra")
+    p.add_argument("--groups", action="store_true",
+                   help="split the surface per asteroid and per box wall")
+    p.add_argument("--units", choices=("m", "km"), default="m",
+                   help="length unit of a surface's coordinates (default m)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     p.set_defaults(func=run)
 
 
@@ -34,8 +50,10 @@ def run(args) -> int:
     from ..errors import ExportError
     if extension(args.out) not in ALL_EXTS:     # fail before reading the input
         raise ExportError(unknown_extension_message(args.out))
+    check_output(args.out, [args.file], args.force)
     mesh = load_mesh(args.file)
-    kind = export(mesh, args.out, grid=True if args.grid else None)
+    kind = export(mesh, args.out, grid=True if args.grid else None, surface=args.surface,
+                  groups=args.groups, units=args.units)
     size = os.path.getsize(args.out)
     print(f"wrote {args.out}: {kind}, {size} bytes")
     return 0

@@ -107,13 +107,12 @@ def fmt3(v):
 
 def dump_dict(mesh) -> dict:
     """Every field of every record, by section (the ``regn dump --json`` schema)."""
-    from ..format.layout import SECTION_NAMES
+    from ..format.layout import SECTION_NAMES, display_dtype
 
-    def records(arr):
-        out = {}
-        for field in arr.dtype.names:
-            out[field] = arr[field]   # arrays: print_json converts them in one pass
-        return out
+    def records(name, arr):
+        # [seed] f32 words kept as u32 bits are shown as floats, as the format says
+        arr = arr.view(display_dtype(name, mesh.byte_order))
+        return {field: arr[field] for field in arr.dtype.names}
 
     hdr = {name: np.asarray(mesh.header[name]).tolist() for name in mesh.header.dtype.names}
     chunk = mesh.chunk_header
@@ -125,7 +124,7 @@ def dump_dict(mesh) -> dict:
         "chunk": None if chunk is None else {
             "flags": int(chunk["flags"]), "reserved": np.asarray(chunk["reserved"]).tolist()},
         "header": hdr,
-        "sections": {name: records(mesh.sections[name]) for name in SECTION_NAMES},
+        "sections": {name: records(name, mesh.sections[name]) for name in SECTION_NAMES},
         "pointers": {"cell_item": mesh.cell_item,
                      "item_ref_start": mesh.item_ref_start,
                      "ref_tet": mesh.ref_tet},

@@ -28,6 +28,13 @@ def add_parser(subparsers, name, help_text):
                        help="one cost factor per tetrahedron (.npy of T floats)")
         p.add_argument("--exclude", metavar="E.npy",
                        help="tetrahedra not to enter (.npy of T bools, or of indices)")
+        p.add_argument("-o", "--output", metavar="OUT",
+                       help="also write the polyline, with each point's length along "
+                            "the path and clearance: .vtp (ParaView), .csv, .obj "
+                            "(Blender), .ply or .json")
+        p.add_argument("--units", choices=("m", "km"), default="m",
+                       help="length unit of the -o file (default m)")
+        p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
                          "path": _path, "raycast": _raycast, "raycasts": _raycasts}[name])
@@ -66,10 +73,21 @@ def _clearance(args) -> int:
 
 
 def _path(args) -> int:
+    if args.output is not None:                 # fail before the search
+        _check_path_output(args)
     mesh = load_mesh(args.file)
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
                        smooth=not args.no_smooth, cost_scale=_per_tet(args.cost_scale),
                        exclude=_exclude_mask(args.exclude, mesh.n_tets))
+    if args.output is not None:
+        # stderr: stdout stays the query's own (parseable) output
+        if r.found:
+            from ..export.polyline import write_path
+            t = write_path(mesh, r, args.output, units=args.units)
+            print(f"wrote {args.output}: {len(t['points'])} points, length "
+                  f"{t['total_length']:.6g} {args.units}", file=sys.stderr)
+        else:
+            print(f"regn: no path ({r.status}): {args.output} not written", file=sys.stderr)
     if args.json:
         print_json(r.to_dict())
     else:
@@ -79,6 +97,16 @@ def _path(args) -> int:
             for p in r.points:
                 print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f}")
     return 0 if r.found else 1
+
+
+def _check_path_output(args):
+    from ..errors import ExportError
+    from ..export import PATH_EXTS, extension
+    from ._common import check_output
+    if extension(args.output) not in PATH_EXTS:
+        raise ExportError(f"{args.output}: a path is written as one of "
+                          f"{' '.join(PATH_EXTS)}")
+    check_output(args.output, [args.file, args.cost_scale, args.exclude], args.force)
 
 
 def _per_tet(path):

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import re
 
-from ._common import load_mesh, read_points
+from ._common import check_output, load_mesh, read_points
 
 DESCRIPTION = """Draw the mesh to a PNG (axes in km). Views: 3d (asteroid surfaces
 shaded, box as wireframe), grid (top view of tetrahedra listed per cell, summed
 over z), slice (cross-section at --slice, cut tetrahedra coloured by connected
-component), all (the three plus a perpendicular slice; the default)."""
+component), all (the three plus a perpendicular slice; the default). A --slice
+plane must cut the box: one outside it (or on a wall) is refused."""
 
 
 def add_parser(sub, name, help_text):
@@ -61,6 +62,7 @@ def run(args) -> int:
     size = parse_size(args.size)
     if args.slice is not None:
         parse_slice(args.slice)                 # fail before reading the mesh
+    check_output(out, [args.file, args.points], force=True)     # never over an input
     mesh = load_mesh(args.file)
     render(mesh, out, view=args.view, slice=args.slice, path=path_arg(args.path),
            points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,

@@ -48,7 +48,7 @@ def _open_blob(path):
 
 
 def run_scan(args) -> int:
-    from ..format.writer import atomic_write
+    from .._atomic import atomic_write
     from ..scan.finder import scan, tty_progress
     buf = _open_blob(args.blob)
     found = scan(buf, validate=not args.no_validate, progress=tty_progress(sys.stderr))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 
-from ._common import load_mesh
+from ._common import check_output, load_mesh
 from .render_cmd import path_arg, points_arg
 
 DESCRIPTION = """Write a self-contained HTML page (plotly, JavaScript inlined: no network
-needed) showing the asteroid surfaces, the box, the occupied grid cells (toggle
-with the buttons or the legend) and optionally a path."""
+needed) showing the asteroid surfaces, the box, the occupied grid cells and
+optionally a path with its corridor; a click on a legend entry shows or hides
+that layer (the grid and the corridor start hidden). With --path the camera
+frames the path: it looks across it from where asteroids hide the least."""
 
 
 def add_parser(sub, name, help_text):
@@ -30,6 +32,7 @@ def run(args) -> int:
     out = args.output
     if not out.lower().endswith((".html", ".htm")):
         raise ExportError(f"{out}: the interactive view is written as .html")
+    check_output(out, [args.file, args.points], force=True)     # never over an input
     mesh = load_mesh(args.file)
     write_html(mesh, out, path=path_arg(args.path), points=points_arg(args.points),
                title=args.title)

@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from ..errors import ExportError
-from . import extension, write_bytes
+from ._files import extension, write_bytes
 
 
 def arrays(mesh) -> dict:

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from ..errors import ExportError
-from . import VOLUME_EXTS, extension, temp_path
+from ._files import VOLUME_EXTS, extension, temp_path
 
 #: extension -> (meshio file_format, extra keyword arguments)
 _FORMATS = {
@@ -33,27 +33,7 @@ _FORMATS = {
 
 def components(mesh) -> np.ndarray:
     """(T,) int64 connected-component label per tetrahedron (via shared faces)."""
-    try:
-        from ..query.sample import components as _components
-    except ImportError:
-        _components = None
-    if _components is not None:
-        return np.asarray(_components(mesh), dtype=np.int64)
-    return own_components(mesh)
-
-
-def own_components(mesh) -> np.ndarray:
-    """Components from ``mesh.neighbors`` with scipy's connected_components."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    n = mesh.n_tets
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    nb = mesh.neighbors
-    t, k = np.nonzero(nb >= 0)
-    g = coo_matrix((np.ones(len(t), dtype=np.int8), (t, nb[t, k])), shape=(n, n))
-    _, labels = connected_components(g, directed=False)
-    return labels.astype(np.int64)
+    return mesh.components()
 
 
 def cells_listing(mesh) -> np.ndarray:
@@ -100,24 +80,6 @@ def grid_to_meshio(mesh):
                                   "occupied": [(refs > 0).astype(np.int64)]})
 
 
-def from_meshio(m, *, bbox=None, dims=None, **build_kwargs):
-    """A :class:`regn.Mesh` from a ``meshio.Mesh`` (or a path meshio can read):
-    its tetra cells go through :func:`regn.build`."""
-    import meshio
-    if isinstance(m, (str, os.PathLike)):
-        try:
-            m = meshio.read(os.fspath(m))
-        except Exception as e:   # meshio raises many kinds
-            raise ExportError(f"{os.fspath(m)}: cannot read with meshio: {e}") from None
-    tets = [np.asarray(block.data) for block in m.cells if block.type == "tetra"]
-    if not tets:
-        from ..errors import BuildError
-        raise BuildError("the meshio mesh has no tetra cells")
-    from ..builder.tetmesh import build
-    return build(np.asarray(m.points, dtype=np.float64)[:, :3], np.concatenate(tets),
-                 bbox=bbox, dims=dims, **build_kwargs)
-
-
 def _write(m, path):
     ext = extension(path)
     if ext not in _FORMATS:
@@ -143,6 +105,10 @@ def _write(m, path):
             raise ExportError(f"{os.fspath(path)}: meshio could not write {fmt}: {e}") from None
 
 
+# XDMF is written here, as one XML file with the data inline: meshio's writer
+# needs h5py and a second .h5 file. The grid carries a <Time> element because
+# pyvista's XDMF reader requires time steps; meshio's reader rejects that element
+# (and needs h5py even for inline data), so read_xdmf_inline reads it back.
 _XDMF_TOPOLOGY = {"tetra": "Tetrahedron", "hexahedron": "Hexahedron"}
 
 
@@ -159,10 +125,10 @@ def _xdmf_item(a) -> str:
 
 
 def xdmf_bytes(m) -> bytes:
-    """An XDMF 3 file with inline XML data (meshio reads it back without h5py)."""
+    """An XDMF 3 file with inline XML data, one uniform grid at time 0."""
     (block,) = m.cells
     parts = ['<?xml version="1.0"?>', '<Xdmf Version="3.0">', "<Domain>",
-             '<Grid Name="regn" GridType="Uniform">',
+             '<Grid Name="regn" GridType="Uniform">', '<Time Value="0"/>',
              '<Geometry GeometryType="XYZ">', _xdmf_item(np.asarray(m.points, np.float64)),
              "</Geometry>",
              f'<Topology TopologyType="{_XDMF_TOPOLOGY[block.type]}" '
@@ -173,6 +139,53 @@ def xdmf_bytes(m) -> bytes:
                   _xdmf_item(np.asarray(data)), "</Attribute>"]
     parts += ["</Grid>", "</Domain>", "</Xdmf>"]
     return ("\n".join(parts) + "\n").encode()
+
+
+def _xdmf_array(path, item):
+    """One inline DataItem as a float64 or int64 array of its Dimensions."""
+    kind = item.get("DataType", item.get("NumberType", "Float"))
+    try:
+        shape = tuple(int(d) for d in item.get("Dimensions", "").split())
+        a = np.array((item.text or "").split(),
+                     dtype=np.float64 if kind == "Float" else np.int64)
+    except ValueError as e:
+        raise ExportError(f"{path}: XDMF DataItem: {e}") from None
+    if not shape or a.size != int(np.prod(shape)):
+        raise ExportError(f"{path}: XDMF DataItem holds {a.size} numbers, "
+                          f"its Dimensions say {item.get('Dimensions')!r}")
+    return a.reshape(shape)
+
+
+def read_xdmf_inline(path):
+    """The first grid of an XDMF file whose data is inline XML, as a
+    ``meshio.Mesh`` (points and cells only); None if any DataItem is stored
+    elsewhere (HDF5, binary), which meshio then reads."""
+    import xml.etree.ElementTree as ET
+    import meshio
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        raise ExportError(f"{path}: not XML: {e}") from None
+    except OSError as e:
+        raise ExportError(f"{path}: cannot read: {e.strerror or e}") from None
+    if any(d.get("Format", "XML") != "XML" or "Reference" in d.attrib
+           for d in root.iter("DataItem")):
+        return None
+    grid = next((g for g in root.iter("Grid") if g.find("Topology") is not None), None)
+    if grid is None or grid.find("Geometry/DataItem") is None \
+            or grid.find("Topology/DataItem") is None:
+        raise ExportError(f"{path}: no XDMF grid with an inline Geometry and Topology")
+    geometry = grid.find("Geometry").get("GeometryType", "XYZ")
+    if geometry != "XYZ":
+        raise ExportError(f"{path}: XDMF GeometryType {geometry}; only XYZ is read")
+    points = _xdmf_array(path, grid.find("Geometry/DataItem")).reshape(-1, 3)
+    topology = grid.find("Topology").get("TopologyType", "")
+    cell_type = {v: k for k, v in _XDMF_TOPOLOGY.items()}.get(topology)
+    if cell_type is None:
+        raise ExportError(f"{path}: XDMF TopologyType {topology!r}; only "
+                          f"{' and '.join(_XDMF_TOPOLOGY.values())} are read")
+    cells = _xdmf_array(path, grid.find("Topology/DataItem"))
+    return meshio.Mesh(points, [(cell_type, cells)])
 
 
 def write_volume(mesh, path) -> None:

@@ -24,12 +24,14 @@ import re
 import numpy as np
 
 from ..errors import ExportError
-from . import write_bytes
+from ..geometry import TET_EDGES as _EDGES
+from ._files import write_bytes
 
 VIEWS = ("3d", "grid", "slice", "all")
 _AXES = "xyz"
-_EDGES = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
 KM = 1000.0
+#: Colours of a path and its two ends, in the pictures and the HTML view alike.
+PATH_COLOUR, START_COLOUR, GOAL_COLOUR = "#dc143c", "#1a9641", "#2b6cd6"
 
 
 # --- inputs --------------------------------------------------------------------
@@ -179,6 +181,10 @@ def _panel_3d(fig, spec, mesh, overlay):
     return ax
 
 
+#: (overlay key, colour, matplotlib marker) of a path's two ends.
+_ENDS = (("start", START_COLOUR, "o"), ("goal", GOAL_COLOUR, "D"))
+
+
 def _overlay_3d(ax, mesh, overlay):
     pts, corridor, _ = overlay.get("route", (None, None, ""))
     if corridor is not None and len(corridor):
@@ -187,12 +193,13 @@ def _overlay_3d(ax, mesh, overlay):
                    depthshade=False, label="corridor (tetrahedron centres)")
     if pts is not None:
         q = pts / KM
-        ax.plot(q[:, 0], q[:, 1], q[:, 2], color="crimson", lw=2, marker="o", ms=3,
+        ax.plot(q[:, 0], q[:, 1], q[:, 2], color=PATH_COLOUR, lw=2, marker="o", ms=3,
                 label="path")
-    for key, colour in (("start", "green"), ("goal", "red")):
+    for key, colour, marker in _ENDS:
         if key in overlay:
             q = np.asarray(overlay[key]) / KM
-            ax.scatter([q[0]], [q[1]], [q[2]], color=colour, s=30, depthshade=False)
+            ax.scatter([q[0]], [q[1]], [q[2]], color=colour, marker=marker, s=40,
+                       edgecolors="k", linewidths=0.6, depthshade=False, label=key)
     if overlay.get("points") is not None and len(overlay["points"]):
         q = overlay["points"] / KM
         ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="k", marker="x", s=12, depthshade=False,
@@ -220,10 +227,25 @@ def _panel_grid(fig, spec, mesh, overlay, reduce="sum"):
     return ax
 
 
-def _panel_slice(fig, spec, mesh, overlay, axis, value, labels):
+def check_slice(mesh, axis, value):
+    """ExportError unless the plane coordinate[axis] == value lies strictly
+    inside the box (a plane outside it, or on a wall, cuts nothing)."""
+    lo, hi = float(mesh.bbox_min[axis]), float(mesh.bbox_max[axis])
+    if not lo < value < hi:
+        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km does not cut the box "
+                          f"({_AXES[axis]} runs from {lo / KM:g} to {hi / KM:g} km; the "
+                          "plane must lie strictly between): nothing to draw")
+
+
+def _panel_slice(fig, spec, mesh, overlay, axis, value, labels, required=False):
+    """``required``: the user asked for this plane, so one that cuts no
+    tetrahedron is an error rather than an empty panel."""
     from matplotlib.collections import PolyCollection
-    ax = fig.add_subplot(spec)
     cut, polys = cross_section(mesh.tet_points, axis, value)
+    if required and len(cut) == 0:
+        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km cuts no tetrahedron "
+                          "(the plane runs through holes only): nothing to draw")
+    ax = fig.add_subplot(spec)
     other = [a for a in range(3) if a != axis]
     lo, hi = mesh.bbox_min[other] / KM, mesh.bbox_max[other] / KM
     ax.add_patch(_rect(lo, hi))
@@ -265,12 +287,13 @@ def _overlay_2d(ax, mesh, overlay, other, plane):
     u, w = other
     if pts is not None:
         q = pts / KM
-        ax.plot(q[:, u], q[:, w], color="crimson", lw=1.8, marker="o", ms=2.5,
+        ax.plot(q[:, u], q[:, w], color=PATH_COLOUR, lw=1.8, marker="o", ms=2.5,
                 ls="--" if plane else "-", label="path" + (" (projected)" if plane else ""))
-    for key, colour in (("start", "green"), ("goal", "red")):
+    for key, colour, marker in _ENDS:
         if key in overlay:
             q = np.asarray(overlay[key]) / KM
-            ax.plot([q[u]], [q[w]], marker="o", color=colour, ms=6, mec="k", mew=0.6, ls="")
+            ax.plot([q[u]], [q[w]], marker=marker, color=colour, ms=7, mec="k", mew=0.6,
+                    ls="", label=key)
     p = overlay.get("points")
     if p is not None and len(p):
         if plane is not None:
@@ -296,8 +319,12 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
         raise ExportError(f"picture size {w}x{h}: each side must be 100..10000 pixels")
     from .meshio_io import components
     labels = components(mesh)
-    axis, value = parse_slice(slice) if slice is not None else \
-        (2, float((mesh.bbox_min[2] + mesh.bbox_max[2]) / 2))
+    if slice is not None:
+        axis, value = parse_slice(slice)
+        check_slice(mesh, axis, value)
+    else:
+        axis, value = 2, float((mesh.bbox_min[2] + mesh.bbox_max[2]) / 2)
+    required = slice is not None and view in ("slice", "all")
     overlay = {}
     note = ""
     if path is not None:
@@ -320,7 +347,7 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
                               wspace=0.25, hspace=0.3)
         _panel_3d(fig, gs[0, 0], mesh, overlay)
         _panel_grid(fig, gs[0, 1], mesh, overlay, grid_reduce)
-        _panel_slice(fig, gs[1, 0], mesh, overlay, axis, value, labels)
+        _panel_slice(fig, gs[1, 0], mesh, overlay, axis, value, labels, required)
         side = 1 if axis != 1 else 2
         mid = float((mesh.bbox_min[side] + mesh.bbox_max[side]) / 2)
         _panel_slice(fig, gs[1, 1], mesh, overlay, side, mid, labels)
@@ -332,7 +359,7 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
         elif view == "grid":
             _panel_grid(fig, gs[0, 0], mesh, overlay, grid_reduce)
         else:
-            _panel_slice(fig, gs[0, 0], mesh, overlay, axis, value, labels)
+            _panel_slice(fig, gs[0, 0], mesh, overlay, axis, value, labels, required)
     if title is None:
         name = os.path.basename(str(mesh.path)) if mesh.path else "(built in memory)"
         ncomp = int(labels.max()) + 1 if len(labels) else 0

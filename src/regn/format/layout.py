@@ -2,9 +2,8 @@
 
 This module (with :mod:`regn.format.chunk` and :mod:`regn.format.pof0`) is the
 only place in regn that knows byte offsets. Citations refer to the project's
-format document, ``docs/format.md`` (distilled from ``shared/spec/REGN.md``);
-the marks are the spec's: [seed] established, [inferred] our reading (verify
-tests it), [unknown] kept bit-for-bit.
+format document, ``docs/format.md``; the marks are its: [seed] established,
+[inferred] our reading (verify tests it), [unknown] kept bit-for-bit.
 
 Each layout is written once as a list of ``(name, type, count)`` with byte-order
 free type codes; :func:`dtype_for` turns it into a concrete big- (``'>'``) or
@@ -171,3 +170,26 @@ def element_offset(name: str, field: str, index: int = 0) -> int:
 def align(n: int, to: int = ALIGN) -> int:
     """``n`` rounded up to a multiple of ``to``."""
     return (n + to - 1) // to * to
+
+
+#: [seed] f32 words that the layouts above declare as ``u4``, so that their exact
+#: bits survive every conversion (the checks compare them with bit patterns):
+#: record -> fields. ``regn dump`` and the hex-editor templates show them as the
+#: floats docs/format.md says they are.
+FLOAT_WORDS = {"faces": ("w",)}
+
+
+@lru_cache(maxsize=None)
+def display_dtype(name: str, order: str = BIG) -> np.dtype:
+    """:func:`dtype_for` with the :data:`FLOAT_WORDS` of ``name`` as ``f4``:
+    the same bytes, read as docs/format.md types them (a view, not a cast)."""
+    floats = FLOAT_WORDS.get(name, ())
+    fields = []
+    for field, code, count in LAYOUTS[name]:
+        if field in floats:
+            code = "f4"
+        full = code if code.startswith("S") else order + code
+        fields.append((field, full) if count is None else (field, full, count))
+    dt = np.dtype(fields)
+    assert dt.itemsize == SIZES[name], (name, dt.itemsize)
+    return dt

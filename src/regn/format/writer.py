@@ -1,4 +1,4 @@
-"""The decoded parts of a REGN object -> canonical bytes, and atomic saving.
+"""The decoded parts of a REGN object -> canonical bytes.
 
 The writer never patches an old table: it lays the six sections out in the
 canonical order (each on a 16-byte boundary, the two face sentinels after
@@ -7,9 +7,6 @@ POF0 table listing exactly the expected pointer words.
 """
 
 from __future__ import annotations
-
-import os
-import tempfile
 
 import numpy as np
 
@@ -106,58 +103,3 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
     out[pos:pos + len(table)] = np.frombuffer(table, np.uint8)
     out[pos + len(table):] = np.frombuffer(trailer, np.uint8)
     return buf if as_bytearray else bytes(buf)
-
-
-def atomic_write(path, payload: bytes, *, overwrite: bool = True) -> None:
-    """Write ``payload`` to ``path`` through a temporary file and a rename.
-
-    The destination is either the old file or the complete new one, never a
-    partial file. With ``overwrite=False`` an existing file is refused.
-    """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not overwrite and os.path.exists(path):
-        raise FileExistsError(f"{path} exists (refusing to overwrite it)")
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp", dir=directory)
-    try:
-        # mkstemp makes the file 0600; give it the mode a plain open() would
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if not overwrite:
-            # link() fails if the name appeared meanwhile; rename would clobber it.
-            os.link(tmp, path)
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, path)
-        _sweep_stale_temps(directory, os.path.basename(path))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-#: A temporary file older than this is taken to be left by a killed writer.
-STALE_TEMP_SECONDS = 600
-
-
-def _sweep_stale_temps(directory: str, name: str) -> None:
-    """Remove this destination's temporary files that a writer killed
-    mid-write left behind (ours are '.NAME.<random>.tmp'), once they are old
-    enough that no live writer can still own them."""
-    import glob
-    import time
-    now = time.time()
-    for stale in glob.glob(os.path.join(glob.escape(directory), "." + glob.escape(name) + ".*.tmp")):
-        try:
-            if now - os.path.getmtime(stale) > STALE_TEMP_SECONDS:
-                os.unlink(stale)
-        except OSError:
-            pass

@@ -1,26 +1,52 @@
-"""Compiled (numba) kernels of :mod:`regn.geometry`; imported only on first use.
+"""Compiled kernels of :mod:`regn.geometry` (imported only on first use).
 
-:func:`membership` is :func:`regn.geometry.grid_membership`'s work, pair by
-pair in scalar code with the numpy implementation's arithmetic (see
-:func:`regn.geometry._membership_kernel`). Nothing is allocated per pair.
+:func:`membership` is :func:`regn.geometry.grid_membership`'s work: for each
+tetrahedron, each cell of its (slightly widened) bounding box, a decision in
+scalar code, nothing allocated per pair:
+
+* a vertex inside the closed cell box: a sure hit;
+* one of the four face-normal axes separates the two: a sure miss;
+* a box corner inside the closed tetrahedron: a sure hit;
+* otherwise the rest of the separating-axis test (the 3 box axes and the 18
+  crosses of tetrahedron edges with box axes).
+
+Every interval is widened by ``|axis| * eps`` (touching counts). The
+arithmetic is a full separating-axis test's in numpy (the reference in the
+tests): the same products and sums in the same order (``einsum`` adds a
+3-term dot product as ``(x0*y0 + x2*y2) + x1*y1``), so a pair exactly
+touching a cell gets the same answer. A NaN in a pair's arithmetic behaves
+as numpy's NaN-propagating ``min``/``max``: it separates nothing and meets
+no box.
+
+A tetrahedron's vertices enter as a 12-tuple ``q`` (x0, y0, z0, ... z3),
+relative to the cell box's centre; face normals as a 12-tuple ``n``
+(face k's normal at n[3k:3k+3]).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit
 
-# error_model="numpy": float division by zero gives inf/NaN as in numpy
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+from .._jit import kernel
+
+#: Coordinates below this magnitude cannot overflow in a product of two.
+NO_OVERFLOW = 1e75
 
 
-@njit(**_JIT)
+@kernel
 def _dot(a0, a1, a2, x0, x1, x2):
     # numpy's einsum adds a 3-term dot product in this order
     return (a0 * x0 + a2 * x2) + a1 * x1
 
 
-@njit(**_JIT)
+@kernel
+def _cross(u0, u1, u2, w0, w1, w2):
+    return u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
+
+
+@kernel
 def _separated_by(p0, p1, p2, p3, r, nn, eps):
     """Projections ``p`` of the 4 vertices on an axis of squared length ``nn``
     and box radius ``r`` on it: separated, intervals widened by |axis|*eps?"""
@@ -36,18 +62,49 @@ def _separated_by(p0, p1, p2, p3, r, nn, eps):
     return mn > r + s or mx < -r - s
 
 
-@njit(**_JIT)
-def _separates(a0, a1, a2, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
-               h0, h1, h2, eps):
-    """Does axis ``a`` separate the tetrahedron (vertices relative to the box
-    centre) from the box of half sizes ``h``, intervals widened by |a|*eps?"""
+@kernel
+def _separates(a0, a1, a2, q, h0, h1, h2, eps):
+    """Does axis ``a`` separate the tetrahedron ``q`` from the box of half
+    sizes ``h``, intervals widened by |a|*eps?"""
+    x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3 = q
     return _separated_by(_dot(a0, a1, a2, x0, y0, z0), _dot(a0, a1, a2, x1, y1, z1),
                          _dot(a0, a1, a2, x2, y2, z2), _dot(a0, a1, a2, x3, y3, z3),
                          _dot(abs(a0), abs(a1), abs(a2), h0, h1, h2),
                          (a0 * a0 + a1 * a1) + a2 * a2, eps)
 
 
-@njit(**_JIT)
+@kernel
+def _centred(pts, t, c0, c1, c2):
+    """Tetrahedron ``t``'s vertices relative to the point ``c``, as ``q``."""
+    return (pts[t, 0, 0] - c0, pts[t, 0, 1] - c1, pts[t, 0, 2] - c2,
+            pts[t, 1, 0] - c0, pts[t, 1, 1] - c1, pts[t, 1, 2] - c2,
+            pts[t, 2, 0] - c0, pts[t, 2, 1] - c1, pts[t, 2, 2] - c2,
+            pts[t, 3, 0] - c0, pts[t, 3, 1] - c1, pts[t, 3, 2] - c2)
+
+
+@kernel
+def _face_normals(q):
+    """The face normals ``n``: face k (opposite vertex k) has normal
+    cross(q[i1]-q[i0], q[i2]-q[i0]) with (i0, i1, i2) its face slots
+    (1,2,3), (0,2,3), (0,1,3), (0,1,2)."""
+    x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3 = q
+    a00, a01, a02 = _cross(x2 - x1, y2 - y1, z2 - z1, x3 - x1, y3 - y1, z3 - z1)
+    a10, a11, a12 = _cross(x2 - x0, y2 - y0, z2 - z0, x3 - x0, y3 - y0, z3 - z0)
+    a20, a21, a22 = _cross(x1 - x0, y1 - y0, z1 - z0, x3 - x0, y3 - y0, z3 - z0)
+    a30, a31, a32 = _cross(x1 - x0, y1 - y0, z1 - z0, x2 - x0, y2 - y0, z2 - z0)
+    return (a00, a01, a02, a10, a11, a12, a20, a21, a22, a30, a31, a32)
+
+
+@kernel
+def _face_axis_separates(n, q, h0, h1, h2, eps):
+    """Does one of the four face-normal axes separate tetrahedron and box?"""
+    for k in range(4):
+        if _separates(n[3 * k], n[3 * k + 1], n[3 * k + 2], q, h0, h1, h2, eps):
+            return True
+    return False
+
+
+@kernel
 def _corner_in(A0, A1, A2, on, opp, s0, s1, s2):
     """Box corner ``s * h`` on the tetrahedron's side of one face plane
     (``A = n * h``: numpy's ``(n * s) * h`` is ``s * (n * h)`` exactly)."""
@@ -55,61 +112,12 @@ def _corner_in(A0, A1, A2, on, opp, s0, s1, s2):
     return (cr - on) * opp >= 0
 
 
-@njit(**_JIT)
-def _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps, fast):
-    """The decision of grid_membership for one (cell box, tetrahedron) pair
-    whose vertices all lie outside the closed box."""
-    c0 = (lo0 + hi0) / 2
-    c1 = (lo1 + hi1) / 2
-    c2 = (lo2 + hi2) / 2
-    h0 = (hi0 - lo0) / 2
-    h1 = (hi1 - lo1) / 2
-    h2 = (hi2 - lo2) / 2
-    x0 = pts[t, 0, 0] - c0
-    y0 = pts[t, 0, 1] - c1
-    z0 = pts[t, 0, 2] - c2
-    x1 = pts[t, 1, 0] - c0
-    y1 = pts[t, 1, 1] - c1
-    z1 = pts[t, 1, 2] - c2
-    x2 = pts[t, 2, 0] - c0
-    y2 = pts[t, 2, 1] - c1
-    z2 = pts[t, 2, 2] - c2
-    x3 = pts[t, 3, 0] - c0
-    y3 = pts[t, 3, 1] - c1
-    z3 = pts[t, 3, 2] - c2
-    # face normals, face k opposite vertex k: cross(q[i1]-q[i0], q[i2]-q[i0])
-    # with (i0, i1, i2) = (1,2,3), (0,2,3), (0,1,3), (0,1,2)
-    # face 0
-    u0, u1, u2 = x2 - x1, y2 - y1, z2 - z1
-    w0, w1, w2 = x3 - x1, y3 - y1, z3 - z1
-    a00, a01, a02 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
-    # face 1
-    u0, u1, u2 = x2 - x0, y2 - y0, z2 - z0
-    w0, w1, w2 = x3 - x0, y3 - y0, z3 - z0
-    a10, a11, a12 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
-    # face 2
-    u0, u1, u2 = x1 - x0, y1 - y0, z1 - z0
-    w0, w1, w2 = x3 - x0, y3 - y0, z3 - z0
-    a20, a21, a22 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
-    # face 3
-    u0, u1, u2 = x1 - x0, y1 - y0, z1 - z0
-    w0, w1, w2 = x2 - x0, y2 - y0, z2 - z0
-    a30, a31, a32 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
-    # the four face-normal axes: one that separates makes a sure miss
-    if _separates(a00, a01, a02, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
-                  h0, h1, h2, eps):
-        return False
-    if _separates(a10, a11, a12, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
-                  h0, h1, h2, eps):
-        return False
-    if _separates(a20, a21, a22, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
-                  h0, h1, h2, eps):
-        return False
-    if _separates(a30, a31, a32, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
-                  h0, h1, h2, eps):
-        return False
-    # a box corner inside the closed tetrahedron: a sure hit. Face k's plane
-    # value at its first vertex i0 and at the opposite vertex k:
+@kernel
+def _box_corner_inside(n, q, h0, h1, h2):
+    """Is a corner of the box (half sizes ``h``) inside the closed tetrahedron?"""
+    x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3 = q
+    a00, a01, a02, a10, a11, a12, a20, a21, a22, a30, a31, a32 = n
+    # face k's plane value at its first vertex i0, and from there to vertex k
     on0 = _dot(a00, a01, a02, x1, y1, z1)
     op0 = _dot(a00, a01, a02, x0, y0, z0) - on0
     on1 = _dot(a10, a11, a12, x0, y0, z0)
@@ -127,58 +135,10 @@ def _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps, fast):
                 and _corner_in(a20 * h0, a21 * h1, a22 * h2, on2, op2, s0, s1, s2)
                 and _corner_in(a30 * h0, a31 * h1, a32 * h2, on3, op3, s0, s1, s2)):
             return True
-    # the rest of the separating-axis test: the box axes, widened by eps ...
-    if not _box_axis_overlaps(x0, x1, x2, x3, h0, eps):
-        return False
-    if not _box_axis_overlaps(y0, y1, y2, y3, h1, eps):
-        return False
-    if not _box_axis_overlaps(z0, z1, z2, z3, h2, eps):
-        return False
-    # ... and the 18 crosses of the 6 edges with the 3 box axes:
-    # cross(e, unit_k) as numpy computes it, zero products included
-    for e in range(6):
-        if e == 0:
-            e0, e1, e2 = x1 - x0, y1 - y0, z1 - z0
-        elif e == 1:
-            e0, e1, e2 = x2 - x0, y2 - y0, z2 - z0
-        elif e == 2:
-            e0, e1, e2 = x3 - x0, y3 - y0, z3 - z0
-        elif e == 3:
-            e0, e1, e2 = x2 - x1, y2 - y1, z2 - z1
-        elif e == 4:
-            e0, e1, e2 = x3 - x1, y3 - y1, z3 - z1
-        else:
-            e0, e1, e2 = x3 - x2, y3 - y2, z3 - z2
-        if fast:
-            # every number finite and far from overflow: numpy's zero products
-            # (0*x = +-0) drop out of each sum exactly, leaving one addition
-            # each (the same value whichever order); cross(e, x) = (0, e2, -e1),
-            # cross(e, y) = (-e2, 0, e0), cross(e, z) = (e1, -e0, 0)
-            if _separated_by(e2 * y0 - e1 * z0, e2 * y1 - e1 * z1, e2 * y2 - e1 * z2,
-                             e2 * y3 - e1 * z3, abs(e1) * h2 + abs(e2) * h1,
-                             e2 * e2 + e1 * e1, eps):
-                return False
-            if _separated_by(e0 * z0 - e2 * x0, e0 * z1 - e2 * x1, e0 * z2 - e2 * x2,
-                             e0 * z3 - e2 * x3, abs(e2) * h0 + abs(e0) * h2,
-                             e2 * e2 + e0 * e0, eps):
-                return False
-            if _separated_by(e1 * x0 - e0 * y0, e1 * x1 - e0 * y1, e1 * x2 - e0 * y2,
-                             e1 * x3 - e0 * y3, abs(e1) * h0 + abs(e0) * h1,
-                             e1 * e1 + e0 * e0, eps):
-                return False
-            continue
-        for k in range(3):
-            b0 = 1.0 if k == 0 else 0.0
-            b1 = 1.0 if k == 1 else 0.0
-            b2 = 1.0 if k == 2 else 0.0
-            if _separates(e1 * b2 - e2 * b1, e2 * b0 - e0 * b2, e0 * b1 - e1 * b0,
-                          x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3,
-                          h0, h1, h2, eps):
-                return False
-    return True
+    return False
 
 
-@njit(**_JIT)
+@kernel
 def _box_axis_overlaps(v0, v1, v2, v3, h, eps):
     if v0 != v0 or v1 != v1 or v2 != v2 or v3 != v3:
         return False           # numpy's min/max give NaN: no overlap
@@ -187,7 +147,92 @@ def _box_axis_overlaps(v0, v1, v2, v3, h, eps):
     return mn <= h + eps and mx >= -h - eps
 
 
-@njit(**_JIT)
+@kernel
+def _box_axes_overlap(q, h0, h1, h2, eps):
+    """Do the tetrahedron's extents overlap the box on all three box axes?"""
+    x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3 = q
+    return (_box_axis_overlaps(x0, x1, x2, x3, h0, eps)
+            and _box_axis_overlaps(y0, y1, y2, y3, h1, eps)
+            and _box_axis_overlaps(z0, z1, z2, z3, h2, eps))
+
+
+@kernel
+def _edge(q, e):
+    """Edge ``e`` of the tetrahedron (vertex slots (0,1) (0,2) (0,3) (1,2)
+    (1,3) (2,3)) as the difference of its end points."""
+    x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3 = q
+    if e == 0:
+        return x1 - x0, y1 - y0, z1 - z0
+    if e == 1:
+        return x2 - x0, y2 - y0, z2 - z0
+    if e == 2:
+        return x3 - x0, y3 - y0, z3 - z0
+    if e == 3:
+        return x2 - x1, y2 - y1, z2 - z1
+    if e == 4:
+        return x3 - x1, y3 - y1, z3 - z1
+    return x3 - x2, y3 - y2, z3 - z2
+
+
+@kernel
+def _edge_axis_separates_fast(e0, e1, e2, q, h0, h1, h2, eps):
+    """:func:`_edge_axis_separates` for one edge when every number is finite
+    and far from overflow: numpy's zero products (0*x = +-0) drop out of
+    each sum exactly, leaving one addition each (the same value whichever
+    order); cross(e, x) = (0, e2, -e1), cross(e, y) = (-e2, 0, e0),
+    cross(e, z) = (e1, -e0, 0)."""
+    x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3 = q
+    return (_separated_by(e2 * y0 - e1 * z0, e2 * y1 - e1 * z1, e2 * y2 - e1 * z2,
+                          e2 * y3 - e1 * z3, abs(e1) * h2 + abs(e2) * h1,
+                          e2 * e2 + e1 * e1, eps)
+            or _separated_by(e0 * z0 - e2 * x0, e0 * z1 - e2 * x1, e0 * z2 - e2 * x2,
+                             e0 * z3 - e2 * x3, abs(e2) * h0 + abs(e0) * h2,
+                             e2 * e2 + e0 * e0, eps)
+            or _separated_by(e1 * x0 - e0 * y0, e1 * x1 - e0 * y1, e1 * x2 - e0 * y2,
+                             e1 * x3 - e0 * y3, abs(e1) * h0 + abs(e0) * h1,
+                             e1 * e1 + e0 * e0, eps))
+
+
+@kernel
+def _edge_axis_separates(q, h0, h1, h2, eps, fast):
+    """Does one of the 18 crosses of a tetrahedron edge with a box axis
+    separate tetrahedron and box? ``fast``: see :func:`membership`."""
+    for e in range(6):
+        e0, e1, e2 = _edge(q, e)
+        if fast:
+            if _edge_axis_separates_fast(e0, e1, e2, q, h0, h1, h2, eps):
+                return True
+            continue
+        # cross(e, unit_k) as numpy computes it, zero products included
+        for k in range(3):
+            b0 = 1.0 if k == 0 else 0.0
+            b1 = 1.0 if k == 1 else 0.0
+            b2 = 1.0 if k == 2 else 0.0
+            a0, a1, a2 = _cross(e0, e1, e2, b0, b1, b2)
+            if _separates(a0, a1, a2, q, h0, h1, h2, eps):
+                return True
+    return False
+
+
+@kernel
+def _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps, fast):
+    """The decision for one (cell box, tetrahedron) pair whose vertices all
+    lie outside the closed box (see the module docstring)."""
+    h0 = (hi0 - lo0) / 2
+    h1 = (hi1 - lo1) / 2
+    h2 = (hi2 - lo2) / 2
+    q = _centred(pts, t, (lo0 + hi0) / 2, (lo1 + hi1) / 2, (lo2 + hi2) / 2)
+    n = _face_normals(q)
+    if _face_axis_separates(n, q, h0, h1, h2, eps):
+        return False
+    if _box_corner_inside(n, q, h0, h1, h2):
+        return True
+    if not _box_axes_overlap(q, h0, h1, h2, eps):
+        return False
+    return not _edge_axis_separates(q, h0, h1, h2, eps, fast)
+
+
+@kernel
 def _cell_coord(x, origin, size, n):
     """geometry.cell_coords for one coordinate: floor((x - origin) / size),
     NaN and +-inf to 0, clipped to 0..n-1."""
@@ -197,7 +242,7 @@ def _cell_coord(x, origin, size, n):
     return int(min(max(v, 0.0), float(n - 1)))
 
 
-@njit(**_JIT)
+@kernel
 def _nmin(a, b):
     if a != a:
         return a
@@ -206,7 +251,7 @@ def _nmin(a, b):
     return a if a <= b else b
 
 
-@njit(**_JIT)
+@kernel
 def _nmax(a, b):
     if a != a:
         return a
@@ -215,27 +260,51 @@ def _nmax(a, b):
     return a if a >= b else b
 
 
-@njit(**_JIT)
-def membership(pts, bbox_min, cell_size, dims, n_cells, eps, box_ok):
+@kernel
+def _box_ok(bbox_min, cell_size, dims, eps):
+    """Every cell box coordinate finite and below :data:`NO_OVERFLOW` in
+    magnitude (and ``eps`` finite)."""
+    for e in range(3):
+        top = bbox_min[e] + cell_size[e] * float(dims[e])
+        if not (abs(bbox_min[e]) < NO_OVERFLOW and abs(top) < NO_OVERFLOW
+                and cell_size[e] < NO_OVERFLOW):
+            return False
+    return math.isfinite(eps)
+
+
+@kernel
+def membership(pts, bbox_min, cell_size, dims, n_cells, eps):
     """(T,4,3) points -> (cells, tets) of every meeting pair, sorted by cell
     then tetrahedron. Each tetrahedron's candidates are the cells of its
     bounding box widened by eps (as geometry.cell_coords gives them, clipped
-    to the grid). ``box_ok``: every cell box coordinate is below 1e75 in
-    magnitude; a tetrahedron whose coordinates are too (and finite) takes the
-    shortcut of dropping numpy's exact zero products (no product can
-    overflow, none is NaN)."""
-    out_c, out_t = membership_pairs(pts, 0, pts.shape[0], bbox_min, cell_size, dims,
-                                    eps, box_ok)
+    to the grid). A tetrahedron whose coordinates, and the grid's, are
+    finite and below :data:`NO_OVERFLOW` takes the shortcut of dropping
+    numpy's exact zero products (no product can overflow, none is NaN)."""
+    out_c, out_t = membership_pairs(pts, 0, pts.shape[0], bbox_min, cell_size, dims, eps)
     return sort_by_cell(out_c, out_t, n_cells)
 
 
-@njit(**_JIT)
-def membership_pairs(pts, t0, t1, bbox_min, cell_size, dims, eps, box_ok):
+@kernel
+def _vertex_in_box(pts, t, lo0, lo1, lo2, hi0, hi1, hi2):
+    """A vertex of tetrahedron ``t`` inside the closed box (all four tested
+    without branches: cheaper than stopping early)."""
+    inside = False
+    for v in range(4):
+        x = pts[t, v, 0]
+        y = pts[t, v, 1]
+        z = pts[t, v, 2]
+        inside |= ((x >= lo0) & (x <= hi0) & (y >= lo1) & (y <= hi1)
+                   & (z >= lo2) & (z <= hi2))
+    return inside
+
+
+@kernel
+def membership_pairs(pts, t0, t1, bbox_min, cell_size, dims, eps):
     """The meeting pairs (cells, tets) of tetrahedra t0..t1-1, in tetrahedron
     order (then z, y, x of the cell); see :func:`membership`."""
-    n_t = t1 - t0
+    box_ok = _box_ok(bbox_min, cell_size, dims, eps)
     nx, ny = dims[0], dims[1]
-    cap = 16 + 8 * n_t
+    cap = 16 + 8 * (t1 - t0)
     out_c = np.empty(cap, np.int64)
     out_t = np.empty(cap, np.int64)
     n = 0
@@ -246,7 +315,7 @@ def membership_pairs(pts, t0, t1, bbox_min, cell_size, dims, eps, box_ok):
         for e in range(3):
             mn = _nmin(_nmin(pts[t, 0, e], pts[t, 1, e]), _nmin(pts[t, 2, e], pts[t, 3, e]))
             mx = _nmax(_nmax(pts[t, 0, e], pts[t, 1, e]), _nmax(pts[t, 2, e], pts[t, 3, e]))
-            if not (mn > -1e75 and mx < 1e75):
+            if not (mn > -NO_OVERFLOW and mx < NO_OVERFLOW):
                 fast = False
             lo[e] = _cell_coord(mn - eps, bbox_min[e], cell_size[e], dims[e])
             hi[e] = _cell_coord(mx + eps, bbox_min[e], cell_size[e], dims[e])
@@ -259,34 +328,30 @@ def membership_pairs(pts, t0, t1, bbox_min, cell_size, dims, eps, box_ok):
                 for ix in range(lo[0], hi[0] + 1):
                     lo0 = bbox_min[0] + float(ix) * cell_size[0]
                     hi0 = lo0 + cell_size[0]
-                    # a vertex inside the closed cell box: a sure hit (all four
-                    # tested without branches: cheaper than stopping early)
-                    keep = False
-                    for v in range(4):
-                        x = pts[t, v, 0]
-                        y = pts[t, v, 1]
-                        z = pts[t, v, 2]
-                        keep |= ((x >= lo0) & (x <= hi0) & (y >= lo1) & (y <= hi1)
-                                 & (z >= lo2) & (z <= hi2))
-                    if not keep:
-                        keep = _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps,
-                                           fast)
-                    if keep:
-                        if n == cap:
-                            cap *= 2
-                            grown_c = np.empty(cap, np.int64)
-                            grown_t = np.empty(cap, np.int64)
-                            grown_c[:n] = out_c[:n]
-                            grown_t[:n] = out_t[:n]
-                            out_c = grown_c
-                            out_t = grown_t
-                        out_c[n] = (iz * ny + iy) * nx + ix
-                        out_t[n] = t
-                        n += 1
+                    if not (_vertex_in_box(pts, t, lo0, lo1, lo2, hi0, hi1, hi2)
+                            or _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps,
+                                           fast)):
+                        continue
+                    if n == cap:
+                        out_c, out_t, cap = _grown(out_c, out_t, n)
+                    out_c[n] = (iz * ny + iy) * nx + ix
+                    out_t[n] = t
+                    n += 1
     return out_c[:n], out_t[:n]
 
 
-@njit(**_JIT)
+@kernel
+def _grown(out_c, out_t, n):
+    """The two output buffers (``n`` entries used) at twice the size."""
+    cap = 2 * len(out_c)
+    grown_c = np.empty(cap, np.int64)
+    grown_t = np.empty(cap, np.int64)
+    grown_c[:n] = out_c[:n]
+    grown_t[:n] = out_t[:n]
+    return grown_c, grown_t, cap
+
+
+@kernel
 def sort_by_cell(out_c, out_t, n_cells):
     """A stable counting sort of the pairs by cell (pairs made in tetrahedron
     order come out sorted by cell, then tetrahedron)."""

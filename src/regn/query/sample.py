@@ -36,16 +36,9 @@ def random_points(mesh, n, seed=None) -> np.ndarray:
 def components(mesh) -> np.ndarray:
     """(T,) int64 connected-component label of each tetrahedron (face adjacency)."""
     s = scratch(mesh)
-    if "components" in s:
-        return s["components"]
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    nb = np.asarray(mesh.neighbors)
-    T = len(nb)
-    t, k = np.nonzero(nb >= 0)
-    g = coo_matrix((np.ones(len(t)), (t, nb[t, k])), shape=(T, T)).tocsr()
-    _, lab = connected_components(g, directed=False)
-    lab = lab.astype(np.int64)
-    lab.flags.writeable = False
-    s["components"] = lab
-    return lab
+    if "components" not in s:
+        from ..geometry.graph import components as tet_components
+        lab = tet_components(mesh.neighbors)[1]
+        lab.flags.writeable = False
+        s["components"] = lab
+    return s["components"]

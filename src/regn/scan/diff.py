@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..format.layout import PORTAL_PAIRS
+from ..geometry.graph import components
+
 
 def _pos_ids(va: np.ndarray, vb: np.ndarray):
     """Common ids for the vertex positions of both meshes (exact f32 equality)."""
@@ -30,23 +33,8 @@ def _row_ids(a: np.ndarray, b: np.ndarray):
     return inv[:len(a)], inv[len(a):], int(inv.max()) + 1
 
 
-def _components(mesh):
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    t = mesh.n_tets
-    if t == 0:
-        return 0, np.zeros(0, np.int64)
-    nb = mesh.neighbors
-    rows = np.repeat(np.arange(t), 4)
-    cols = nb.ravel()
-    keep = cols >= 0
-    g = coo_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(t, t))
-    n, labels = connected_components(g, directed=False)
-    return int(n), labels
-
-
 def _component_summary(mesh):
-    n, labels = _components(mesh)
+    n, labels = components(mesh.neighbors)
     sizes = np.bincount(labels) if len(labels) else np.zeros(0, np.int64)
     vols = np.bincount(labels, weights=mesh.tet_volumes) if len(labels) else sizes
     order = np.argsort(-sizes, kind="stable")
@@ -58,7 +46,36 @@ def diff(a, b, *, tol: float = 0.0) -> dict:
     """Differences between meshes ``a`` and ``b`` as a dict; ``same`` says whether any."""
     out: dict = {}
     changes: list[str] = []
-    # --- header / grid
+    out["header"], out["encoding"] = _header_diff(a, b)   # encoding: not a mesh difference
+    if set(out["header"]) - {"counts"}:
+        changes.append("header/grid")
+    out["vertices"], ida, idb = _vertex_diff(a, b, tol)
+    v = out["vertices"]
+    if v["added"] or v["removed"] or v.get("moved"):
+        changes.append("vertices")
+    out["tets"], ka, kb = _tet_diff(a, b, ida, idb)
+    if out["tets"]["added"] or out["tets"]["removed"]:
+        changes.append("tets")
+    out["faces"], fa, fb = _face_diff(a, b, ida, idb, ka, kb)
+    f = out["faces"]
+    if f["added"] or f["removed"] or f["adjacency_changed"]:
+        changes.append("faces")
+    out["portal_costs"] = _portal_diff(a, b, ka, kb, fa, fb)
+    if out["portal_costs"]["changed"]:
+        changes.append("portal costs")
+    out["cells"] = _cell_diff(a, b, ka, kb)
+    if out["cells"]["changed"]:
+        changes.append("cells")
+    out["components"] = {"a": _component_summary(a), "b": _component_summary(b)}
+    if out["components"]["a"]["count"] != out["components"]["b"]["count"]:
+        changes.append("components")
+    out["changes"] = changes
+    out["same"] = not changes
+    return out
+
+
+def _header_diff(a, b):
+    """(header/grid differences, encoding differences)."""
     hdr = {}
     for name in ("bbox_min", "bbox_max", "cell_size"):
         x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
@@ -73,11 +90,11 @@ def diff(a, b, *, tol: float = 0.0) -> dict:
         x, y = getattr(a, name), getattr(b, name)
         if x != y:
             enc[name] = {"a": x, "b": y}
-    out["header"] = hdr
-    out["encoding"] = enc            # not a mesh difference
-    if set(hdr) - {"counts"}:
-        changes.append("header/grid")
-    # --- vertices
+    return hdr, enc
+
+
+def _vertex_diff(a, b, tol):
+    """(vertex differences, position ids of a's and b's vertices)."""
     va, vb = np.asarray(a.vertices), np.asarray(b.vertices)
     ida, idb = _pos_ids(va, vb)
     vert = {"a": len(va), "b": len(vb)}
@@ -98,95 +115,94 @@ def diff(a, b, *, tol: float = 0.0) -> dict:
             vert["moved_indices"] = np.flatnonzero(moved)[:20].tolist()
     vert["added"] = int(len(np.setdiff1d(idb, ida)))
     vert["removed"] = int(len(np.setdiff1d(ida, idb)))
-    out["vertices"] = vert
-    if vert["added"] or vert["removed"] or vert.get("moved"):
-        changes.append("vertices")
-    # --- tetrahedra, keyed by sorted vertex positions
-    ta = np.sort(ida[np.asarray(a.tets)], axis=1) if a.n_tets else np.zeros((0, 4), np.int64)
-    tb = np.sort(idb[np.asarray(b.tets)], axis=1) if b.n_tets else np.zeros((0, 4), np.int64)
-    ka, kb, nk = _row_ids(ta, tb)
+    return vert, ida, idb
+
+
+def _sorted_ids(ids, mesh, rows, width):
+    """Each row of the mesh's (T,width) vertex-index array ``rows`` ("tets",
+    "face_vertices") as the sorted position ids of its vertices."""
+    if not (mesh.n_tets if rows == "tets" else mesh.n_faces):
+        return np.zeros((0, width), np.int64)
+    return np.sort(ids[np.asarray(getattr(mesh, rows))], axis=1)
+
+
+def _tet_diff(a, b, ida, idb):
+    """(tetrahedron differences, keys of a's and b's tetrahedra): a
+    tetrahedron is keyed by its sorted vertex positions."""
+    ka, kb, _ = _row_ids(_sorted_ids(ida, a, "tets", 4), _sorted_ids(idb, b, "tets", 4))
     sa, sb = set(ka.tolist()), set(kb.tolist())
     added, removed = sorted(sb - sa), sorted(sa - sb)
     inv_b = {k: i for i, k in enumerate(kb.tolist())}
     inv_a = {k: i for i, k in enumerate(ka.tolist())}
-    out["tets"] = {"a": int(a.n_tets), "b": int(b.n_tets), "added": len(added),
-                   "removed": len(removed),
-                   "removed_indices_a": sorted(inv_a[k] for k in removed)[:20],
-                   "added_indices_b": sorted(inv_b[k] for k in added)[:20]}
-    if added or removed:
-        changes.append("tets")
-    # --- faces: key = sorted vertex ids; adjacency = set of tet keys listing it
-    fva = np.sort(ida[np.asarray(a.face_vertices)], axis=1) if a.n_faces else np.zeros((0, 3), np.int64)
-    fvb = np.sort(idb[np.asarray(b.face_vertices)], axis=1) if b.n_faces else np.zeros((0, 3), np.int64)
-    fa, fb, _ = _row_ids(fva, fvb)
+    return ({"a": int(a.n_tets), "b": int(b.n_tets), "added": len(added),
+             "removed": len(removed),
+             "removed_indices_a": sorted(inv_a[k] for k in removed)[:20],
+             "added_indices_b": sorted(inv_b[k] for k in added)[:20]}, ka, kb)
 
-    def face_adj(mesh, fkeys, tkeys):
-        ft = np.asarray(mesh.face_tets)
-        adj = {}
-        for f, (x, y) in zip(fkeys.tolist(), ft.tolist()):
-            adj[f] = frozenset(tkeys[t] for t in (x, y) if t >= 0)
-        return adj
-    adj_a = face_adj(a, fa, ka.tolist())
-    adj_b = face_adj(b, fb, kb.tolist())
+
+def _face_adjacency(mesh, fkeys, tkeys):
+    """face key -> the set of keys of the tetrahedra listing it."""
+    adj = {}
+    for f, (x, y) in zip(fkeys.tolist(), np.asarray(mesh.face_tets).tolist()):
+        adj[f] = frozenset(tkeys[t] for t in (x, y) if t >= 0)
+    return adj
+
+
+def _face_diff(a, b, ida, idb, ka, kb):
+    """(face differences, keys of a's and b's faces): a face is keyed by its
+    sorted vertex positions, its adjacency is the set of tetrahedra listing it."""
+    fa, fb, _ = _row_ids(_sorted_ids(ida, a, "face_vertices", 3),
+                         _sorted_ids(idb, b, "face_vertices", 3))
+    adj_a = _face_adjacency(a, fa, ka.tolist())
+    adj_b = _face_adjacency(b, fb, kb.tolist())
     common = set(adj_a) & set(adj_b)
-    adj_changed = sum(1 for f in common if adj_a[f] != adj_b[f])
-    bnd_a = sum(1 for f in adj_a.values() if len(f) == 1)
-    bnd_b = sum(1 for f in adj_b.values() if len(f) == 1)
-    out["faces"] = {"a": int(a.n_faces), "b": int(b.n_faces),
-                    "added": len(set(adj_b) - set(adj_a)),
-                    "removed": len(set(adj_a) - set(adj_b)),
-                    "adjacency_changed": adj_changed,
-                    "boundary_a": bnd_a, "boundary_b": bnd_b}
-    if out["faces"]["added"] or out["faces"]["removed"] or adj_changed:
-        changes.append("faces")
-    # --- portal costs, keyed by (tet key, face key i, face key j)
-    from ..format.layout import PORTAL_PAIRS
+    return ({"a": int(a.n_faces), "b": int(b.n_faces),
+             "added": len(set(adj_b) - set(adj_a)),
+             "removed": len(set(adj_a) - set(adj_b)),
+             "adjacency_changed": sum(1 for f in common if adj_a[f] != adj_b[f]),
+             "boundary_a": sum(1 for f in adj_a.values() if len(f) == 1),
+             "boundary_b": sum(1 for f in adj_b.values() if len(f) == 1)}, fa, fb)
 
-    def portals(mesh, tkeys, fkeys):
-        pc = np.asarray(mesh.portal_costs)
-        tf = np.asarray(mesh.tet_faces)
-        res = {}
-        for t in range(mesh.n_tets):
-            for p, (i, j) in enumerate(PORTAL_PAIRS):
-                res[(tkeys[t], frozenset((fkeys[tf[t, i]], fkeys[tf[t, j]])))] = \
-                    (float(pc[t, p, 0]), float(pc[t, p, 1]))
-        return res
-    pa = portals(a, ka.tolist(), fa.tolist())
-    pb = portals(b, kb.tolist(), fb.tolist())
+
+def _portals(mesh, tkeys, fkeys):
+    """(tet key, {face key i, face key j}) -> (cost, aux) of every portal cost."""
+    pc = np.asarray(mesh.portal_costs)
+    tf = np.asarray(mesh.tet_faces)
+    res = {}
+    for t in range(mesh.n_tets):
+        for p, (i, j) in enumerate(PORTAL_PAIRS):
+            res[(tkeys[t], frozenset((fkeys[tf[t, i]], fkeys[tf[t, j]])))] = \
+                (float(pc[t, p, 0]), float(pc[t, p, 1]))
+    return res
+
+
+def _portal_diff(a, b, ka, kb, fa, fb):
+    """Portal costs, keyed by (tet key, face key i, face key j)."""
+    pa = _portals(a, ka.tolist(), fa.tolist())
+    pb = _portals(b, kb.tolist(), fb.tolist())
     pcommon = set(pa) & set(pb)
     changed = [k for k in pcommon if pa[k] != pb[k]]
-    out["portal_costs"] = {"compared": len(pcommon), "changed": len(changed),
-                           "max_change": max((max(abs(pa[k][0] - pb[k][0]), abs(pa[k][1] - pb[k][1]))
-                                              for k in changed), default=0.0)}
-    if changed:
-        changes.append("portal costs")
-    # --- grid cells as sets of tet keys
-    cells = {"compared": 0, "changed": 0}
-    if tuple(a.dims) == tuple(b.dims):
-        ia, xa = a.grid_csr
-        ib, xb = b.grid_csr
-        kal, kbl = np.asarray(ka), np.asarray(kb)
-        n_changed, examples = 0, []
-        for c in range(len(ia) - 1):
-            s1 = set(kal[xa[ia[c]:ia[c + 1]]].tolist())
-            s2 = set(kbl[xb[ib[c]:ib[c + 1]]].tolist())
-            if s1 != s2:
-                n_changed += 1
-                if len(examples) < 20:
-                    examples.append(c)
-        cells = {"compared": len(ia) - 1, "changed": n_changed, "changed_cells": examples}
-    else:
-        cells["note"] = "grid dims differ; cells not compared"
-    out["cells"] = cells
-    if cells["changed"]:
-        changes.append("cells")
-    # --- connectivity
-    out["components"] = {"a": _component_summary(a), "b": _component_summary(b)}
-    if out["components"]["a"]["count"] != out["components"]["b"]["count"]:
-        changes.append("components")
-    out["changes"] = changes
-    out["same"] = not changes
-    return out
+    return {"compared": len(pcommon), "changed": len(changed),
+            "max_change": max((max(abs(pa[k][0] - pb[k][0]), abs(pa[k][1] - pb[k][1]))
+                               for k in changed), default=0.0)}
+
+
+def _cell_diff(a, b, ka, kb):
+    """Grid cells compared as sets of tetrahedron keys (same dims only)."""
+    if tuple(a.dims) != tuple(b.dims):
+        return {"compared": 0, "changed": 0, "note": "grid dims differ; cells not compared"}
+    ia, xa = a.grid_csr
+    ib, xb = b.grid_csr
+    kal, kbl = np.asarray(ka), np.asarray(kb)
+    n_changed, examples = 0, []
+    for c in range(len(ia) - 1):
+        s1 = set(kal[xa[ia[c]:ia[c + 1]]].tolist())
+        s2 = set(kbl[xb[ib[c]:ib[c + 1]]].tolist())
+        if s1 != s2:
+            n_changed += 1
+            if len(examples) < 20:
+                examples.append(c)
+    return {"compared": len(ia) - 1, "changed": n_changed, "changed_cells": examples}
 
 
 def format_text(d: dict, name_a="A", name_b="B") -> str:

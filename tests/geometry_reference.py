@@ -1,0 +1,100 @@
+"""Slow, plain numpy references that judge regn.geometry's compiled kernels.
+
+:func:`tets_intersect_boxes` is the full separating-axis test, pair by pair
+(obviously right: two convex sets are disjoint exactly when one of these
+axes separates them). :func:`grid_membership_reference` is the grid rule as
+it was written in numpy before the kernel became its only implementation:
+the same candidates and shortcuts, with numpy's NaN and overflow behaviour,
+which is what the kernel must reproduce on hostile inputs.
+"""
+
+import numpy as np
+
+from regn.geometry import (FACE_SLOTS, TET_EDGES, cell_coords, expand_cell_ranges,
+                           linear_cell)
+from regn.tolerances import TOUCH_REL
+
+_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)],
+                    dtype=np.float64)
+
+
+def tets_intersect_boxes(tet_points, box_lo, box_hi, eps=0.0) -> np.ndarray:
+    """Exact closed tetrahedron/axis-aligned-box intersection, pair by pair.
+
+    ``tet_points`` (P,4,3), ``box_lo``/``box_hi`` (P,3). Separating-axis test
+    over the 3 box axes, the 4 face normals and the 18 edge x axis crosses;
+    touching counts as intersecting, and ``eps`` widens every interval.
+    """
+    p = np.asarray(tet_points, dtype=np.float64)
+    lo = np.asarray(box_lo, dtype=np.float64)
+    hi = np.asarray(box_hi, dtype=np.float64)
+    centre = (lo + hi) / 2
+    half = (hi - lo) / 2
+    q = p - centre[:, None, :]                     # box centred at the origin
+    hit = np.all((q.min(axis=1) <= half + eps) & (q.max(axis=1) >= -half - eps), axis=1)
+    edges = q[:, TET_EDGES[:, 1]] - q[:, TET_EDGES[:, 0]]           # (P,6,3)
+    fs = FACE_SLOTS
+    normals = np.cross(q[:, fs[:, 1]] - q[:, fs[:, 0]], q[:, fs[:, 2]] - q[:, fs[:, 0]])
+    axes_list = [normals]
+    for k in range(3):
+        unit = np.zeros(3)
+        unit[k] = 1.0
+        axes_list.append(np.cross(edges, unit))
+    axes = np.concatenate(axes_list, axis=1)                          # (P,22,3)
+    proj = np.einsum("pad,pvd->pav", axes, q)                         # (P,22,4)
+    radius = np.einsum("pad,pd->pa", np.abs(axes), half)              # (P,22)
+    scale = np.linalg.norm(axes, axis=2) * eps
+    separated = (proj.min(axis=2) > radius + scale) | (proj.max(axis=2) < -radius - scale)
+    return hit & ~separated.any(axis=1)
+
+
+def grid_membership_reference(tet_points, bbox_min, cell_size, dims):
+    """:func:`regn.geometry.grid_membership` in numpy: (cells, tets) sorted
+    by cell then tetrahedron."""
+    pts = np.asarray(tet_points, dtype=np.float64)
+    if len(pts) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    dims_a = np.asarray(dims, dtype=np.int64)
+    bbox_min = np.asarray(bbox_min, np.float64)
+    cell_size = np.asarray(cell_size, np.float64)
+    eps = TOUCH_REL * float(np.max(cell_size * dims_a))
+    pmin = np.minimum(np.minimum(pts[:, 0], pts[:, 1]), np.minimum(pts[:, 2], pts[:, 3]))
+    pmax = np.maximum(np.maximum(pts[:, 0], pts[:, 1]), np.maximum(pts[:, 2], pts[:, 3]))
+    lo = cell_coords(pmin - eps, bbox_min, cell_size, dims_a)
+    hi = cell_coords(pmax + eps, bbox_min, cell_size, dims_a)
+    tid, ijk = expand_cell_ranges(lo, hi)
+    cand = linear_cell(ijk, dims_a)
+    # a vertex inside the closed cell box: a sure hit
+    sure = np.zeros(len(tid), dtype=bool)
+    blo = bbox_min + ijk * cell_size
+    bhi = blo + cell_size
+    for k in range(4):
+        p = pts[tid, k]
+        sure |= np.all((p >= blo) & (p <= bhi), axis=1)
+    rest = np.flatnonzero(~sure)
+    keep = sure
+    for s in range(0, len(rest), 50_000):
+        r = rest[s:s + 50_000]
+        # the four face-normal axes first: a pair they separate is a sure miss
+        lo_r, hi_r = blo[r], bhi[r]
+        centre = (lo_r + hi_r) / 2
+        half = (hi_r - lo_r) / 2
+        q = pts[tid[r]] - centre[:, None, :]
+        fs = FACE_SLOTS
+        axes = np.cross(q[:, fs[:, 1]] - q[:, fs[:, 0]], q[:, fs[:, 2]] - q[:, fs[:, 0]])
+        proj = np.einsum("pad,pvd->pav", axes, q)
+        rad = np.einsum("pad,pd->pa", np.abs(axes), half)
+        sc = np.linalg.norm(axes, axis=2) * eps
+        miss = ((proj.min(axis=2) > rad + sc) | (proj.max(axis=2) < -rad - sc)).any(axis=1)
+        # a box corner inside the closed tetrahedron: a sure hit
+        on_face = proj[:, np.arange(4), fs[:, 0]]                    # (P,4)
+        opposite = proj[:, np.arange(4), np.arange(4)] - on_face     # (P,4)
+        corner = np.einsum("pad,cd,pd->pac", axes, _CORNERS, half)   # (P,4,8)
+        inside = ((corner - on_face[:, :, None]) * opposite[:, :, None] >= 0).all(axis=1)
+        hit = inside.any(axis=1) & ~miss
+        keep[r[hit]] = True
+        todo = r[~miss & ~hit]
+        keep[todo] = tets_intersect_boxes(pts[tid[todo]], blo[todo], bhi[todo], eps)
+    cells, tets = cand[keep], tid[keep]
+    order = np.lexsort((tets, cells))
+    return cells[order], tets[order]

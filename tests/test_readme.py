@@ -1,0 +1,115 @@
+"""The README's code runs as written.
+
+Every fenced block is found by parsing README.md, so a block added later is
+tested without touching this file:
+
+* ```sh blocks: every ``regn …`` command (a line may chain commands with
+  ``&&``; the other ones, such as ``pip install -e .``, set up the environment
+  this suite already runs in) must exit 0. They run once, in document order, in
+  one empty temporary folder.
+* ```python blocks: each runs on its own in a fresh interpreter, in that same
+  folder after the commands, so a block may use the files the README's commands
+  wrote (the quick start's ``regn-demo/demo.rgn``) and nothing else: this test
+  provides no file of its own.
+
+The README's test command (the sh block that runs pytest) is what ``.ci/run``
+runs, verbatim.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, "README.md")
+
+
+def fenced_blocks(path=README):
+    """[(language, first line number of the code, code)] of every fenced block."""
+    blocks, lang, start, body = [], None, 0, []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            fence = re.match(r"^\s*```(\S*)\s*$", line)
+            if fence and lang is None:
+                lang, start, body = fence.group(1), number + 1, []
+            elif fence:
+                blocks.append((lang, start, "".join(body)))
+                lang = None
+            elif lang is not None:
+                body.append(line)
+    assert lang is None, f"{path}: the block opened at line {start - 1} is never closed"
+    return blocks
+
+
+def shell_commands(code):
+    """The commands of a shell block: continuation lines joined, comments dropped,
+    ``&&`` chains split."""
+    commands = []
+    for line in code.replace("\\\n", " ").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            commands += [c.strip() for c in line.split("&&")]
+    return commands
+
+
+BLOCKS = fenced_blocks()
+REGN_COMMANDS = [(line, cmd) for lang, line, code in BLOCKS if lang == "sh"
+                 for cmd in shell_commands(code) if cmd.split()[0] == "regn"]
+PYTHON_BLOCKS = [(line, code) for lang, line, code in BLOCKS if lang == "python"]
+
+
+def regn_argv(command):
+    """argv for a README ``regn …`` command: the installed ``regn`` script of
+    this interpreter's environment (what ``pip install -e .`` puts on PATH)."""
+    script = shutil.which("regn", path=os.path.dirname(sys.executable))
+    head = [script] if script else [sys.executable, "-c",
+                                    "import sys; from regn.cli import entry; "
+                                    "sys.argv[0] = 'regn'; entry()"]
+    return head + shlex.split(command)[1:]
+
+
+@pytest.fixture(scope="module")
+def readme_dir(tmp_path_factory):
+    """An empty folder in which every README ``regn`` command has run, in
+    order; -> (folder, {command: completed process})."""
+    folder = tmp_path_factory.mktemp("readme")
+    runs = {}
+    for _, command in REGN_COMMANDS:
+        runs[command] = subprocess.run(regn_argv(command), cwd=folder, capture_output=True,
+                                       text=True, stdin=subprocess.DEVNULL)
+    return folder, runs
+
+
+def test_the_readme_has_code_to_run():
+    assert REGN_COMMANDS and PYTHON_BLOCKS
+
+
+@pytest.mark.parametrize("line,command", REGN_COMMANDS,
+                         ids=[f"line{line}" for line, _ in REGN_COMMANDS])
+def test_readme_regn_command_exits_0(readme_dir, line, command):
+    run = readme_dir[1][command]
+    assert run.returncode == 0, (f"README.md line {line}: `{command}` exited "
+                                 f"{run.returncode}:\n{run.stdout}\n{run.stderr}")
+
+
+@pytest.mark.parametrize("line,code", PYTHON_BLOCKS,
+                         ids=[f"line{line}" for line, _ in PYTHON_BLOCKS])
+def test_readme_python_block_runs(readme_dir, line, code):
+    run = subprocess.run([sys.executable, "-c", code], cwd=readme_dir[0],
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, (f"README.md: the Python block at line {line} "
+                                 f"failed:\n{run.stderr}")
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    test_lines = [cmd_line for lang, _, code in BLOCKS if lang == "sh"
+                  for cmd_line in code.splitlines() if "pytest" in cmd_line]
+    assert len(test_lines) == 1, test_lines
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as fh:
+        ci_lines = [line.strip() for line in fh]
+    assert test_lines[0].strip() in ci_lines

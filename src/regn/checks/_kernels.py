@@ -27,17 +27,20 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import kernel
+from ..geometry._kernels import _cell_coord
 
 #: The records the face and tetrahedron kernels read: ``tets``, ``faces``
 #: native-order structured arrays (sections 1 and 2), ``vertices`` (V,3)
 #: float64, ``pairs`` (6,2) the face slots of each portal pair
 #: (:data:`regn.format.layout.PORTAL_PAIRS`), ``no_tet``/``no_slot`` the face
-#: record's "no tetrahedron" values.
-Records = namedtuple("Records", "tets faces vertices pairs no_tet no_slot")
+#: record's "no tetrahedron" values, and the grid: ``origin`` (bbox min),
+#: ``cell`` (cell size), ``dims``.
+Records = namedtuple("Records", "tets faces vertices pairs no_tet no_slot origin cell dims")
 #: :func:`sphere_reach`'s input: the references as (``ref_cell``, ``ref_tet``),
-#: each tetrahedron's stored ``centre`` (T,3) and ``radius`` (T,), each cell's
-#: box ``cell_lo``/``cell_hi`` (C,3), and the reach tolerance ``reach_rel``.
-Spheres = namedtuple("Spheres", "ref_cell ref_tet centre radius cell_lo cell_hi reach_rel")
+#: the tetrahedron records ``tets`` (their stored centre and radius), each
+#: cell's box ``cell_lo``/``cell_hi`` (C,3), and the reach tolerance
+#: ``reach_rel``.
+Spheres = namedtuple("Spheres", "ref_cell ref_tet tets cell_lo cell_hi reach_rel")
 #: :func:`grid_compare`'s input: the file's grid as CSR (``indptr``,
 #: ``ref_tet``), the expected pairs (``exp_cell`` ascending, ``exp_tet``), and
 #: each tetrahedron's ``home`` cell (the one holding its vertex mean).
@@ -51,15 +54,18 @@ GridPairs = namedtuple("GridPairs", "indptr ref_tet exp_cell exp_tet home")
 FaceMeasures = namedtuple("FaceMeasures", "listed other a_lists b length residual")
 
 #: :func:`tet_measures`' result, per tetrahedron: ``vol`` signed volume,
-#: ``size`` largest side of its bounding box, ``off`` (T,4) n.v+d of each
-#: slot's face plane at the vertex farthest from it, ``third`` (T,4) the
-#: third smallest |n.v+d| over the four vertices, ``mean`` (T,3) vertex mean,
-#: ``spread`` largest vertex distance from the mean, ``centre_err`` distance
-#: of the stored centre from the mean, ``want`` (T,6) distance between the
-#: centroids of the faces of each portal pair, ``edge`` (T,6) either face of
-#: the pair is on the boundary (listed once).
-TetMeasures = namedtuple("TetMeasures",
-                         "vol size off third mean spread centre_err want edge")
+#: ``size`` largest side of its bounding box, ``third`` (T,4) the third
+#: smallest |n.v+d| of each slot's face plane over the four vertices,
+#: ``mean`` (T,3) vertex mean, ``home`` the cell holding it, ``spread``
+#: largest vertex distance from the mean, ``centre_err`` distance of the
+#: stored centre from the mean, ``want`` (T,6) distance between the centroids
+#: of the faces of each portal pair, ``edge`` (T,6) either face of the pair is
+#: on the boundary (listed once), ``portal_off`` (T,6) how far the stored
+#: (cost, aux) is off (want, 0 at an edge else want): the larger difference,
+#: NaN if either is; per face, ``a_off`` (F,) n.v+d of the face plane in
+#: tetrahedron A's slot_a at the vertex of A farthest from it.
+TetMeasures = namedtuple("TetMeasures", "vol size third mean home spread centre_err want "
+                                        "edge portal_off a_off")
 
 
 @kernel
@@ -191,60 +197,91 @@ def _distance(a, b):
     return np.sqrt((x * x + y * y) + z * z)
 
 
+@kernel(inline=True)
+def _home(rec, mean):
+    """The linear cell holding the point ``mean``."""
+    ix = _cell_coord(mean[0], rec.origin[0], rec.cell[0], rec.dims[0])
+    iy = _cell_coord(mean[1], rec.origin[1], rec.cell[1], rec.dims[1])
+    iz = _cell_coord(mean[2], rec.origin[2], rec.cell[2], rec.dims[2])
+    return (iz * rec.dims[1] + iy) * rec.dims[0] + ix
+
+
+@kernel(inline=True)
+def _portals(out, t, portal, centroid, pairs, slot_listed):
+    """The portal measures of tetrahedron t (``centroid`` (4,3) its face
+    centroids by slot, ``slot_listed`` how many list each slot's face)."""
+    for q in range(6):
+        i, j = pairs[q, 0], pairs[q, 1]
+        want = _distance(centroid[i], centroid[j])
+        edge = slot_listed[i] == 1 or slot_listed[j] == 1
+        out.want[t, q] = want
+        out.edge[t, q] = edge
+        cost_off = abs(np.float64(portal[q, 0]) - want)
+        aux_off = abs(np.float64(portal[q, 1]) - (0.0 if edge else want))
+        # the larger, NaN if either is
+        out.portal_off[t, q] = aux_off if aux_off != aux_off or aux_off > cost_off \
+            else cost_off
+
+
 @kernel
 def tet_measures(rec, listed):
     """:data:`TetMeasures` of every tetrahedron of ``rec`` (its corners, its
-    face slots and their planes, its stored centre; ``rec.pairs`` the portal
-    pairs' face slots); ``listed`` (F,) how many tetrahedra list each face."""
-    tets, faces, pairs = rec.tets, rec.faces, rec.pairs
+    face slots and their planes, its stored centre and portal costs; the
+    grid); ``listed`` (F,) how many tetrahedra list each face."""
+    tets, faces = rec.tets, rec.faces
     n_t = len(tets)
-    out = TetMeasures(np.empty(n_t), np.empty(n_t), np.empty((n_t, 4)),
-                      np.empty((n_t, 4)), np.empty((n_t, 3)), np.empty(n_t), np.empty(n_t),
-                      np.empty((n_t, 6)), np.empty((n_t, 6), np.bool_))
+    out = TetMeasures(np.empty(n_t), np.empty(n_t), np.empty((n_t, 4)), np.empty((n_t, 3)),
+                      np.empty(n_t, np.int64), np.empty(n_t), np.empty(n_t),
+                      np.empty((n_t, 6)), np.empty((n_t, 6), np.bool_), np.empty((n_t, 6)),
+                      np.empty(len(faces)))
+    off = np.empty((n_t, 4))
     p = np.empty((4, 3))
     dist = np.empty(4)
     centroid = np.empty((4, 3))
+    slot_listed = np.empty(4, np.int64)
     for t in range(n_t):
         for v in range(4):
             p[v] = rec.vertices[tets[t].verts[v]]
         out.vol[t] = _signed_volume(p)
         out.size[t] = _bounding_size(p)
         for k in range(4):
-            face = faces[tets[t].faces[k]]
-            far = _slot_plane(p, face.normal, np.float64(face.d), dist, centroid[k])
-            out.off[t, k] = dist[far]
+            f = tets[t].faces[k]
+            slot_listed[k] = listed[f]
+            far = _slot_plane(p, faces[f].normal, np.float64(faces[f].d), dist, centroid[k])
+            off[t, k] = dist[far]
             for v in range(4):
                 dist[v] = abs(dist[v])
             out.third[t, k] = _third_smallest(dist)
         out.spread[t] = _mean_and_spread(p, out.mean[t])
+        out.home[t] = _home(rec, out.mean[t])
         out.centre_err[t] = _distance(tets[t].centre, out.mean[t])
-        for q in range(6):
-            i, j = pairs[q, 0], pairs[q, 1]
-            out.want[t, q] = _distance(centroid[i], centroid[j])
-            out.edge[t, q] = (listed[tets[t].faces[i]] == 1) | (listed[tets[t].faces[j]] == 1)
+        _portals(out, t, tets[t].portal, centroid, rec.pairs, slot_listed)
+    for f in range(len(faces)):
+        out.a_off[f] = off[faces[f].tet_a, faces[f].slot_a]
     return out
 
 
 @kernel
 def sphere_reach(rec):
     """How many references (cell ``rec.ref_cell[r]``, tetrahedron
-    ``rec.ref_tet[r]``) have the tetrahedron's stored sphere (``rec.centre``,
-    ``rec.radius``) reach the closed cell box (``rec.cell_lo``/``cell_hi``):
+    ``rec.ref_tet[r]``) have the tetrahedron's stored sphere (centre, radius)
+    reach the closed cell box (``rec.cell_lo``/``cell_hi``):
     |c - clip(c, lo, hi)| <= radius * (1 + rec.reach_rel); a NaN centre
     reaches nothing."""
     n = 0
     for r in range(len(rec.ref_cell)):
         cc = rec.ref_cell[r]
         t = rec.ref_tet[r]
+        centre = rec.tets[t].centre
         acc = 0.0
         for e in range(3):
-            x = rec.centre[t, e]
+            x = np.float64(centre[e])
             q = x
             if x == x:
                 q = min(max(x, rec.cell_lo[cc, e]), rec.cell_hi[cc, e])
             dx = x - q
             acc = dx * dx if e == 0 else acc + dx * dx
-        if np.sqrt(acc) <= rec.radius[t] * (1 + rec.reach_rel):
+        if np.sqrt(acc) <= np.float64(rec.tets[t].radius) * (1 + rec.reach_rel):
             n += 1
     return n
 

@@ -107,7 +107,7 @@ class Run:
 
 def _records(run):
     """Sections 1 and 2 as native-order structured arrays (a copy when the
-    file is big-endian), and the vertices."""
+    file is big-endian), the vertices and the grid."""
     from ._kernels import Records
     native = {}
     for name in ("tets", "faces"):
@@ -115,8 +115,10 @@ def _records(run):
         # read-only either way (a little-endian file's records are a view of
         # its bytes), so each kernel is compiled for one type only
         native[name].flags.writeable = False
-    return Records(native["tets"], native["faces"], run.mesh.vertices,
-                   np.array(PORTAL_PAIRS, np.int64), NO_TET, NO_SLOT)
+    mesh = run.mesh
+    return Records(native["tets"], native["faces"], mesh.vertices,
+                   np.array(PORTAL_PAIRS, np.int64), NO_TET, NO_SLOT, mesh.bbox_min,
+                   mesh.cell_size, np.array(mesh.dims, np.int64))
 
 
 #: The membership test runs in this many pieces (of consecutive
@@ -159,6 +161,8 @@ def _start_membership(run):
 def start(mesh, original) -> Run:
     """A :class:`Run` of verify on ``mesh``, its long work started."""
     run = Run(mesh, original)
-    run.start(tets.measures)              # decodes the records, measures the faces first
+    # the membership threads first: they run kernels at once, while decoding
+    # the records holds the GIL and would hold up the next thread's start
     _start_membership(run)
+    run.start(tets.measures)              # decodes the records, measures the faces first
     return run

@@ -40,12 +40,6 @@ def _listed(run):
     return indptr, np.repeat(np.arange(run.mesh.n_cells), np.diff(indptr)), ref_tet
 
 
-def _home(run):
-    """(T,) the cell holding each tetrahedron's vertex mean."""
-    mean = run.fact(measures).mean
-    return run.mesh.cell_of(mean) if len(mean) else np.zeros(0, np.int64)
-
-
 def _compare(run):
     """The file's references against the expected pairs: hit (R,), the keys
     (cell * K + tet, K = max(T, 1)) of the expected pairs not listed and of
@@ -55,7 +49,7 @@ def _compare(run):
     indptr, ref_cell, ref_tet = run.fact(_listed)
     exp_cell, exp_tet = run.fact(grid_pairs)
     hit, exp_listed, listed_home, dupes = grid_compare(GridPairs(
-        indptr, ref_tet, exp_cell, exp_tet, run.fact(_home)))
+        indptr, ref_tet, exp_cell, exp_tet, run.fact(measures).home))
     key = max(run.mesh.n_tets, 1)
     missing = (exp_cell * key + exp_tet)[~exp_listed]
     extra = np.unique((ref_cell * key + ref_tet)[~hit])
@@ -83,10 +77,7 @@ def _(run):
     if n:
         lo, hi = cell_bounds(np.arange(mesh.n_cells), mesh.bbox_min, mesh.cell_size,
                              mesh.dims)
-        tets = run.records.tets
-        reach = int(sphere_reach(Spheres(ref_cell, ref_tet,
-                                         tets["centre"].astype(np.float64),
-                                         tets["radius"].astype(np.float64), lo, hi,
+        reach = int(sphere_reach(Spheres(ref_cell, ref_tet, run.records.tets, lo, hi,
                                          SPHERE_REACH_REL)))
     return Outcome(reach, n, f"tet sphere (centre, radius) reaches its listed cell in "
                              f"{100.0 * reach / n if n else 100.0:.1f} % of references")
@@ -96,7 +87,7 @@ def _(run):
             "vertex mean lists it")
 def _(run):
     indptr = run.fact(_listed)[0]
-    home, mean = run.fact(_home), run.fact(measures).mean
+    home, mean = run.fact(measures).home, run.fact(measures).mean
     return outcome_of(~run.fact(_compare)[3],
                       lambda t: f"tet {t} (vertex mean {fmt(mean[t])}) not listed by cell "
                                 f"{home[t]}, which lists "

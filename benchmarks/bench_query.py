@@ -129,7 +129,8 @@ def main():
     A = m.random_points(200, seed=2)
     B = m.random_points(200, seed=3)
     m.find_path(A[0], B[0])                                 # compile / warm
-    from regn.query.path import _ST0, _ST1, _graph
+    from regn.query._path_kernels import ST0, ST1
+    from regn.query.path import _graph
     G = nx_graph(m)
     cen = [tuple(c) for c in m.face_centroids.tolist()]
     nx_query(G, m, A[0], B[0], cen)                         # warm
@@ -166,7 +167,7 @@ def main():
     for a, b in zip(A, B):              # the search's work, counted untimed
         m.find_path(a, b, smooth=False)
         g = _graph(m)                   # faces settled by this query's search (both sides)
-        stamps = g["node_u16"][:, _ST0:_ST1 + 1]        # forward, backward stamps
+        stamps = g["graph"].node_u16[:, ST0:ST1 + 1]    # forward, backward stamps
         expanded.append(int(np.count_nonzero(stamps == 2 * g["qid"][0] + 1)))
     for p, c, a, b in zip(mine, ref, A, B):
         S, T = m.locate(np.stack([a, b]))

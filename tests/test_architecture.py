@@ -20,12 +20,8 @@ SRC = Path(regn.__file__).parent
 PENDING_IMPORT_EDGES = set()
 
 MAX_FUNCTION_LINES = 100
-#: Functions over the limit in code that part B (queries) of issue 15 is
-#: splitting.
-PENDING_LONG_FUNCTIONS = {
-    "regn/query/smooth.py:_ipm_py",
-    "regn/query/path.py:_query_py",
-}
+#: Functions over the limit (none left).
+PENDING_LONG_FUNCTIONS = set()
 
 #: Record strides that stand out in arithmetic (tetrahedron, face, cell item
 #: records); smaller ones (12, 8, 4) are too common to tell apart.

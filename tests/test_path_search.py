@@ -14,7 +14,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from regn.format.layout import PORTAL_PAIRS
 
-from conftest import random_map, run_without_numba
+from conftest import random_map
 
 PAIR_INDEX = {}
 for _p, (_i, _j) in enumerate(PORTAL_PAIRS):
@@ -220,33 +220,6 @@ def test_query_stamps_wrap(holey):
     after = [holey.find_path(x, y, smooth=False).cost for x, y in pairs]
     assert _graph(holey)["qid"][0] < 20          # it wrapped
     assert before == after
-
-
-def test_plain_python_fallback_gives_the_same_paths(tmp_path):
-    """Without numba (import blocked in a child process) the same kernel
-    runs as Python, prefetch hints as no-ops, with the same answers."""
-    import json
-    import regn
-    mesh = random_map(160, seed=12, hole_fraction=0.1, dims=(4, 4, 4))
-    path = tmp_path / "m.regn"
-    regn.save(mesh, path)
-    pairs = _pairs(mesh, 8, seed=71)
-    want = [[float(mesh.find_path(a, b, smooth=False).cost),
-             mesh.find_path(a, b, smooth=False).portals.tolist()] for a, b in pairs]
-    out = run_without_numba(
-        f"m = regn.load({str(path)!r})\n"
-        f"pairs = np.array({[[a.tolist(), b.tolist()] for a, b in pairs]!r})\n"
-        "out = []\n"
-        "for a, b in pairs:\n"
-        "    p = m.find_path(a, b, smooth=False)\n"
-        "    out.append([float(p.cost), p.portals.tolist()])\n"
-        "from regn.query import path\n"
-        "assert path._KERNEL['search'] is path._query_py\n"
-        "print(json.dumps(out))\n")
-    got = json.loads(out)
-    assert len(got) == len(want) > 3
-    for (c1, p1), (c2, p2) in zip(got, want):
-        assert c1 == pytest.approx(c2, rel=1e-12) and p1 == p2
 
 
 def test_builder_costs_bound_the_centroid_polyline(holey):

@@ -39,6 +39,33 @@ def brute_locate(mesh, pts, tol=1e-9):
     return out
 
 
+def closest_on_triangles(p, tri):
+    """Reference: (K,3) points, (K,3,3) triangles -> (K,3) closest points,
+    as the nearer of the projection into the face (when it lands inside) and
+    the clamped projections onto the three edges."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        P0, P1, P2 = tri[:, 0], tri[:, 1], tri[:, 2]
+        e1, e2 = P1 - P0, P2 - P0
+        r = p - P0
+        d00, d01, d11 = (e1 * e1).sum(1), (e1 * e2).sum(1), (e2 * e2).sum(1)
+        d20, d21 = (r * e1).sum(1), (r * e2).sum(1)
+        den = d00 * d11 - d01 * d01
+        v = (d11 * d20 - d01 * d21) / den
+        w = (d00 * d21 - d01 * d20) / den
+        inside = (den > 0) & (v >= 0) & (w >= 0) & (v + w <= 1)
+        best = np.where(inside[:, None], P0 + v[:, None] * e1 + w[:, None] * e2, np.nan)
+        bestd = np.where(inside, np.linalg.norm(best - p, axis=1), np.inf)
+        for A, B in ((P0, P1), (P1, P2), (P2, P0)):
+            e = B - A
+            ee = (e * e).sum(1)
+            t = np.where(ee > 0, np.clip(((p - A) * e).sum(1) / ee, 0, 1), 0)
+            x = A + t[:, None] * e
+            dx = np.linalg.norm(x - p, axis=1)
+            m = dx < bestd
+            best[m], bestd[m] = x[m], dx[m]
+    return best
+
+
 def adversarial(mesh, rng):
     V = mesh.vertices
     fv = V[mesh.face_vertices]
@@ -324,7 +351,6 @@ def test_nearest_and_distance(mesh):
     inside = mesh.locate(pts) >= 0
     np.testing.assert_array_equal(r.points[inside], pts[inside])
     np.testing.assert_array_equal(r.tets[inside], mesh.locate(pts[inside]))
-    from regn.query.nearest import closest_on_triangles
     tri = mesh.vertices[mesh.face_vertices[mesh.boundary_faces]]
     dw = mesh.distance_to_wall(pts)
     assert np.isnan(dw[-1]) and r.tets[-1] == -1
@@ -441,24 +467,6 @@ def field():
     from regn.builder.generate import demo_field, generate
     bbox, obs = demo_field(seed=3, n=12)
     return generate(bbox, obs, dims=(6, 6, 6), coverage_samples=0)
-
-
-def test_wall_pieces_cover_their_triangles(field):
-    """The premise of the wall search's proof: every point of a wall triangle
-    lies within r_piece of a centroid of one of that triangle's pieces."""
-    from regn.query.nearest import _walls
-    w = _walls(field)
-    rng = np.random.default_rng(6)
-    rows = rng.integers(len(w["tri"]), size=3000)
-    pts = np.einsum("nk,nkd->nd", rng.dirichlet(np.ones(3), len(rows)), w["tri"][rows])
-    pts[:12] = w["tri"][rows[:12], 0]                 # corners are the farthest points
-    d, i = w["tree"].query(pts, k=64)
-    own = w["parent"][i] == rows[:, None]
-    assert own.any(axis=1).all()
-    nearest_own = np.where(own, d, np.inf).min(axis=1)
-    assert nearest_own.max() <= w["r_piece"]
-    big = np.ptp(w["tri"], axis=1).max(axis=1)
-    assert big.max() > 4 * w["r_piece"] and w["tree"].n > 2 * len(w["tri"])   # cut up
 
 
 def test_distance_to_wall_against_trimesh(field):

@@ -1,22 +1,21 @@
 """The compiled segment walk (raycast / line_of_sight) against the numpy walk
-it replaced, an independent segment/boundary-triangle brute force, and its
-own plain-Python run (numba blocked in a child process)."""
+it replaced and an independent segment/boundary-triangle brute force; the
+walk kernel's rules on hand-made tetrahedra."""
 
-import json
+import importlib
 import math
-import sys
 import tracemalloc
 
 import numpy as np
 import pytest
 
-import regn
-from regn.query.locate import BARY_TOL, _prep, bary, locate
+from regn import status
+from regn.query import _raycast_kernels as K
+from regn.query.locate import _prep, locate
+from regn.tolerances import BARY_TOL
 
-from conftest import assert_numba_not_imported, run_without_numba, sphere_holes_map
+from conftest import assert_numba_not_imported, sphere_holes_map
 
-import importlib
-import importlib.util
 rc_mod = importlib.import_module("regn.query.raycast")   # the module, not the function
 
 L = 50_000.0
@@ -32,6 +31,19 @@ def mesh():
 
 
 # --- the numpy walk this module replaced (kept verbatim as the reference) ----
+
+def bary(d, tets, pts):
+    """(K,) tets, (K,3) points -> (K,4) barycentric coordinates, from the
+    affine rows locate keeps (the kernels' arithmetic, operation for
+    operation: l_r = ((w0 x + w1 y) + w2 z) + w3, l0 = 1 - ((l1 + l2) + l3))."""
+    W = d["W"].reshape(-1, 3, 4)[tets]                 # (K,3,4) affine rows
+    x, y, z = pts[:, 0:1], pts[:, 1:2], pts[:, 2:3]
+    out = np.empty((len(tets), 4))
+    l123 = W[:, :, 0] * x + W[:, :, 1] * y + W[:, :, 2] * z + W[:, :, 3]
+    out[:, 1:] = l123
+    out[:, 0] = 1.0 - l123.sum(axis=1)
+    return out
+
 
 TIES = {"raycast": 0, "los": 0}      # how often each reference took its edge-tie branch
 
@@ -363,50 +375,36 @@ def test_non_finite_and_outside_input(mesh):
     assert mesh.line_of_sight(np.zeros((0, 3)), np.zeros((0, 3))).shape == (0,)
 
 
-def _plain_module():
-    """A second, never-compiled copy of raycast.py (its globals untouched by
-    numba's rebinding), for calling the kernel as Python in this process."""
-    spec = importlib.util.spec_from_file_location("regn.query._raycast_plain", rc_mod.__file__)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.mark.parametrize("compiled", [True, False])
-def test_kernel_stops_on_cycles_and_nan_geometry(compiled):
+def test_kernel_stops_on_cycles_and_nan_geometry():
     """A corrupted adjacency cycle ends at the step cap; NaN rows never loop;
     a neighbour index out of range is never followed."""
-    walk = rc_mod._kernels()["walk"] if compiled else _plain_module()._walk_segment
-    P = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], np.float64)
-    M = np.linalg.inv((P[1:] - P[0]).T)
-    row = np.concatenate([M, -(M @ P[0])[:, None]], axis=1).reshape(-1)
-    nbv = np.array([1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0], np.int64)   # 0 -> 1 -> 2 -> 0
+    row = _tet_row(UNIT)
+    nbv = np.array([[1] * 4, [2] * 4, [0] * 4], np.int64)   # 0 -> 1 -> 2 -> 0
     buf = np.empty(100, np.int64)
 
     def run(W, a, b, nb=nbv):
-        return walk(W, nb, 3, *a, *b, 0, 50, BARY_TOL, buf)
+        return K.walk_segment(W, nb, *a, *b, 0, 50, buf)
 
-    W = np.tile(row, 3)                        # three copies of the unit tet
+    W = np.tile(row, (3, 1))                   # three copies of the unit tet
     # b is far along x: every copy's exit is the x face, at s = 0.9 / 4.9
     out = run(W, (0.1, 0.1, 0.1), (5.0, 0.2, 0.2))
-    assert out[0] == rc_mod.LOST and out[4] == 51
+    assert out[0] == status.LOST and out[4] == 51
     np.testing.assert_array_equal(buf[:6], [0, 1, 2, 0, 1, 2])
     # a outside its tet, the exit (s = 2.8) past b: not clear, and no guess
-    assert run(W, (-2.0, 0.1, 0.1), (-1.0, 0.1, 0.1))[0] == rc_mod.BEYOND
+    assert run(W, (-2.0, 0.1, 0.1), (-1.0, 0.1, 0.1))[0] == K.BEYOND
     Wn = np.full_like(W, np.nan)
-    assert run(Wn, (0.1, 0.1, 0.1), (5.0, 0.2, 0.2))[0] == rc_mod.BEYOND
+    assert run(Wn, (0.1, 0.1, 0.1), (5.0, 0.2, 0.2))[0] == K.BEYOND
     bad = nbv.copy()
-    bad[1] = 7                                 # slot 1 of tet 0 -> out of range
+    bad[0, 1] = 7                              # slot 1 of tet 0 -> out of range
     out = run(W, (0.1, 0.1, 0.1), (-5.0, 0.1, 0.1), bad)
-    assert out[0] == rc_mod.OUT_OF_RANGE and out[4] == 1
+    assert out[0] == K.OUT_OF_RANGE and out[4] == 1
 
 
 def _tet_row(P):
     """The affine barycentric rows of one tet, as regn.query.locate._prep."""
     P = np.asarray(P, np.float64)
     M = np.linalg.inv((P[1:] - P[0]).T)
-    return np.concatenate([M, -(M @ P[0])[:, None]], axis=1).reshape(-1)
+    return np.concatenate([M, -(M @ P[0])[:, None]], axis=1).reshape(1, 12)
 
 
 UNIT = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
@@ -439,37 +437,33 @@ TIE_CASES = {
         (0.1, 0.1, 0.1), (0.1, -2.0, 0.1), [-1, -1, 1, -1], [-1, 3, 0, 3],
         ("STUCK", 1, -1)),
 }
+OUTCOMES = {"CLEAR": status.CLEAR, "STUCK": K.STUCK}
 
 
-@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("case", sorted(TIE_CASES))
-def test_kernel_edge_tie_rule(compiled, case):
-    walk = rc_mod._kernels()["walk"] if compiled else _plain_module()._walk_segment
+def test_kernel_edge_tie_rule(case):
     a, b, nb0, nb1, want = TIE_CASES[case]
     W = np.concatenate([_tet_row(UNIT)] * 3 + [_tet_row(BIG)])
-    nbv = np.array(nb0 + nb1 + [-1] * 4 + [-1] * 4, np.int64)
+    nbv = np.array([nb0, nb1, [-1] * 4, [-1] * 4], np.int64)
     buf = np.empty(16, np.int64)
-    out = walk(W, nbv, 4, *a, *b, 0, 12, BARY_TOL, buf)
-    assert (out[0], out[1], out[2]) == (getattr(rc_mod, want[0]), want[1], want[2]), out
+    out = K.walk_segment(W, nbv, *a, *b, 0, 12, buf)
+    assert (out[0], out[1], out[2]) == (OUTCOMES[want[0]], want[1], want[2]), out
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy scalars overflow
-@pytest.mark.parametrize("compiled", [True, False])
-def test_kernel_fraction_rules(compiled):
-    walk = rc_mod._kernels()["walk"] if compiled else _plain_module()._walk_segment
+def test_kernel_fraction_rules():
     buf = np.empty(4, np.int64)
-    walls = np.full(4, -1, np.int64)
+    walls = np.full((1, 4), -1, np.int64)
     W = _tet_row(UNIT)
     # straight out through the slanted face: l0 = 0.7 - 1.9 s reaches 0 at s = 0.7 / 1.9
-    out = walk(W, walls, 1, 0.1, 0.1, 0.1, 2.0, 0.1, 0.1, 0, 9, BARY_TOL, buf)
-    assert (out[0], out[2]) == (rc_mod.HIT, 0)
+    out = K.walk_segment(W, walls, 0.1, 0.1, 0.1, 2.0, 0.1, 0.1, 0, 9, buf)
+    assert (out[0], out[2]) == (status.HIT, 0)
     assert out[3] == pytest.approx(0.7 / 1.9, rel=1e-12)
     # a NaN crossing counts as never: in a tet 1e-300 across, x = 1e10
     # overflows l1 to inf and -l1 / dl1 = -inf / -inf; the exit is y (slot 2)
     W = _tet_row(np.array(UNIT) * 1e-300)
-    out = walk(W, np.array([-1, 0, -1, -1]), 1, 1e10, 1e-301, 1e-301,
-               1e-301, -1e-300, 1e-301, 0, 9, BARY_TOL, buf)
-    assert (out[0], out[2]) == (rc_mod.HIT, 2)
+    out = K.walk_segment(W, np.array([[-1, 0, -1, -1]]), 1e10, 1e-301, 1e-301,
+                         1e-301, -1e-300, 1e-301, 0, 9, buf)
+    assert (out[0], out[2]) == (status.HIT, 2)
     assert out[3] == pytest.approx(0.1 / 1.1, rel=1e-9)
 
 
@@ -481,39 +475,6 @@ def test_batch_memory_is_proportional(mesh):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 200 * len(A)                 # an N x T array would be ~N * T bytes
-
-
-def test_plain_python_fallback_gives_the_same_answers(mesh, tmp_path):
-    """Without numba (import blocked in a child process) the same kernel runs
-    as Python, with the same answers."""
-    A, B = adversarial_segments(mesh, seed=9)
-    R, S = random_segments(mesh, 400, seed=91)
-    sel = np.random.default_rng(0).choice(len(A), 300, replace=False)
-    A, B = np.vstack([A[sel], R]), np.vstack([B[sel], S])
-    path = tmp_path / "m.regn"
-    regn.save(mesh, path)
-    np.save(tmp_path / "a.npy", A)
-    np.save(tmp_path / "b.npy", B)
-    m = regn.load(path)
-    want_los = m.line_of_sight(A, B).tolist()
-    want_rc = [m.raycast(a, b).to_dict() for a, b in zip(A, B)]
-    out = run_without_numba(
-        "import importlib\n"
-        "rc = importlib.import_module('regn.query.raycast')\n"
-        f"m = regn.load({str(path)!r})\n"
-        f"A = np.load({str(tmp_path / 'a.npy')!r}); B = np.load({str(tmp_path / 'b.npy')!r})\n"
-        "los = m.line_of_sight(A, B).tolist()\n"
-        "rcs = [m.raycast(a, b).to_dict() for a, b in zip(A, B)]\n"
-        "many = m.raycast_many(A, B)\n"
-        "assert many.status.tolist() == [r['status'] for r in rcs]\n"
-        "assert np.array_equal(many.point, np.array([r['point'] for r in rcs], float), "
-        "equal_nan=True)\n"
-        "assert rc._KERNELS['compiled'] is False and rc._KERNELS['walk'] is rc._walk_segment\n"
-        "print(json.dumps([los, rcs]))\n")
-    los, rcs = json.loads(out)
-    assert los == want_los
-    assert json.dumps(rcs) == json.dumps(want_rc)     # NaN-aware, bit-exact floats
-    assert sum(los) > 50 and sum(not x for x in los) > 50
 
 
 def test_help_and_import_do_not_load_numba():

@@ -1,21 +1,18 @@
-"""The wall search (distance_to_wall / nearest): the compiled BVH kernel and
-the numpy piece search give the same answers, exact against brute force, on
-walls that are huge, tiny, flat or corrupted; the BVH's boxes hold what they
-claim."""
-
-import json
+"""The wall search (distance_to_wall / nearest): the compiled BVH descent
+is exact against brute force, on walls that are huge, tiny, flat or
+corrupted; the BVH's boxes hold what they claim; the closest-point kernels of
+regn.geometry agree with the reference."""
 
 import numpy as np
 import pytest
 
 import regn
+from regn.geometry._kernels import (closest_point_on_triangle, closest_points_on_triangles,
+                                    triangle_is_flat)
 from regn.query import nearest as nq
-from regn.query.nearest import closest_on_triangles
 
-from conftest import H, assert_numba_not_imported, random_map, run_without_numba
-from test_query import L, _make
-
-numba = pytest.importorskip("numba")
+from conftest import H, assert_numba_not_imported, random_map
+from test_query import L, _make, closest_on_triangles
 
 
 @pytest.fixture(scope="module")
@@ -42,58 +39,71 @@ def _points(mesh, n, seed):
 
 
 def _brute(tri, pts):
-    """Distance from each point to every triangle (exact, slow)."""
+    """Distance from each point to its nearest triangle (every triangle
+    solved by the reference; one with a NaN/inf vertex is never chosen, nor
+    a NaN distance)."""
+    tri = tri[np.isfinite(tri).all(axis=(1, 2))]
     out = np.empty(len(pts))
-    for i, p in enumerate(pts):
-        x = closest_on_triangles(np.repeat(p[None], len(tri), 0), tri)
+    step = max(1, 200_000 // max(len(tri), 1))
+    for c in range(0, len(pts), step):
+        p = pts[c:c + step]
+        x = closest_on_triangles(np.repeat(p, len(tri), 0), np.tile(tri, (len(p), 1, 1)))
         with np.errstate(over="ignore", invalid="ignore"):
-            d = np.linalg.norm(x - p, axis=1)
-        out[i] = np.nanmin(np.where(np.isnan(d), np.inf, d)) if len(d) else np.inf
+            d = np.linalg.norm(x - np.repeat(p, len(tri), 0), axis=1).reshape(len(p), -1)
+        d = np.where(np.isnan(d), np.inf, d)
+        out[c:c + step] = d.min(axis=1) if len(tri) else np.inf
     return out
 
 
-def _check_same(mesh, pts):
-    """BVH vs pieces: same distances; a different row only on a tie; each
-    returned point lies on its row's triangle at the returned distance."""
+def _check(mesh, pts):
+    """The BVH's distances equal brute force; each returned point lies on its
+    row's triangle at the returned distance."""
     tri = nq._wall_tris(mesh)["tri"].astype(np.float64)
-    x1, d1, r1 = nq._nearest_wall_bvh(mesh, pts)
-    _, d2, r2 = nq._nearest_wall_pieces(mesh, pts)
-    np.testing.assert_allclose(d1, d2, rtol=1e-9, atol=1e-6)
-    ok = r1 >= 0
-    assert np.all(r2[ok] >= 0)
-    diff = ok & (r1 != r2)
-    for r in (r1, r2):
-        x = closest_on_triangles(pts[diff], tri[r[diff]])
-        np.testing.assert_allclose(np.linalg.norm(x - pts[diff], axis=1), d1[diff],
-                                   rtol=1e-9, atol=1e-6)
-    on = closest_on_triangles(x1[ok], tri[r1[ok]])
-    np.testing.assert_allclose(on, x1[ok], rtol=0, atol=1e-6)
-    np.testing.assert_allclose(np.linalg.norm(x1[ok] - pts[ok], axis=1), d1[ok],
+    x, d, r = nq._nearest_wall(mesh, pts)
+    np.testing.assert_allclose(d, _brute(tri, pts), rtol=1e-9, atol=1e-6)
+    ok = r >= 0
+    assert np.all(np.isfinite(d[ok])) and np.all(np.isinf(d[~ok]))
+    on = closest_on_triangles(x[ok], tri[r[ok]])
+    np.testing.assert_allclose(on, x[ok], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(x[ok] - pts[ok], axis=1), d[ok],
                                rtol=1e-9, atol=1e-6)
-    return d1, r1
+    return d, r
 
 
 @pytest.mark.parametrize("which", ["holes", "field"])
-def test_bvh_matches_pieces_and_brute_force(which, request):
+def test_bvh_matches_brute_force(which, request):
     mesh = request.getfixturevalue(which)
     pts = _points(mesh, 1500, seed=21)
-    d, r = _check_same(mesh, pts)
+    d, r = _check(mesh, pts)
     assert np.all(r >= 0) and np.all(np.isfinite(d))
-    sel = np.random.default_rng(1).choice(len(pts), 120, replace=False)
-    tri = nq._wall_tris(mesh)["tri"].astype(np.float64)
-    np.testing.assert_allclose(d[sel], _brute(tri, pts[sel]), rtol=1e-9, atol=1e-6)
-    # the public queries go through the compiled kernel
-    assert nq._kernels()["compiled"] is True
+    # the public queries go through the same kernel
     np.testing.assert_array_equal(mesh.distance_to_wall(pts), d)
 
 
-def test_plain_python_kernel_is_the_compiled_one(field):
-    """The kernel's Python source, run uncompiled, gives the very same bits."""
-    pts = _points(field, 60, seed=3)
-    a = nq._nearest_wall_bvh(field, pts)
-    b = nq._nearest_wall_bvh(field, pts, kernel=nq._bvh_nearest)
-    for u, v in zip(a, b):
-        np.testing.assert_array_equal(u, v)
+def test_closest_point_kernels_match_the_reference():
+    """regn.geometry's closest point on a triangle, on random, thin, flat,
+    zero-area and tiny-and-far triangles: the distance of the reference (an
+    independent construction), and a point on the triangle."""
+    rng = np.random.default_rng(9)
+    n = 4000
+    T = rng.normal(size=(n, 3, 3))
+    P = rng.normal(size=(n, 3)) * 2
+    k = n // 8
+    T[:k, 2] = T[:k, 0] + rng.uniform(-1, 2, (k, 1)) * (T[:k, 1] - T[:k, 0])   # collinear
+    T[k:2 * k, 1] = T[k:2 * k, 2] = T[k:2 * k, 0]                            # a point
+    T[2 * k:3 * k, 2] = T[2 * k:3 * k, 1] + 1e-9 * rng.normal(size=(k, 3))   # a sliver
+    T[3 * k:4 * k] *= 1e-6                                                   # tiny, far
+    P[3 * k:4 * k] *= 1e6
+    Q = closest_points_on_triangles(P, T)
+    ref = closest_on_triangles(P, T)
+    scale = np.abs(P).max(axis=1) + np.abs(T).max(axis=(1, 2))
+    dq, dr = np.linalg.norm(Q - P, axis=1), np.linalg.norm(ref - P, axis=1)
+    assert np.all(np.abs(dq - dr) <= 1e-12 * scale)
+    on = closest_on_triangles(Q, T)             # the answer lies on its triangle
+    assert np.all(np.linalg.norm(on - Q, axis=1) <= 1e-12 * scale)
+    flat = [triangle_is_flat(*t.ravel()) for t in T[:3 * k]]
+    assert all(flat) and not any(triangle_is_flat(*t.ravel()) for t in T[4 * k:4 * k + 50])
+    assert closest_point_on_triangle(*T[5].ravel(), *P[5]) == tuple(Q[5])
 
 
 @pytest.mark.parametrize("which", ["holes", "field"])
@@ -108,33 +118,30 @@ def test_points_on_the_walls(which, request):
     edges = np.vstack([T[:, 0] + t * (T[:, 1] - T[:, 0]), T[:, 1] + t * (T[:, 2] - T[:, 1]),
                        (T[:, 0] + T[:, 1]) / 2])
     faces = np.einsum("nk,nkd->nd", rng.dirichlet(np.ones(3), len(T)), T)
-    d_v, _ = _check_same(mesh, verts)
+    d_v, _ = _check(mesh, verts)
     assert np.all(d_v == 0)                         # a vertex is its own closest point
     for pts in (edges, faces):
-        d, _ = _check_same(mesh, pts)
+        d, _ = _check(mesh, pts)
         assert d.max() < 1e-9 * L                   # rounding of the point itself only
     np.testing.assert_array_equal(mesh.distance_to_wall(verts), 0.0)
 
 
 def test_far_and_overflowing_points(field):
     pts = np.array([[1e12, 0, 0], [0, -3e15, 2e15], [1e160, 0, 0], [-1e200, 1e200, 0]])
-    _, d, r = nq._nearest_wall_bvh(field, pts)
+    d, r = _check(field, pts)
     assert np.all(np.isfinite(d[:2])) and np.all(r[:2] >= 0)
     assert np.all(np.isinf(d[2:])) and np.all(r[2:] == -1)     # squares overflow
-    np.testing.assert_allclose(d, nq._nearest_wall_pieces(field, pts)[1], rtol=1e-9)
     nr = field.nearest(pts)
     assert np.all(nr.tets[:2] >= 0) and np.all(nr.tets[2:] == -1)
     assert np.all(np.isnan(nr.points[2:]))
     dw = field.distance_to_wall(np.vstack([pts, [[np.nan, 0, 0], [np.inf, 0, 0]]]))
     assert np.all(np.isinf(dw[2:4])) and np.all(np.isnan(dw[4:]))
     # far from small triangles, the closest-point formula's denominators can
-    # round to 0: answered all the same, compiled and in Python
+    # round to 0: answered all the same
     rng = np.random.default_rng(5)
     far = rng.normal(size=(400, 3)) * 10.0 ** rng.uniform(6, 16, (400, 1))
-    d, r = _check_same(field, far)
+    d, r = _check(field, far)
     assert np.all(r >= 0)
-    sub = nq._nearest_wall_bvh(field, far[:60], kernel=nq._bvh_nearest)
-    np.testing.assert_array_equal(sub[1], d[:60])
 
 
 def _patched(mesh, moves):
@@ -164,19 +171,18 @@ def test_zero_area_walls():
     area = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
     assert (area < 1e-6 * H * H).sum() >= 2
     bvh = nq._wall_bvh(z)
-    assert bvh["flat"].sum() >= (area == 0).sum()
+    assert bvh.flat.sum() >= (area == 0).sum()
     near = tri[area < 1e-6 * H * H].reshape(-1, 3)
     rng = np.random.default_rng(2)
     pts = np.vstack([_points(z, 400, seed=8), near, near + rng.normal(size=near.shape) * 50])
-    d, _ = _check_same(z, pts)
-    np.testing.assert_allclose(d, _brute(tri, pts), rtol=1e-9, atol=1e-6)
+    d, _ = _check(z, pts)
     assert np.all(d[len(pts) - 2 * len(near):len(pts) - len(near)] == 0)
 
 
 def test_non_finite_walls_are_never_chosen(field):
     """The reader refuses NaN/inf vertices, so such walls are put into the
     wall cache by hand here (a defence in depth): they are skipped, and
-    walls at 1e300 overflow to no answer, in both searches."""
+    walls at 1e300 overflow to no answer."""
     m = regn.loads(field.dumps())
     w = nq._wall_tris(m)
     tri = w["tri"].astype(np.float64).copy()
@@ -186,20 +192,17 @@ def test_non_finite_walls_are_never_chosen(field):
     tri[bad[2::3]] *= 1e296                       # finite, squares overflow
     w["tri"] = tri
     pts = _points(m, 400, seed=12)
-    d, r = _check_same(m, pts)
-    assert not np.isin(r, bad).any() and np.all(r >= 0)
     good = np.setdiff1d(np.arange(len(tri)), bad)
-    sel = np.random.default_rng(0).choice(len(pts), 60, replace=False)
-    np.testing.assert_allclose(d[sel], _brute(tri[good], pts[sel]), rtol=1e-9, atol=1e-6)
+    d, r = _check(m, pts)
+    assert not np.isin(r, bad).any() and np.all(r >= 0)
+    np.testing.assert_allclose(d, _brute(tri[good], pts), rtol=1e-9, atol=1e-6)
     finite = np.flatnonzero(np.isfinite(tri).all(axis=(1, 2)))
-    assert sorted(nq._wall_bvh(m)["row"].tolist()) == finite.tolist()
+    assert sorted(nq._wall_bvh(m).row.tolist()) == finite.tolist()
     # nothing finite at all: no answer, no crash
     w["tri"] = np.full_like(tri, np.nan)
     nq.scratch(m).pop("wall_bvh")
-    nq.scratch(m).pop("walls", None)
-    for f in (nq._nearest_wall_bvh, nq._nearest_wall_pieces):
-        x, d, r = f(m, pts[:5])
-        assert np.all(np.isnan(x)) and np.all(np.isinf(d)) and np.all(r == -1)
+    x, d, r = nq._nearest_wall(m, pts[:5])
+    assert np.all(np.isnan(x)) and np.all(np.isinf(d)) and np.all(r == -1)
 
 
 def test_no_walls():
@@ -208,7 +211,7 @@ def test_no_walls():
     m = regn.loads(random_map(30, seed=1, hole_fraction=0.0, dims=(2, 2, 2)).dumps())
     w = nq._wall_tris(m)
     w["tri"] = w["tri"][:0]
-    x, d, r = nq._nearest_wall_bvh(m, np.zeros((3, 3)))
+    x, d, r = nq._nearest_wall(m, np.zeros((3, 3)))
     assert np.all(np.isnan(x)) and np.all(np.isinf(d)) and np.all(r == -1)
 
 
@@ -219,10 +222,10 @@ def test_bvh_boxes_hold_their_contents(which, request):
     and every finite wall is in the tree once."""
     mesh = request.getfixturevalue(which)
     b = nq._wall_bvh(mesh)
-    box, node, tri = b["box"], b["node"], b["tri"].reshape(-1, 3, 3)
+    box, node, tri = b.box, b.node, b.tri.reshape(-1, 3, 3)
     K = len(tri)
-    assert sorted(b["row"].tolist()) == list(range(len(nq._wall_tris(mesh)["tri"])))
-    np.testing.assert_array_equal(tri, nq._wall_tris(mesh)["tri"][b["row"]])
+    assert sorted(b.row.tolist()) == list(range(len(nq._wall_tris(mesh)["tri"])))
+    np.testing.assert_array_equal(tri, nq._wall_tris(mesh)["tri"][b.row])
     seen = np.zeros(K, int)
     depth = {0: 1}
     for k in range(len(node)):
@@ -235,8 +238,8 @@ def test_bvh_boxes_hold_their_contents(which, request):
             assert np.all(T >= lo) and np.all(T <= hi)
             np.testing.assert_array_equal(T.min(axis=(0, 1)), lo)    # tight
             np.testing.assert_array_equal(T.max(axis=(0, 1)), hi)
-            np.testing.assert_array_equal(b["tbox"][first:first + cnt, :3], T.min(axis=1))
-            np.testing.assert_array_equal(b["tbox"][first:first + cnt, 3:], T.max(axis=1))
+            np.testing.assert_array_equal(b.tbox[first:first + cnt, :3], T.min(axis=1))
+            np.testing.assert_array_equal(b.tbox[first:first + cnt, 3:], T.max(axis=1))
             seen[first:first + cnt] += 1
         else:
             assert k < first and first + 1 < len(node)
@@ -245,40 +248,8 @@ def test_bvh_boxes_hold_their_contents(which, request):
                 depth[c] = depth[k] + 1
     assert np.all(seen == 1)
     assert len(depth) == len(node)                    # every node reached from the root
-    assert max(depth.values()) == b["depth"] < nq._STACK
-
-
-def test_plain_python_fallback_gives_the_same_answers(field, tmp_path):
-    """Without numba (import blocked in a child process) the piece search
-    answers, with the compiled kernel's answers."""
-    pts = np.vstack([_points(field, 300, seed=31), [[np.nan, 0, 0], [1e160, 0, 0]]])
-    path = tmp_path / "m.regn"
-    regn.save(field, path)
-    np.save(tmp_path / "p.npy", pts)
-    m = regn.load(path)
-    want_d = m.distance_to_wall(pts)
-    want_n = m.nearest(pts)
-    out = run_without_numba(
-        "import importlib\n"
-        "nq = importlib.import_module('regn.query.nearest')\n"
-        f"m = regn.load({str(path)!r})\n"
-        f"P = np.load({str(tmp_path / 'p.npy')!r})\n"
-        "d = m.distance_to_wall(P)\n"
-        "r = m.nearest(P)\n"
-        "assert nq._kernels()['compiled'] is False\n"
-        "assert 'wall_bvh' not in nq.scratch(m) and 'walls' in nq.scratch(m)\n"
-        "print(json.dumps([d.tolist(), r.points.tolist(), r.tets.tolist()]))\n")
-    d, x, t = json.loads(out)
-    d, x, t = np.array(d, float), np.array(x, float), np.array(t)
-    np.testing.assert_allclose(d, want_d, rtol=1e-9, atol=1e-6)
-    assert np.isnan(d[-2]) and np.isinf(d[-1])
-    np.testing.assert_allclose(x, want_n.points, rtol=1e-9, atol=1e-6)   # NaN where NaN
-    out_ = m.locate(pts) < 0
-    # the owning tet may differ only where the closest point is on a shared edge
-    # or vertex (a tie); both hold the moved point
-    same = t == want_n.tets
-    assert same.mean() > 0.95 and np.all(t[~same] >= 0) and np.all(out_[~same])
-    assert np.all(m.locate(x[t >= 0]) >= 0)
+    # median splits: a balanced tree, and the descent's stack (depth + 2) fits it
+    assert max(depth.values()) == b.depth <= np.ceil(np.log2(K)) + 1
 
 
 def test_import_does_not_load_numba():

@@ -51,3 +51,21 @@ PARALLEL_SIN2 = 1e-14
 #: The builder merges sample points closer than this fraction of the box's
 #: diagonal (keeping the first: corners, walls, lattice, shells).
 SAMPLE_MERGE_REL = 1e-5
+
+#: locate gives a tetrahedron no inverse barycentric matrix (so never returns
+#: it) when the determinant of its edge vectors is at most this times the
+#: cube of its largest vertex offset from vertex 0.
+SINGULAR_REL = 1e-12
+
+#: locate's box test widens the header box by this times (its largest
+#: |coordinate| + 1 m), so a point on a box wall is still tested.
+BOX_SLACK_REL = 1e-9
+
+#: The fine location grid lists a tetrahedron in every cell its bounding box
+#: reaches or comes within this fraction of a cell of.
+CELL_SLACK = 1e-9
+
+#: The smoother also stops once its certified gap is below this, in units of
+#: the corridor's centroid-polyline length (rounding makes smaller gaps
+#: meaningless).
+SMOOTH_GAP_FLOOR = 1e-13

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from .._jit import kernel
+from ..tolerances import FLAT_SIN2
 
 #: Coordinates below this magnitude cannot overflow in a product of two.
 NO_OVERFLOW = 1e75
@@ -370,3 +371,142 @@ def sort_by_cell(out_c, out_t, n_cells):
         cells[j] = c
         tets[j] = out_t[i]
     return cells, tets
+
+
+# ===========================================================================
+# Closest point on a triangle (from regn.query.nearest: the wall search of
+# nearest / distance_to_wall descends a BVH and solves its leaves with these;
+# the builder and the checks may use them too). Scalar kernels on coordinates,
+# so callers keep their triangles in whatever layout suits them, plus one
+# batch kernel over (K,3) points and (K,3,3) triangles.
+# ===========================================================================
+
+
+@kernel
+def closest_point_on_segment(ax, ay, az, bx, by, bz, px, py, pz):
+    """Closest point to p on segment ab (a when it has length 0)."""
+    ex, ey, ez = bx - ax, by - ay, bz - az
+    ee = ex * ex + ey * ey + ez * ez
+    t = 0.0
+    if ee > 0.0:
+        t = ((px - ax) * ex + (py - ay) * ey + (pz - az) * ez) / ee
+        if t < 0.0:
+            t = 0.0
+        elif t > 1.0:
+            t = 1.0
+        elif t != t:                     # NaN
+            t = 0.0
+    return ax + t * ex, ay + t * ey, az + t * ez
+
+
+@kernel
+def closest_point_on_triangle_edges(ax, ay, az, bx, by, bz, cx, cy, cz, px, py, pz):
+    """Closest point to p on the three edges of triangle abc (the first edge
+    of ab, bc, ca on ties)."""
+    qx, qy, qz = closest_point_on_segment(ax, ay, az, bx, by, bz, px, py, pz)
+    best = (qx - px) ** 2 + (qy - py) ** 2 + (qz - pz) ** 2
+    rx, ry, rz = closest_point_on_segment(bx, by, bz, cx, cy, cz, px, py, pz)
+    d = (rx - px) ** 2 + (ry - py) ** 2 + (rz - pz) ** 2
+    if d < best:
+        qx, qy, qz, best = rx, ry, rz, d
+    rx, ry, rz = closest_point_on_segment(cx, cy, cz, ax, ay, az, px, py, pz)
+    d = (rx - px) ** 2 + (ry - py) ** 2 + (rz - pz) ** 2
+    if d < best:
+        qx, qy, qz = rx, ry, rz
+    return qx, qy, qz
+
+
+@kernel
+def triangle_is_flat(ax, ay, az, bx, by, bz, cx, cy, cz):
+    """Is triangle abc too thin for the face formula: the squared sine of its
+    angle at a below :data:`regn.tolerances.FLAT_SIN2` (zero area included),
+    or its squared edges overflowing?"""
+    e0, e1, e2 = bx - ax, by - ay, bz - az
+    f0, f1, f2 = cx - ax, cy - ay, cz - az
+    d00 = e0 * e0 + e1 * e1 + e2 * e2
+    d11 = f0 * f0 + f1 * f1 + f2 * f2
+    d01 = e0 * f0 + e1 * f1 + e2 * f2
+    return not (d00 * d11 - d01 * d01 > FLAT_SIN2 * (d00 * d11))
+
+
+@kernel
+def closest_point_on_prepared_triangle(ax, ay, az, bx, by, bz, cx, cy, cz,
+                                       px, py, pz, flat):
+    """:func:`closest_point_on_triangle` with the triangle's
+    :func:`triangle_is_flat` already known (a caller testing one triangle
+    against many points computes it once).
+
+    The region test of Ericson, Real-Time Collision Detection 5.1.5. A flat
+    triangle, or one where a region's denominator rounds to 0 (a point very
+    far from a tiny triangle), is solved as its three edges instead: never a
+    division by zero."""
+    if flat:
+        return closest_point_on_triangle_edges(ax, ay, az, bx, by, bz, cx, cy, cz,
+                                               px, py, pz)
+    abx, aby, abz = bx - ax, by - ay, bz - az
+    acx, acy, acz = cx - ax, cy - ay, cz - az
+    apx, apy, apz = px - ax, py - ay, pz - az
+    d1 = abx * apx + aby * apy + abz * apz
+    d2 = acx * apx + acy * apy + acz * apz
+    if d1 <= 0.0 and d2 <= 0.0:
+        return ax, ay, az                                  # vertex a
+    bpx, bpy, bpz = px - bx, py - by, pz - bz
+    d3 = abx * bpx + aby * bpy + abz * bpz
+    d4 = acx * bpx + acy * bpy + acz * bpz
+    if d3 >= 0.0 and d4 <= d3:
+        return bx, by, bz                                  # vertex b
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        if not d1 - d3 > 0.0:
+            return closest_point_on_triangle_edges(ax, ay, az, bx, by, bz, cx, cy, cz,
+                                                   px, py, pz)
+        v = d1 / (d1 - d3)                                 # edge ab
+        return ax + v * abx, ay + v * aby, az + v * abz
+    cpx, cpy, cpz = px - cx, py - cy, pz - cz
+    d5 = abx * cpx + aby * cpy + abz * cpz
+    d6 = acx * cpx + acy * cpy + acz * cpz
+    if d6 >= 0.0 and d5 <= d6:
+        return cx, cy, cz                                  # vertex c
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        if not d2 - d6 > 0.0:
+            return closest_point_on_triangle_edges(ax, ay, az, bx, by, bz, cx, cy, cz,
+                                                   px, py, pz)
+        w = d2 / (d2 - d6)                                 # edge ac
+        return ax + w * acx, ay + w * acy, az + w * acz
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        if not (d4 - d3) + (d5 - d6) > 0.0:
+            return closest_point_on_triangle_edges(ax, ay, az, bx, by, bz, cx, cy, cz,
+                                                   px, py, pz)
+        w = (d4 - d3) / ((d4 - d3) + (d5 - d6))            # edge bc
+        return bx + w * (cx - bx), by + w * (cy - by), bz + w * (cz - bz)
+    s = va + vb + vc
+    if not s > 0.0:                                        # (> 0 unless rounded away)
+        return closest_point_on_triangle_edges(ax, ay, az, bx, by, bz, cx, cy, cz,
+                                               px, py, pz)
+    den = 1.0 / s                                          # inside the face
+    v = vb * den
+    w = vc * den
+    return ax + abx * v + acx * w, ay + aby * v + acy * w, az + abz * v + acz * w
+
+
+@kernel
+def closest_point_on_triangle(ax, ay, az, bx, by, bz, cx, cy, cz, px, py, pz):
+    """Closest point (x, y, z) to p on the closed triangle abc, exact up to
+    rounding; a zero-area triangle (a segment or a point) is handled too."""
+    flat = triangle_is_flat(ax, ay, az, bx, by, bz, cx, cy, cz)
+    return closest_point_on_prepared_triangle(ax, ay, az, bx, by, bz, cx, cy, cz,
+                                              px, py, pz, flat)
+
+
+@kernel
+def closest_points_on_triangles(P, T):
+    """(K,3) points, (K,3,3) triangles -> (K,3): point k's closest point on
+    triangle k (:func:`closest_point_on_triangle`)."""
+    out = np.empty((P.shape[0], 3))
+    for k in range(P.shape[0]):
+        out[k, 0], out[k, 1], out[k, 2] = closest_point_on_triangle(
+            T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 1, 0], T[k, 1, 1], T[k, 1, 2],
+            T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], P[k, 0], P[k, 1], P[k, 2])
+    return out

@@ -58,3 +58,9 @@ def as_point(point, name="point") -> np.ndarray:
     if p.shape != (3,):
         raise QueryError(f"{name} must be 3 numbers, got shape {np.shape(point)}")
     return p
+
+
+def status_names(codes) -> np.ndarray:
+    """(N,) :mod:`regn.status` codes -> (N,) their names."""
+    from ..status import NAMES
+    return np.array([NAMES[c] for c in range(len(NAMES))])[np.asarray(codes)]

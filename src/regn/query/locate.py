@@ -9,9 +9,9 @@ face, edge or vertex may be within tolerance of several; it is given the
 neighbours restricted to tetrahedra containing the point), so every caller
 gets the same answer whichever tetrahedron was found first.
 
-Work is chunked (``chunk`` points at a time) and never forms an N x T array.
-
-Two methods give the same answers:
+Both methods run compiled kernels (:mod:`regn.query._locate_kernels`),
+O(N) memory, never an N x T array; ``"grid"`` works ``chunk`` points at a
+time. Two methods give the same answers:
 
 * ``method="grid"`` follows the game's chain: ``mesh.cell_of`` -> the stored
   cell list (``mesh.grid_csr``) -> barycentric tests. When no listed
@@ -37,15 +37,38 @@ Two methods give the same answers:
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
+from ..errors import QueryError
 from ..geometry import expand_cell_ranges, linear_cell
+from ..tolerances import BARY_TOL, BOX_SLACK_REL, CELL_SLACK, SINGULAR_REL
 from . import as_points, scratch
 
-BARY_TOL = 1e-9
+#: What the location kernels read, built once per mesh (:func:`locate_tables`).
+LocateTables = namedtuple("LocateTables", [
+    "W",            # (T,12) float64: each tetrahedron's affine barycentric rows
+                    # (NaN for a degenerate one: it never holds a point)
+    "nbv",          # (T,4) int64: the neighbour across the face opposite vertex
+                    # slot k, -1 at a wall
+    "frame",        # (4,3) float64, rows: the header box's low and high corners,
+                    # widened by BOX_SLACK_REL (points outside are outside the
+                    # volume), the fine grid's origin and its cell size
+    "dims",         # (3,) int64: the fine grid's cells per axis
+    "cell_start",   # (C+1,) int64: fine cell c lists cell_tets[cell_start[c]:
+    "cell_tets",    # cell_start[c+1]], the tetrahedron holding its centre first
+])
+
+
+def _kernels():
+    from . import _locate_kernels
+    return _locate_kernels
 
 
 def _prep(mesh) -> dict:
+    """Per-mesh set-up: affine rows, neighbours by vertex slot, the stored
+    cell lists sorted by volume, tetrahedron centres."""
     s = scratch(mesh)
     if "loc" in s:
         return s["loc"]
@@ -55,7 +78,7 @@ def _prep(mesh) -> dict:
     A = np.transpose(P[:, 1:, :] - v0[:, None, :], (0, 2, 1))  # columns = edges
     det = np.linalg.det(A) if T else np.zeros(0)
     scale = np.abs(P - v0[:, None, :]).max(axis=(1, 2)) if T else np.zeros(0)
-    bad = ~(np.abs(det) > 1e-12 * np.maximum(scale, 1e-300) ** 3)
+    bad = ~(np.abs(det) > SINGULAR_REL * np.maximum(scale, 1e-300) ** 3)
     A_ok = A.copy()
     A_ok[bad] = np.eye(3)
     M = np.linalg.inv(A_ok) if T else np.zeros((0, 3, 3))
@@ -65,7 +88,7 @@ def _prep(mesh) -> dict:
     nbv = np.full((T, 4), -1, dtype=np.int64)
     rows = np.repeat(np.arange(T), 4)
     nbv[rows, opp.ravel()] = np.asarray(mesh.neighbors).ravel()
-    # cell lists, each sorted by volume (largest first: found sooner)
+    # stored cell lists, each sorted by volume (largest first: found sooner)
     indptr, indices = mesh.grid_csr
     indptr = np.asarray(indptr, dtype=np.int64)
     indices = np.asarray(indices, dtype=np.int64)
@@ -77,8 +100,8 @@ def _prep(mesh) -> dict:
         order = np.lexsort((-vol, owner))
         indices = np.where(valid, indices, -1)[order]
     W = np.concatenate([M, -np.einsum("tij,tj->ti", M, v0)[:, :, None]], axis=2)
-    d = dict(W=np.ascontiguousarray(W), v0=v0, nbv=nbv, indptr=indptr, indices=indices, T=T,
-             centres=P.mean(axis=1) if T else np.zeros((0, 3)))
+    d = dict(W=np.ascontiguousarray(W.reshape(T, 12)), nbv=nbv, indptr=indptr,
+             indices=indices, T=T, centres=P.mean(axis=1) if T else np.zeros((0, 3)))
     s["loc"] = d
     return d
 
@@ -108,8 +131,8 @@ def _fine(mesh, d) -> dict:
     for _ in range(12):
         cs = ext / dims
         with np.errstate(invalid="ignore"):
-            a = np.floor((P.min(axis=1) - lo) / cs - 1e-9)
-            b = np.floor((P.max(axis=1) - lo) / cs + 1e-9)
+            a = np.floor((P.min(axis=1) - lo) / cs - CELL_SLACK)
+            b = np.floor((P.max(axis=1) - lo) / cs + CELL_SLACK)
         ok = np.all(np.isfinite(a) & np.isfinite(b), axis=1)
         a = np.clip(np.nan_to_num(a), 0, dims - 1).astype(np.int64)
         b = np.clip(np.nan_to_num(b), 0, dims - 1).astype(np.int64)
@@ -123,10 +146,7 @@ def _fine(mesh, d) -> dict:
     # does the tet hold its fine cell's centre? (it goes first then)
     nx, ny = dims[0], dims[1]
     ctr = lo + (np.stack([cell % nx, (cell // nx) % ny, cell // (nx * ny)], 1) + 0.5) * cs
-    holds = np.zeros(len(tid), dtype=bool)
-    for s in range(0, len(tid), 262144):
-        sl = slice(s, s + 262144)
-        holds[sl] = bary(d, tid[sl], ctr[sl]).min(axis=1) >= -BARY_TOL
+    holds = _kernels().holds_each(d["W"], tid, np.ascontiguousarray(ctr))
     vol = np.asarray(mesh.tet_volumes)[tid]
     order = np.lexsort((-vol, ~holds, cell))
     cell, tid = cell[order], tid[order]
@@ -137,62 +157,24 @@ def _fine(mesh, d) -> dict:
     return f
 
 
-def _scan_fine(W, indptr, indices, pts, blo, bhi, glo, gcs, dims, tol, out):
-    """The fine-grid scan: each point's fine cell, then its listed tetrahedra
-    by barycentric test (smallest index among those within tolerance, the
-    first strictly inside wins); -1 outside the box or in a hole. Compiled by
-    :func:`_numba_locate`; find_path's compiled kernel calls it too."""
-    nx, ny, nz = dims[0], dims[1], dims[2]
-    for i in range(pts.shape[0]):
-        x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
-        res = -1
-        if (x >= blo[0] and x <= bhi[0] and y >= blo[1] and y <= bhi[1]
-                and z >= blo[2] and z <= bhi[2]):     # False for NaN
-            ix = min(max(int(np.floor((x - glo[0]) / gcs[0])), 0), nx - 1)
-            iy = min(max(int(np.floor((y - glo[1]) / gcs[1])), 0), ny - 1)
-            iz = min(max(int(np.floor((z - glo[2]) / gcs[2])), 0), nz - 1)
-            c = (iz * ny + iy) * nx + ix
-            for r in range(indptr[c], indptr[c + 1]):
-                t = indices[r]
-                l1 = W[t, 0, 0] * x + W[t, 0, 1] * y + W[t, 0, 2] * z + W[t, 0, 3]
-                l2 = W[t, 1, 0] * x + W[t, 1, 1] * y + W[t, 1, 2] * z + W[t, 1, 3]
-                l3 = W[t, 2, 0] * x + W[t, 2, 1] * y + W[t, 2, 2] * z + W[t, 2, 3]
-                l0 = 1.0 - l1 - l2 - l3
-                m = min(min(l0, l1), min(l2, l3))
-                if m >= -tol:           # NaN fails this test
-                    if res < 0 or t < res:
-                        res = t
-                    if m >= tol:        # strictly inside: unique
-                        res = t
-                        break
-        out[i] = res
-    return out
+def _box(mesh):
+    """The header box widened by a hair (points on its walls are inside)."""
+    lo = np.asarray(mesh.bbox_min, np.float64)
+    hi = np.asarray(mesh.bbox_max, np.float64)
+    tol = BOX_SLACK_REL * (float(np.max(np.abs(np.concatenate([lo, hi])))) + 1.0)
+    return lo - tol, hi + tol
 
 
-_NB = {}
-
-
-def _numba_locate():
-    """The compiled fine-grid scan (numba, lazily imported; None without it)."""
-    if "loc" in _NB:
-        return _NB["loc"]
-    try:
-        import numba
-    except Exception:          # numba missing or broken: numpy rounds instead
-        _NB["loc"] = None
-        return None
-    _NB["loc"] = numba.njit(cache=True, nogil=True)(_scan_fine)
-    return _NB["loc"]
-
-
-def fine_scan_args(mesh) -> tuple:
-    """The arrays :func:`_scan_fine` reads, in its argument order, around the
-    points: (before, after) tuples, built once per mesh."""
+def locate_tables(mesh) -> LocateTables:
+    """The mesh's :class:`LocateTables` (built once, cached)."""
     d = _prep(mesh)
-    fine = _fine(mesh, d)
-    lo, hi = _box(mesh, d)
-    return ((d["W"], fine["indptr"], fine["indices"]),
-            (lo, hi, fine["lo"], fine["cs"], fine["dims"], BARY_TOL))
+    if "tables" not in d:
+        fine = _fine(mesh, d)
+        lo, hi = _box(mesh)
+        frame = np.stack([lo, hi, fine["lo"], fine["cs"]]).astype(np.float64)
+        d["tables"] = LocateTables(d["W"], d["nbv"], frame, fine["dims"], fine["indptr"],
+                                   fine["indices"])
+    return d["tables"]
 
 
 def _centre_tree(mesh, d):
@@ -202,134 +184,26 @@ def _centre_tree(mesh, d):
     return d["tree"]
 
 
-def bary(d, tets, pts) -> np.ndarray:
-    """(K,) tets, (K,3) points -> (K,4) barycentric coordinates."""
-    W = d["W"][tets]                                   # (K,3,4) affine rows
-    x, y, z = pts[:, 0:1], pts[:, 1:2], pts[:, 2:3]
-    out = np.empty((len(tets), 4))
-    l123 = W[:, :, 0] * x + W[:, :, 1] * y + W[:, :, 2] * z + W[:, :, 3]
-    out[:, 1:] = l123
-    out[:, 0] = 1.0 - l123.sum(axis=1)
-    return out
-
-
-def _scan(d, indptr, indices, cells, pp):
-    """Test each point against its cell's list in rounds (candidate r of every
-    unresolved point at once). Returns (found, min-coordinate, best candidate)."""
-    start = indptr[cells]
-    cnt = indptr[cells + 1] - start
-    k = len(cells)
-    found = np.full(k, -1, dtype=np.int64)
-    lo = np.full(k, -np.inf)
-    best = np.full(k, -1, dtype=np.int64)
-    bestv = np.full(k, -np.inf)
-    act = np.flatnonzero(cnt > 0)
-    r = 0
-    while len(act):
-        t = indices[start[act] + r]
-        valid = t >= 0
-        if not valid.all():
-            t = np.where(valid, t, 0)
-        b = bary(d, t, pp[act])
-        m = b.min(axis=1)
-        m = np.where(valid & ~np.isnan(m), m, -np.inf)
-        hit = m >= -BARY_TOL
-        found[act[hit]] = t[hit]
-        lo[act[hit]] = m[hit]
-        better = m > bestv[act]
-        bestv[act[better]] = m[better]
-        best[act[better]] = t[better]
-        r += 1
-        act = act[~hit & (cnt[act] > r)]
-    return found, lo, best
-
-
-def _resolve_ties(d, tets, pts, lo):
-    """Points near a face of their tet: smallest index among all tets that
-    contain them within tolerance (flood over face neighbours)."""
-    near = np.flatnonzero((tets >= 0) & (lo < BARY_TOL))
-    nbv = d["nbv"]
-    for i in near:
-        p = pts[i:i + 1]
-        seen = {int(tets[i])}
-        stack = [int(tets[i])]
-        while stack and len(seen) < 4096:
-            t = stack.pop()
-            for u in nbv[t]:
-                u = int(u)
-                if u < 0 or u in seen:
-                    continue
-                b = bary(d, np.array([u]), p)[0]
-                if b.min() >= -BARY_TOL:
-                    seen.add(u)
-                    stack.append(u)
-        tets[i] = min(seen)
-    return tets
-
-
-def _walk(d, start, pts, steps):
-    """Vectorised visibility walk; -1 where it leaves the volume or runs out."""
-    cur = start.copy()
-    res = np.full(len(pts), -1, dtype=np.int64)
-    act = np.flatnonzero(cur >= 0)
-    prev = np.full(len(pts), -1, dtype=np.int64)
-    nbv = d["nbv"]
-    for _ in range(steps):
-        if not len(act):
-            break
-        t = cur[act]
-        b = bary(d, t, pts[act])
-        ok = b.min(axis=1) >= -BARY_TOL
-        res[act[ok]] = t[ok]
-        act, t, b = act[~ok], t[~ok], b[~ok]
-        if not len(act):
-            break
-        nb = nbv[t]                                        # (K,4)
-        # candidate exits: negative coordinate with a neighbour, not going back
-        cand = (b < -BARY_TOL) & (nb >= 0) & (nb != prev[act][:, None])
-        key = np.where(cand, b, np.inf)
-        j = np.argmin(key, axis=1)
-        has = np.isfinite(key[np.arange(len(t)), j])
-        act, t, j = act[has], t[has], j[has]
-        prev[act] = t
-        cur[act] = nbv[t, j]
-    return res
-
-
-def _box(mesh, d):
-    """The header box widened by a hair (points on its walls are inside)."""
-    if "box" not in d:
-        lo = np.asarray(mesh.bbox_min, np.float64)
-        hi = np.asarray(mesh.bbox_max, np.float64)
-        tol = 1e-9 * float(np.max(np.abs(np.concatenate([lo, hi]))) + 1.0)
-        d["box"] = (lo - tol, hi + tol)
-    return d["box"]
-
-
-def locate_few(mesh, pts) -> np.ndarray:
-    """:func:`locate` for a handful of validated (N,3) float64 points, with
-    none of its per-call set-up (find_path's start and goal)."""
+def _locate_grid(mesh, tables, pts, out, chunk, walk_steps):
+    """``method="grid"`` into ``out``, ``chunk`` points at a time."""
+    K = _kernels()
     d = _prep(mesh)
-    kern = _numba_locate()
-    if kern is None or d["T"] == 0:
-        return locate(mesh, pts)
-    fine = _fine(mesh, d)
-    lo, hi = _box(mesh, d)
-    out = np.empty(len(pts), dtype=np.int64)
-    kern(d["W"], fine["indptr"], fine["indices"], pts, lo, hi, fine["lo"], fine["cs"],
-         fine["dims"], BARY_TOL, out)
-    return out
-
-
-def _fine_scan(mesh, d, pp):
-    """(found, smallest barycentric) of points in the box, from the fine
-    grid's lists (complete: every tetrahedron whose box meets the cell)."""
-    fine = _fine(mesh, d)
-    fc = np.floor((pp - fine["lo"]) / fine["cs"]).astype(np.int64)
-    np.clip(fc, 0, fine["dims"] - 1, out=fc)
-    fc = (fc[:, 2] * fine["dims"][1] + fc[:, 1]) * fine["dims"][0] + fc[:, 0]
-    found, lo, _ = _scan(d, fine["indptr"], fine["indices"], fc, pp)
-    return found, lo
+    if walk_steps is None:
+        walk_steps = int(8 * round(d["T"] ** (1 / 3))) + 64
+    for c0 in range(0, len(pts), chunk):
+        p = np.ascontiguousarray(pts[c0:c0 + chunk])
+        k = len(p)
+        cells = np.asarray(mesh.cell_of(p), dtype=np.int64)
+        found = np.empty(k, np.int64)
+        best = np.empty(k, np.int64)
+        lo = np.empty(k)
+        K.scan_stored_lists(tables, d["indptr"], d["indices"], cells, p, found, lo, best)
+        # a point whose list offers no candidate starts its walk from the
+        # tetrahedron whose centre is nearest
+        none = np.flatnonzero((found < 0) & (best < 0) & ~np.isnan(lo))
+        if len(none):
+            best[none] = _centre_tree(mesh, d).query(p[none])[1]
+        K.finish_stored_lists(tables, p, found, lo, best, walk_steps, out[c0:c0 + k])
 
 
 def locate(mesh, points, return_barycentric=False, *, method="auto",
@@ -340,60 +214,20 @@ def locate(mesh, points, return_barycentric=False, *, method="auto",
     order of ``mesh.tets`` columns (NaN where -1). NaN/inf points -> -1.
     ``method`` is ``"auto"`` or ``"grid"`` (see the module docstring).
     """
-    from ..errors import QueryError
     if method not in ("auto", "grid"):
         raise QueryError(f"locate method must be 'auto' or 'grid', not {method!r}")
-    pts = as_points(points)
+    pts = np.ascontiguousarray(as_points(points))
     n = len(pts)
-    d = _prep(mesh)
     out = np.full(n, -1, dtype=np.int64)
-    if d["T"] == 0 or n == 0:
+    if mesh.n_tets == 0 or n == 0:
         return (out, np.full((n, 4), np.nan)) if return_barycentric else out
-    if walk_steps is None:
-        walk_steps = int(8 * round(d["T"] ** (1 / 3))) + 64
-    lo_box, hi_box = _box(mesh, d)
-    fine = _fine(mesh, d) if method == "auto" else None
-    kern = _numba_locate() if fine is not None else None
-    if kern is not None:
-        kern(d["W"], fine["indptr"], fine["indices"], np.ascontiguousarray(pts),
-             lo_box, hi_box, fine["lo"], fine["cs"], fine["dims"], BARY_TOL, out)
-    for c0 in range(0, n if kern is None else 0, chunk):
-        p = pts[c0:c0 + chunk]
-        with np.errstate(invalid="ignore"):
-            ok = np.all(np.isfinite(p), axis=1) & np.all(p >= lo_box, axis=1) \
-                & np.all(p <= hi_box, axis=1)
-        idx = np.flatnonzero(ok)
-        pp = p[idx]
-        if fine is not None:
-            # the fine lists hold every tet near the point: ties resolve locally
-            found, lo = _fine_scan(mesh, d, pp)
-        else:
-            cells = np.asarray(mesh.cell_of(pp), dtype=np.int64)
-            found, lo, best = _scan(d, d["indptr"], d["indices"], cells, pp)
-            miss = np.flatnonzero(found < 0)
-            if len(miss):
-                st = best[miss]
-                none = st < 0
-                if np.any(none):
-                    _, nn = _centre_tree(mesh, d).query(pp[miss[none]])
-                    st[none] = nn
-                w = _walk(d, st, pp[miss], walk_steps)
-                found[miss] = w
-                wi = miss[w >= 0]
-                if len(wi):
-                    lo[wi] = bary(d, found[wi], pp[wi]).min(axis=1)
-                # a walk blocked by a hole proves nothing: the complete fine
-                # lists decide, so -1 always means outside the volume
-                lost = miss[w < 0]
-                if len(lost):
-                    found[lost], lo[lost] = _fine_scan(mesh, d, pp[lost])
-        found = _resolve_ties(d, found, pp, lo)
-        out[c0 + idx] = found
+    tables = locate_tables(mesh)
+    if method == "auto":
+        _kernels().locate_points(tables, pts, out)
+    else:
+        _locate_grid(mesh, tables, pts, out, chunk, walk_steps)
     if not return_barycentric:
         return out
     bc = np.full((n, 4), np.nan)
-    ins = np.flatnonzero(out >= 0)
-    for c0 in range(0, len(ins), chunk):
-        k = ins[c0:c0 + chunk]
-        bc[k] = bary(d, out[k], pts[k])
+    _kernels().barycentric_rows(tables.W, out, pts, bc)
     return out, bc

@@ -7,17 +7,20 @@ native-order structured arrays of the layouts of :mod:`regn.format.layout`
 (:data:`Records`, :data:`Spheres`, :data:`GridPairs`):
 
 * :func:`face_measures`: which tetrahedra list each face (section 2 against
-  the tetrahedra's face slots), the normal's length, the point's residual;
+  the tetrahedra's face slots, A and B), the normal's length, the point's
+  residual;
 * :func:`tet_measures`: per tetrahedron, its volume, each face plane's
-  distances to its vertices, the vertex mean and spread, the stored centre's
-  distance from the mean, and the distances between the face centroids the
-  portal costs follow;
+  distances to its vertices, the vertex mean (and the cell holding it) and
+  spread, the stored centre's distance from the mean, what the portal-cost
+  rule gives and how far the stored costs are from it;
 * :func:`grid_compare`, :func:`sphere_reach`: the grid's references against
   the expected (cell, tetrahedron) pairs and the tetrahedra's spheres.
 
 Vertices are finite (loading checks them), so only the face records' floats
 can be NaN or infinite; the kernels order NaN as ``np.sort`` does (last) and
-``np.argmax`` does (the first NaN wins).
+``np.argmax`` does (the first NaN wins). Sums are taken in numpy's order
+(``einsum``'s ``(x0*y0 + x2*y2) + x1*y1``), as they were when these checks had
+numpy twins, so every report stays what it was.
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ class Mesh:
 
     def _serialize(self, *, byte_order=None, pof0_dialect=None, **writer_options):
         """:meth:`dumps` with the writer's extra options (``regn.verify``
-        passes its compiled packer and asks for the buffer, uncopied)."""
+        asks for the buffer, uncopied)."""
         from .format.writer import serialize
         return serialize(header=self.header, sections=self.sections,
                          cell_item=self.cell_item, item_ref_start=self.item_ref_start,
@@ -190,7 +190,7 @@ class Mesh:
     @cached_property
     def tet_points(self) -> np.ndarray:
         """(T,4,3) the four corner positions of each tetrahedron."""
-        return _frozen(self.vertices[self.tets])
+        return _frozen(np.take(self.vertices, self.tets, axis=0))
 
     @cached_property
     def tet_centres(self) -> np.ndarray:

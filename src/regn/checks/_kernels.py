@@ -30,7 +30,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import kernel
-from ..geometry._kernels import _cell_coord
+from ..geometry._kernels import cell_coord
 
 #: The records the face and tetrahedron kernels read: ``tets``, ``faces``
 #: native-order structured arrays (sections 1 and 2), ``vertices`` (V,3)
@@ -203,9 +203,9 @@ def _distance(a, b):
 @kernel(inline=True)
 def _home(rec, mean):
     """The linear cell holding the point ``mean``."""
-    ix = _cell_coord(mean[0], rec.origin[0], rec.cell[0], rec.dims[0])
-    iy = _cell_coord(mean[1], rec.origin[1], rec.cell[1], rec.dims[1])
-    iz = _cell_coord(mean[2], rec.origin[2], rec.cell[2], rec.dims[2])
+    ix = cell_coord(mean[0], rec.origin[0], rec.cell[0], rec.dims[0])
+    iy = cell_coord(mean[1], rec.origin[1], rec.cell[1], rec.dims[1])
+    iz = cell_coord(mean[2], rec.origin[2], rec.cell[2], rec.dims[2])
     return (iz * rec.dims[1] + iy) * rec.dims[0] + ix
 
 

@@ -234,7 +234,7 @@ def _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps, fast):
 
 
 @kernel
-def _cell_coord(x, origin, size, n):
+def cell_coord(x, origin, size, n):
     """geometry.cell_coords for one coordinate: floor((x - origin) / size),
     NaN and +-inf to 0, clipped to 0..n-1."""
     v = np.floor((x - origin) / size)
@@ -318,8 +318,8 @@ def membership_pairs(pts, t0, t1, bbox_min, cell_size, dims, eps):
             mx = _nmax(_nmax(pts[t, 0, e], pts[t, 1, e]), _nmax(pts[t, 2, e], pts[t, 3, e]))
             if not (mn > -NO_OVERFLOW and mx < NO_OVERFLOW):
                 fast = False
-            lo[e] = _cell_coord(mn - eps, bbox_min[e], cell_size[e], dims[e])
-            hi[e] = _cell_coord(mx + eps, bbox_min[e], cell_size[e], dims[e])
+            lo[e] = cell_coord(mn - eps, bbox_min[e], cell_size[e], dims[e])
+            hi[e] = cell_coord(mx + eps, bbox_min[e], cell_size[e], dims[e])
         for iz in range(lo[2], hi[2] + 1):
             lo2 = bbox_min[2] + float(iz) * cell_size[2]
             hi2 = lo2 + cell_size[2]
@@ -509,4 +509,35 @@ def closest_points_on_triangles(P, T):
         out[k, 0], out[k, 1], out[k, 2] = closest_point_on_triangle(
             T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 1, 0], T[k, 1, 1], T[k, 1, 2],
             T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], P[k, 0], P[k, 1], P[k, 2])
+    return out
+
+
+@kernel
+def point_triangle_distances(P, T):
+    """(K,3) points, (K,3,3) triangles -> (K,) distance from point k to
+    triangle k."""
+    out = np.empty(P.shape[0])
+    for k in range(P.shape[0]):
+        x, y, z = closest_point_on_triangle(
+            T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 1, 0], T[k, 1, 1], T[k, 1, 2],
+            T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], P[k, 0], P[k, 1], P[k, 2])
+        out[k] = np.sqrt((x - P[k, 0]) ** 2 + (y - P[k, 1]) ** 2 + (z - P[k, 2]) ** 2)
+    return out
+
+
+@kernel
+def nearest_triangle_distances(P, T):
+    """(N,3) points, (F,3,3) triangles -> (N,) distance from each point to
+    the nearest triangle (inf when there are none)."""
+    out = np.full(P.shape[0], np.inf)
+    for i in range(P.shape[0]):
+        best = np.inf
+        for k in range(T.shape[0]):
+            x, y, z = closest_point_on_triangle(
+                T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 1, 0], T[k, 1, 1], T[k, 1, 2],
+                T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], P[i, 0], P[i, 1], P[i, 2])
+            d2 = (x - P[i, 0]) ** 2 + (y - P[i, 1]) ** 2 + (z - P[i, 2]) ** 2
+            if d2 < best:
+                best = d2
+        out[i] = np.sqrt(best)
     return out

@@ -268,14 +268,8 @@ def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
     if isinstance(mesh_or_bytes, Mesh):
         mesh = mesh_or_bytes
         path = path if path is not None else mesh.path
-        if mesh.parts is None:
-            original = mesh.dumps()
-            mesh = loads(original, path=path)
-        else:
-            p = mesh.parts
-            buf = memoryview(p.data.obj).cast("B")
-            original = bytes(buf[p.frame.start:p.frame.end]) + bytes(p.trailer)
-            mesh = loads(original, path=path)
+        original = mesh.object_bytes()
+        mesh = loads(original, path=path)
     else:
         original = bytes(mesh_or_bytes)
         mesh = loads(original, path=path)

@@ -184,7 +184,8 @@ def scipy_locate(m, pts):
     built from Delaunay(pts) minus some tetrahedra: a simplex the map does not
     hold answers -1. -> (run, delaunay)."""
     d = Delaunay(pts)
-    assert np.array_equal(m.vertices, pts)
+    # the map stores the points as float32, in the same order
+    assert np.allclose(m.vertices, pts, rtol=1e-6, atol=0)
     key = {tuple(t): i for i, t in enumerate(np.sort(m.tets, axis=1).tolist())}
     to_map = np.array([key.get(tuple(t), -1) for t in np.sort(d.simplices, axis=1).tolist()]
                       + [-1])                                # find_simplex's -1 -> -1

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import sys
 
-
-from ._common import load_mesh, print_json, read_points
+from ._common import JsonList, iter_points, load_mesh, print_json
 
 
 def add_parser(subparsers, name, help_text):
@@ -41,35 +40,40 @@ def add_parser(subparsers, name, help_text):
     return p
 
 
-def _locate(args) -> int:
+def _streamed(args, source, answer, text_lines, json_items, width=3) -> int:
+    """Answer the rows of ``source`` a block at a time, writing each block's
+    answers before reading the next, so memory does not grow with the input:
+    ``answer(mesh, rows)`` -> result; ``text_lines(result)`` -> str;
+    ``json_items(result)`` -> list for the JSON list."""
     mesh = load_mesh(args.file)
-    t = mesh.locate(read_points(args.points))
-    if args.json:
-        print_json(t)
-    else:
-        sys.stdout.write("".join(f"{int(v)}\n" for v in t))
+    out = JsonList() if args.json else None
+    for rows in iter_points(source, width=width):
+        result = answer(mesh, rows)
+        if out is None:
+            sys.stdout.write(text_lines(result))
+        else:
+            out.extend(json_items(result))
+    if out is not None:
+        out.close()
     return 0
+
+
+def _locate(args) -> int:
+    return _streamed(args, args.points, lambda mesh, p: mesh.locate(p),
+                     lambda t: "".join(f"{v}\n" for v in t.tolist()), lambda t: t)
 
 
 def _nearest(args) -> int:
-    mesh = load_mesh(args.file)
-    r = mesh.nearest(read_points(args.points))
-    if args.json:
-        print_json([{"point": p, "tet": t} for p, t in zip(r.points, r.tets)])
-    else:
-        for p, t in zip(r.points, r.tets):
-            print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {int(t)}")
-    return 0
+    return _streamed(
+        args, args.points, lambda mesh, p: mesh.nearest(p),
+        lambda r: "".join(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {t}\n"
+                          for p, t in zip(r.points.tolist(), r.tets.tolist())),
+        lambda r: [{"point": p, "tet": t} for p, t in zip(r.points, r.tets)])
 
 
 def _clearance(args) -> int:
-    mesh = load_mesh(args.file)
-    d = mesh.distance_to_wall(read_points(args.points))
-    if args.json:
-        print_json(d)
-    else:
-        sys.stdout.write("".join(f"{v:.6f}\n" for v in d.tolist()))
-    return 0
+    return _streamed(args, args.points, lambda mesh, p: mesh.distance_to_wall(p),
+                     lambda d: "".join(f"{v:.6f}\n" for v in d.tolist()), lambda d: d)
 
 
 def _path(args) -> int:
@@ -109,28 +113,22 @@ def _check_path_output(args):
     check_output(args.output, [args.file, args.cost_scale, args.exclude], args.force)
 
 
-def _per_tet(path):
-    """An .npy array, or None; shapes are checked by find_path."""
+def _per_tet(path, kinds="iuf", what="--cost-scale array"):
+    """An .npy array (header, size and dtype checked), or None; shapes are
+    checked by find_path."""
     if path is None:
         return None
-    import numpy as np
-    from ..errors import QueryError
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise QueryError(f"{path}: not a readable .npy array ({exc})") from None
+    from ..inputs.arrays import load_npy
+    return load_npy(path, kinds=kinds, what=what)
 
 
 def _exclude_mask(path, n_tets):
     """--exclude as a bool mask: a bool array as is, integers as indices."""
     import numpy as np
     from ..errors import QueryError
-    e = _per_tet(path)
+    e = _per_tet(path, "biu", "--exclude array (bools or tetrahedron indices)")
     if e is None or e.dtype == np.bool_:
         return e
-    if not np.issubdtype(e.dtype, np.integer):
-        raise QueryError(f"{path}: --exclude needs bools or tetrahedron indices, "
-                         f"got {e.dtype}")
     idx = e.reshape(-1)
     if len(idx) and (idx.min() < 0 or idx.max() >= n_tets):
         raise QueryError(f"{path}: tetrahedron index out of range [0, {n_tets})")
@@ -155,19 +153,19 @@ def _raycast(args) -> int:
 
 
 def _raycasts(args) -> int:
-    mesh = load_mesh(args.file)
-    seg = read_points(args.segments, width=6)
-    r = mesh.raycast_many(seg[:, :3], seg[:, 3:])
-    if args.json:
-        print_json([{"clear": bool(c), "status": str(st), "face": int(f), "t": float(t),
-                     "point": p, "normal": n}
-                    for c, st, f, t, p, n in zip(r.clear, r.status, r.face, r.t, r.point,
-                                                 r.normal)])
-    else:
+    def json_items(r):
+        return [{"clear": bool(c), "status": str(st), "face": int(f), "t": float(t),
+                 "point": p, "normal": n}
+                for c, st, f, t, p, n in zip(r.clear, r.status, r.face, r.t, r.point,
+                                             r.normal)]
+
+    def text_lines(r):
         # one line a segment: status face t point(3) normal(3)
-        sys.stdout.write("".join(
-            f"{st} {int(f)} {t:.9f} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f} "
+        return "".join(
+            f"{st} {f} {t:.9f} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f} "
             f"{n[0]:.6f} {n[1]:.6f} {n[2]:.6f}\n"
             for st, f, t, p, n in zip(r.status.tolist(), r.face.tolist(), r.t.tolist(),
-                                      r.point.tolist(), r.normal.tolist())))
-    return 0
+                                      r.point.tolist(), r.normal.tolist()))
+
+    return _streamed(args, args.segments, lambda mesh, s: mesh.raycast_many(s[:, :3], s[:, 3:]),
+                     text_lines, json_items, width=6)

@@ -291,11 +291,12 @@ def _morton_order(points):
 
 
 class _Arena:
-    """Named arrays carved from one anonymous memory map, each on a 64-byte
-    boundary, the map asked for transparent huge pages where the OS offers
-    them (Linux ``MADV_HUGEPAGE``), private to the process. A search touches a few hundred scattered
-    faces of ~4 MB of arrays, and on 4 KB pages most of those touches also
-    miss the TLB. Zero-filled; elsewhere it is plain memory."""
+    """Named arrays carved from one anonymous memory map, private to the
+    process, each on a 64-byte boundary, the map asked for transparent huge
+    pages where the OS offers them (Linux ``MADV_HUGEPAGE``). A search
+    touches a few hundred scattered faces of ~4 MB of arrays, and on 4 KB
+    pages most of those touches also miss the TLB. Zero-filled; elsewhere it
+    is plain memory."""
 
     ALIGN = 64
     HUGE = 2 << 20

@@ -136,7 +136,10 @@ def vtk_probe(grid, locator):
         probe = vtk.vtkProbeFilter()
         probe.SetInputData(cloud)
         probe.SetSourceData(grid)
-        probe.SetCellLocator(locator())
+        if hasattr(probe, "SetCellLocator"):           # VTK 9.7 on
+            probe.SetCellLocator(locator())
+        else:
+            probe.SetCellLocatorPrototype(locator())
         probe.PassCellArraysOff()
         probe.ComputeToleranceOff()
         probe.SetTolerance(0.0)

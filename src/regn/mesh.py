@@ -124,6 +124,25 @@ class Mesh:
                          chunk_header=self.chunk_header, pof0_header=self.pof0_header,
                          trailer=self.trailer, **writer_options)
 
+    def object_bytes(self) -> bytes:
+        """The object's bytes: for a loaded mesh exactly as read (its trailer
+        included, so ``regn.loads`` of them gives the same mesh, defects and
+        all); for a built one what :meth:`dumps` writes."""
+        p = self.parts
+        if p is None:
+            return self.dumps()
+        # the trailer, when there is one, follows the object in the buffer read
+        buf = memoryview(p.data.obj).cast("B")
+        return bytes(buf[p.frame.start:p.frame.end + len(p.trailer)])
+
+    # --- pickling ---------------------------------------------------------------
+    def __reduce__(self):
+        # the object's bytes travel, with what they do not say (the path, and
+        # the POF0 dialect when it is known); the cached arrays and the query
+        # structures of regn.query.scratch do not: the receiver builds them
+        # on first use, as after regn.load
+        return _from_pickle, (self.object_bytes(), self.path, self._dialect)
+
     # --- counts ---------------------------------------------------------------
     @property
     def counts(self) -> tuple:
@@ -424,3 +443,10 @@ class Mesh:
         from .export.surface import boundary_surface
         return boundary_surface(self)
 
+
+def _from_pickle(data, path, pof0_dialect):
+    """The receiving end of :meth:`Mesh.__reduce__`."""
+    from .format.reader import parse
+    mesh = Mesh.from_parts(parse(data, path=path))
+    mesh._dialect = pof0_dialect
+    return mesh

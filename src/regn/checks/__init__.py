@@ -72,14 +72,8 @@ def _own_copy(mesh_or_bytes, path):
     from ..mesh import Mesh
 
     if isinstance(mesh_or_bytes, Mesh):
-        mesh = mesh_or_bytes
-        path = path if path is not None else mesh.path
-        if mesh.parts is None:
-            original = mesh.dumps()
-        else:
-            p = mesh.parts
-            buf = memoryview(p.data.obj).cast("B")
-            original = bytes(buf[p.frame.start:p.frame.end]) + bytes(p.trailer)
+        path = path if path is not None else mesh_or_bytes.path
+        original = mesh_or_bytes.object_bytes()
     else:
         original = bytes(mesh_or_bytes)
     return loads(original, path=path), original, path

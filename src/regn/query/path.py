@@ -291,11 +291,12 @@ def _morton_order(points):
 
 
 class _Arena:
-    """Named arrays carved from one anonymous memory map, each on a 64-byte
-    boundary, the map asked for transparent huge pages where the OS offers
-    them (Linux ``MADV_HUGEPAGE``). A search touches a few hundred scattered
-    faces of ~4 MB of arrays, and on 4 KB pages most of those touches also
-    miss the TLB. Zero-filled; elsewhere it is plain memory."""
+    """Named arrays carved from one anonymous memory map, private to the
+    process, each on a 64-byte boundary, the map asked for transparent huge
+    pages where the OS offers them (Linux ``MADV_HUGEPAGE``). A search
+    touches a few hundred scattered faces of ~4 MB of arrays, and on 4 KB
+    pages most of those touches also miss the TLB. Zero-filled; elsewhere it
+    is plain memory."""
 
     ALIGN = 64
     HUGE = 2 << 20
@@ -307,7 +308,12 @@ class _Arena:
             end += -end % self.ALIGN
             offsets[name] = (end, shape, np.dtype(dtype))
             end += int(np.prod(shape)) * np.dtype(dtype).itemsize
-        self._map = mmap.mmap(-1, end + self.HUGE)
+        # private: Python's default anonymous map is shared, and a forked
+        # process (a multiprocessing pool's worker) would then run its
+        # searches in the same memory as its parent and siblings
+        private = {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS} \
+            if hasattr(mmap, "MAP_PRIVATE") else {}
+        self._map = mmap.mmap(-1, end + self.HUGE, **private)
         if hasattr(mmap, "MADV_HUGEPAGE"):
             try:
                 self._map.madvise(mmap.MADV_HUGEPAGE)

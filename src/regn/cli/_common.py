@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 
@@ -53,38 +54,61 @@ def print_json(obj, stream=None):
     stream.write("\n")
 
 
+def _what(width):
+    return "x y z" if width == 3 else "x0 y0 z0 x1 y1 z1"
+
+
+def _parse_rows(lines, width, first_lineno=1):
+    """The rows of text lines (numbers separated by spaces or commas; blank
+    lines and '#' comments skipped, a non-numeric first line of the input
+    skipped as a header) as an (N, width) float64 array."""
+    from ..errors import QueryError
+    rows = []
+    for lineno, line in enumerate(lines, first_lineno):
+        line = line.strip().replace(",", " ")
+        if not line or line.startswith("#"):
+            continue
+        try:
+            row = [float(p) for p in line.split()]
+        except ValueError:
+            if lineno == 1:
+                continue  # a header line
+            raise QueryError(f"line {lineno}: expected '{_what(width)}', got {line!r}") from None
+        if len(row) != width:
+            raise QueryError(f"line {lineno}: every row needs exactly {width} numbers "
+                             f"({_what(width)}), got {len(row)}")
+        rows.append(row)
+    return np.array(rows, dtype=np.float64).reshape(-1, width)
+
+
 def read_points(source=None, *, stream=None, width=3):
     """Rows of ``width`` numbers (3: points ``x y z``; 6: segments
     ``x0 y0 z0 x1 y1 z1``) from a .csv/.npy/.txt file or from lines on stdin,
     as an (N, width) float64 array."""
     from ..errors import QueryError
-    what = "x y z" if width == 3 else "x0 y0 z0 x1 y1 z1"
     if source is not None and str(source).endswith(".npy"):
-        pts = np.load(source)
-    else:
-        text = open(source).read() if source is not None else (stream or sys.stdin).read()
-        rows = []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            line = line.strip().replace(",", " ")
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split()
-            try:
-                rows.append([float(p) for p in parts])
-            except ValueError:
-                if lineno == 1:
-                    continue  # a header line
-                raise QueryError(f"line {lineno}: expected '{what}', got {line!r}") from None
-        pts = np.array(rows, dtype=np.float64).reshape(-1, width) if rows and \
-            all(len(r) == width for r in rows) else None
-        if pts is None:
-            if not rows:
-                return np.zeros((0, width))
-            raise QueryError(f"every row needs exactly {width} numbers: {what}")
-    pts = np.asarray(pts, dtype=np.float64)
-    if pts.ndim != 2 or pts.shape[1] != width:
-        raise QueryError(f"rows must be (N,{width}), got shape {pts.shape}")
-    return pts
+        pts = np.asarray(np.load(source), dtype=np.float64)
+        if pts.ndim != 2 or pts.shape[1] != width:
+            raise QueryError(f"rows must be (N,{width}), got shape {pts.shape}")
+        return pts
+    if source is not None:
+        with open(source) as fh:
+            return _parse_rows(fh, width)
+    return _parse_rows(stream or sys.stdin, width)
+
+
+def iter_rows(stream, *, width=3, chunk=4096):
+    """:func:`read_points`' rows from a text stream, ``chunk`` lines at a
+    time (so a long input is answered as it arrives, in bounded memory)."""
+    lineno = 1
+    while True:
+        lines = list(itertools.islice(stream, chunk))
+        if not lines:
+            return
+        rows = _parse_rows(lines, width, lineno)
+        lineno += len(lines)
+        if len(rows):
+            yield rows
 
 
 def check_output(out, inputs, force=False):

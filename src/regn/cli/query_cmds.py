@@ -8,6 +8,9 @@ import sys
 from . import _queries as Q
 from ._common import iter_rows, load_mesh, print_json, read_points
 
+#: lines of ``regn paths`` input answered at a time
+PATHS_CHUNK = 4096
+
 
 def add_parser(subparsers, name, help_text):
     p = subparsers.add_parser(name, help=help_text, description=help_text)
@@ -121,7 +124,7 @@ def _paths(args) -> int:
     time: one JSON document or one text line per query, in input order."""
     mesh = load_mesh(args.file)
     options = Q.path_options_of_args(mesh, args)
-    for seg in iter_rows(sys.stdin, width=6):
+    for seg in iter_rows(sys.stdin, width=6, chunk=PATHS_CHUNK):
         r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
                             workers=args.workers, **options)
         if args.json:

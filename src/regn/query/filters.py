@@ -42,13 +42,10 @@ def _kernels():
     return _filter_kernels
 
 
-def _numbers(values, n, what):
+def _shape(values, n, what):
     """``values`` as n finite float64 numbers, or QueryError."""
     try:
-        a = np.asarray(values)
-        if a.dtype.kind not in "biuf":
-            raise TypeError(a.dtype)
-        a = a.astype(np.float64).reshape(-1)
+        a = np.array(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         raise QueryError(f"{what} must be {n} numbers, got {values!r}") from None
     if a.shape != (n,):
@@ -90,6 +87,7 @@ class QueryFilter:
         self._tables = locate_tables(mesh) if T else None
         self._pts = np.ascontiguousarray(mesh.tet_points, dtype=np.float64)
         self._seen = np.zeros(T, dtype=np.bool_)
+        self._found = np.zeros(T, dtype=np.int64)
         self._blocks = np.zeros(T, dtype=np.int32)      # blocking blockers per tet
         self._factor = np.ones(T)                       # product of scaling factors
         self._blockers = {}
@@ -101,18 +99,25 @@ class QueryFilter:
     def block_sphere(self, centre, radius, *, scale=None) -> int:
         """Block (or, with ``scale``, multiply the cost of) every tetrahedron
         the closed ball touches; returns the blocker's handle."""
-        c = _numbers(centre, 3, "a sphere's centre")
-        r = _numbers([radius], 1, "a sphere's radius")[0]
-        if r < 0:
-            raise QueryError(f"a sphere's radius must be >= 0, got {r}")
-        return self._add("sphere", np.append(c, r), scale)
+        try:
+            values = [*centre, radius]
+        except TypeError:
+            values = None
+        shape = _shape(values, 4, "a sphere (centre x, y, z and radius)")
+        if shape[3] < 0:
+            raise QueryError(f"a sphere's radius must be >= 0, got {shape[3]}")
+        return self._add("sphere", shape, scale)
 
     def block_box(self, corner0, corner1, *, scale=None) -> int:
         """Block (or scale) every tetrahedron the closed axis-aligned box
         with these two opposite corners touches; returns its handle."""
-        a = _numbers(corner0, 3, "a box corner")
-        b = _numbers(corner1, 3, "a box corner")
-        return self._add("box", np.concatenate([np.minimum(a, b), np.maximum(a, b)]), scale)
+        try:
+            values = [*corner0, *corner1]
+        except TypeError:
+            values = None
+        c = _shape(values, 6, "a box (two corners x, y, z)")
+        return self._add("box", np.concatenate([np.minimum(c[:3], c[3:]),
+                                                np.maximum(c[:3], c[3:])]), scale)
 
     def lift(self, handle) -> None:
         """Remove a blocker: the filter is as if it had never been added."""
@@ -151,12 +156,13 @@ class QueryFilter:
         factor = _factor(scale)
         K = _kernels() if self._tables is not None else None
         with self._lock:
-            tets = np.zeros(0, np.int64)
+            n = 0
             if K is not None:
                 t = self._tables
-                tets = K.tets_touching(t.cell_start, t.cell_tets, t.frame, t.dims, self._pts,
-                                       K.BALL if kind == "sphere" else K.BOX, shape,
-                                       self._seen)
+                n = K.tets_touching(t.cell_start, t.cell_tets, t.frame, t.dims, self._pts,
+                                    K.BALL if kind == "sphere" else K.BOX, shape,
+                                    self._seen, self._found)
+            tets = self._found[:n].copy()
             tets.flags.writeable = False
             handle = self._next
             self._next += 1

@@ -52,7 +52,7 @@ def test_cli_paths_reads_lines_and_answers_each(mesh, mesh_file, capsys, monkeyp
     got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert got == [_plain(mesh.find_path(a, b).to_dict()) for a, b in zip(A, B)]
     # text: status cost length, then the points, one line a query; read in chunks
-    monkeypatch.setattr("regn.cli.query_cmds.PATHS_CHUNK", 4)
+    monkeypatch.setattr("regn.inputs.points.BLOCK_BYTES", 300)    # a few lines a block
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
     assert main(["paths", str(mesh_file), "--no-smooth"]) == 0
     rows = [ln.split() for ln in capsys.readouterr().out.splitlines()]

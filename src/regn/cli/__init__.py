@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
+
+#: What argparse is to take for a negative number rather than an option:
+#: every float spelling (its own pattern misses -1e4, -1.5e3, -inf, -nan).
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?"
+                             r"|inf|infinity|nan)$", re.IGNORECASE)
 
 #: command name -> (module, one-line help). The module is imported on use.
 COMMANDS = {
@@ -54,6 +60,8 @@ def _parser(only=None):
             mod.add_parser(sub, name, help_text)
         else:
             sub.add_parser(name, help=help_text, add_help=False)
+    for p in (parser, *sub.choices.values()):
+        p._negative_number_matcher = NEGATIVE_NUMBER    # argparse has no public hook
     return parser
 
 
@@ -68,9 +76,11 @@ def main(argv=None) -> int:
             parser.print_help()
             return 0
     args = parser.parse_args(argv)
+    from .._atomic import protected_inputs
     from ..errors import RegnError
     try:
-        return int(args.func(args) or 0)
+        with protected_inputs():            # no command writes over what it reads
+            return int(args.func(args) or 0)
     except RegnError as e:
         print(f"regn: {e}", file=sys.stderr)
         return getattr(args, "error_exit", 2)

@@ -31,9 +31,15 @@ def add_path_options(p):
 
 def path_options_of_args(mesh, args) -> dict:
     """``cost_scale`` / ``exclude`` / ``filter`` keyword arguments from the
-    command line (the .npy files loaded)."""
-    return path_options(mesh, cost_scale=load_npy(args.cost_scale),
-                        exclude=load_npy(args.exclude), spheres=args.block_sphere,
+    command line (the .npy files loaded, header and dtype checked)."""
+    from ..inputs.arrays import load_npy
+    scale = excl = None
+    if args.cost_scale is not None:
+        scale = load_npy(args.cost_scale, kinds="iuf", what="--cost-scale array")
+    if args.exclude is not None:
+        excl = load_npy(args.exclude, kinds="biu",
+                        what="--exclude array (bools or tetrahedron indices)")
+    return path_options(mesh, cost_scale=scale, exclude=excl, spheres=args.block_sphere,
                         boxes=args.block_box, block_scale=args.block_scale,
                         exclude_source=args.exclude)
 
@@ -63,16 +69,6 @@ def _row(values, n, what):
     if a.dtype.kind not in "iuf" or a.shape != (n,):
         raise QueryError(f"{what} must be {n} numbers, got {values!r}")
     return a.astype(np.float64)
-
-
-def load_npy(path):
-    """An .npy array, or None; shapes are checked by the query."""
-    if path is None:
-        return None
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise QueryError(f"{path}: not a readable .npy array ({exc})") from None
 
 
 def exclude_mask(e, n_tets, source="exclude"):

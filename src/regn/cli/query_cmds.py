@@ -6,10 +6,7 @@ from __future__ import annotations
 import sys
 
 from . import _queries as Q
-from ._common import iter_rows, load_mesh, print_json, read_points
-
-#: lines of ``regn paths`` input answered at a time
-PATHS_CHUNK = 4096
+from ._common import JsonList, iter_points, load_mesh, print_json, read_points
 
 
 def add_parser(subparsers, name, help_text):
@@ -52,35 +49,40 @@ def add_parser(subparsers, name, help_text):
     return p
 
 
-def _locate(args) -> int:
+def _streamed(args, source, answer, text_lines, json_items, width=3) -> int:
+    """Answer the rows of ``source`` a block at a time, writing each block's
+    answers before reading the next, so memory does not grow with the input:
+    ``answer(mesh, rows)`` -> result; ``text_lines(result)`` -> str;
+    ``json_items(result)`` -> list for the JSON list."""
     mesh = load_mesh(args.file)
-    t = mesh.locate(read_points(args.points))
-    if args.json:
-        print_json(Q.locate_doc(t))
-    else:
-        sys.stdout.write("".join(f"{int(v)}\n" for v in t))
+    out = JsonList() if args.json else None
+    for rows in iter_points(source, width=width):
+        result = answer(mesh, rows)
+        if out is None:
+            sys.stdout.write(text_lines(result))
+        else:
+            out.extend(json_items(result))
+    if out is not None:
+        out.close()
     return 0
+
+
+def _locate(args) -> int:
+    return _streamed(args, args.points, lambda mesh, p: mesh.locate(p),
+                     lambda t: "".join(f"{v}\n" for v in t.tolist()), Q.locate_doc)
 
 
 def _nearest(args) -> int:
-    mesh = load_mesh(args.file)
-    r = mesh.nearest(read_points(args.points))
-    if args.json:
-        print_json(Q.nearest_doc(r))
-    else:
-        for p, t in zip(r.points, r.tets):
-            print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {int(t)}")
-    return 0
+    return _streamed(
+        args, args.points, lambda mesh, p: mesh.nearest(p),
+        lambda r: "".join(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {t}\n"
+                          for p, t in zip(r.points.tolist(), r.tets.tolist())),
+        Q.nearest_doc)
 
 
 def _clearance(args) -> int:
-    mesh = load_mesh(args.file)
-    d = mesh.distance_to_wall(read_points(args.points))
-    if args.json:
-        print_json(Q.clearance_doc(d))
-    else:
-        sys.stdout.write("".join(f"{v:.6f}\n" for v in d.tolist()))
-    return 0
+    return _streamed(args, args.points, lambda mesh, p: mesh.distance_to_wall(p),
+                     lambda d: "".join(f"{v:.6f}\n" for v in d.tolist()), Q.clearance_doc)
 
 
 def _path(args) -> int:
@@ -120,11 +122,12 @@ def _check_path_output(args):
 
 
 def _paths(args) -> int:
-    """find_paths on every 'x0 y0 z0 x1 y1 z1' line, a chunk of lines at a
-    time: one JSON document or one text line per query, in input order."""
+    """find_paths on every 'x0 y0 z0 x1 y1 z1' line of stdin, a block of
+    lines at a time: one JSON document or one text line per query, in input
+    order, each block's before the next is read."""
     mesh = load_mesh(args.file)
     options = Q.path_options_of_args(mesh, args)
-    for seg in iter_rows(sys.stdin, width=6, chunk=PATHS_CHUNK):
+    for seg in iter_points(None, width=6):
         r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
                             workers=args.workers, **options)
         if args.json:
@@ -176,16 +179,13 @@ def _raycast(args) -> int:
 
 
 def _raycasts(args) -> int:
-    mesh = load_mesh(args.file)
-    seg = read_points(args.segments, width=6)
-    r = mesh.raycast_many(seg[:, :3], seg[:, 3:])
-    if args.json:
-        print_json(Q.raycasts_doc(r))
-    else:
+    def text_lines(r):
         # one line a segment: status face t point(3) normal(3)
-        sys.stdout.write("".join(
-            f"{st} {int(f)} {t:.9f} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f} "
+        return "".join(
+            f"{st} {f} {t:.9f} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f} "
             f"{n[0]:.6f} {n[1]:.6f} {n[2]:.6f}\n"
             for st, f, t, p, n in zip(r.status.tolist(), r.face.tolist(), r.t.tolist(),
-                                      r.point.tolist(), r.normal.tolist())))
-    return 0
+                                      r.point.tolist(), r.normal.tolist()))
+
+    return _streamed(args, args.segments, lambda mesh, s: mesh.raycast_many(s[:, :3], s[:, 3:]),
+                     text_lines, Q.raycasts_doc, width=6)

@@ -137,7 +137,17 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
         raise ValueError(f"unknown POF0 dialect {dialect!r}")
     buf = np.frombuffer(table, dtype=np.uint8)
     n = len(buf)
-    starts, deltas, end, overrun, longer, long_entries = (walk or _walk)(buf, dialect)
+    walk = walk or _walk
+    # A valid table lists fewer words than the data area has, each entry at
+    # most ``dialect`` bytes: its entries and end byte lie in the first
+    # dialect * (data_words + 1) bytes. Only those are walked, so memory
+    # follows the data area whatever the table's size. Past them the entries
+    # already outnumber the data area's words: an error is found among them.
+    scope = buf if data_words is None else buf[:dialect * (data_words + 1)]
+    starts, deltas, end, overrun, longer, long_entries = walk(scope, dialect)
+    if overrun and len(scope) < n:              # cut by the scope, not by the table
+        scope = scope[:int(starts[-1])]
+        starts, deltas, end, overrun, longer, long_entries = walk(scope, dialect)
     end = int(end)
     if overrun:
         last = int(starts[-1])

@@ -3,10 +3,10 @@
 Each query is exactly :func:`regn.query.path.find_path`'s (the same search
 and smoothing, so the same answer bit for bit); the options are validated
 and turned into the search's arrays once for the whole batch. Worker threads
-take queries a few at a time from a shared counter, each searching in its
-own slot of the mesh's search state (:func:`regn.query.path.search_slot`);
-the compiled search and smoother release the GIL, so the threads run side
-by side.
+(the calling one among them) take queries CHUNK at a time from a shared
+counter and search each chunk in a slot of the mesh's search state of their
+own (:func:`regn.query.path.search_slot`); the compiled search and smoother
+release the GIL, so the threads run side by side.
 """
 
 from __future__ import annotations
@@ -81,12 +81,40 @@ class Paths:
                    portal_start, portals.astype(np.int64))
 
 
-def _worker_count(workers, n):
+def _worker_count(workers):
+    """Threads for a batch: every core this process may use by default."""
     if workers is None:
-        workers = os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise QueryError(f"workers must be a whole number >= 1, got {workers!r}")
-    return max(1, min(int(workers), -(-n // CHUNK)))
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:               # not on Linux
+            return os.cpu_count() or 1
+    if isinstance(workers, bool) or not hasattr(workers, "__index__") or int(workers) < 1:
+        raise QueryError(f"workers must be a whole number >= 1 or None, not {workers!r}")
+    return int(workers)
+
+
+def _spread(fn, n, workers):
+    """``fn(start, stop)`` over [0, n) in chunks of CHUNK, on up to
+    ``workers`` threads, each taking the next chunk from a shared counter."""
+    n_chunks = -(-n // CHUNK)
+    threads = min(workers, n_chunks)
+    if threads <= 1:
+        if n:
+            fn(0, n)
+        return
+    claim = itertools.count()                # next() is atomic under the GIL
+
+    def work():
+        for j in iter(claim.__next__, None):
+            if j >= n_chunks:
+                return
+            fn(j * CHUNK, min(n, (j + 1) * CHUNK))
+
+    with ThreadPoolExecutor(threads - 1) as pool:
+        helpers = [pool.submit(work) for _ in range(threads - 1)]
+        work()                               # the calling thread works too
+        for h in helpers:
+            h.result()
 
 
 def _pairs(starts, goals):
@@ -112,27 +140,18 @@ def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=Non
     ends = _pairs(starts, goals)
     n = len(ends)
     scale, excl = cost_options(mesh, cost_scale, exclude, filter)
-    n_workers = _worker_count(workers, n)
+    workers = _worker_count(workers)
     if mesh.n_tets == 0:
         return Paths.of([Path(False, NAMES[START_OUTSIDE])] * n)
     g = _graph(mesh)
     options = search_options(g, scale, excl)
     out = [None] * n
-    counter = itertools.count(0, CHUNK)     # next() is atomic: threads share it
 
-    def work():
+    def solve(start, stop):
         with search_slot(g) as slot:
-            for first in counter:
-                if first >= n:
-                    return
-                for i in range(first, min(first + CHUNK, n)):
-                    route = search(g, slot, options, ends[i], smooth)
-                    out[i] = route_to_path(mesh, ends[i], route, smooth)
+            for i in range(start, stop):
+                route = search(g, slot, options, ends[i], smooth)
+                out[i] = route_to_path(mesh, ends[i], route, smooth)
 
-    if n_workers == 1:
-        work()
-    else:
-        with ThreadPoolExecutor(n_workers) as pool:
-            for done in [pool.submit(work) for _ in range(n_workers)]:
-                done.result()
+    _spread(solve, n, workers)
     return Paths.of(out)

@@ -156,6 +156,7 @@ BAD = [
     ("this is not json", None, "not valid JSON"),
     ('{"id": 2, "query": "path"', None, "not valid JSON"),
     ("[1, 2, 3]", None, "JSON object"),
+    ("[" * 100000, None, "not valid JSON"),
     ('{"id": 3, "query": "teleport"}', 3, "unknown query"),
     ('{"id": 4}', 4, "unknown query"),
     ('{"id": "five", "query": "locate", "points": [[1, 2]]}', "five", "rows of 3"),
@@ -203,13 +204,13 @@ def test_service_answers_like_the_library(mesh):
 def test_serve_over_stdin_and_stdout(mesh, mesh_file, monkeypatch, capsysbinary):
     good = _requests(mesh)
     lines = [json.dumps({"id": k, **req}) for k, (req, _) in enumerate(good)]
-    text = "\n".join(lines[:3] + [b for b, _, _ in BAD] + ["", "x" * 30000] + lines[3:])
+    text = "\n".join(lines[:3] + [b for b, _, _ in BAD] + ["", "x" * 300000] + lines[3:])
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
-    assert main(["serve", str(mesh_file), "--max-request", "20000"]) == 0
+    assert main(["serve", str(mesh_file), "--max-request", "200000"]) == 0
     answers = [json.loads(a) for a in capsysbinary.readouterr().out.splitlines()]
     assert len(answers) == len(good) + len(BAD) + 1          # the blank line: no answer
     _check_bad(answers[3:3 + len(BAD)])
-    assert answers[3 + len(BAD)] == {"id": None, "error": "request longer than 20000 bytes"}
+    assert answers[3 + len(BAD)] == {"id": None, "error": "request longer than 200000 bytes"}
     rest = answers[:3] + answers[4 + len(BAD):]
     assert rest == [_plain({"id": k, **want}) for k, (_, want) in enumerate(good)]
 

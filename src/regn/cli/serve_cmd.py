@@ -110,12 +110,12 @@ class Service:
         read while clients are served."""
         if self.mesh.n_tets == 0:
             return
-        p = self.mesh.random_points(1, seed=0)
+        p = self.mesh.random_points(2, seed=0)
         self.mesh.locate(p)
         self.mesh.nearest(p)
-        self.mesh.raycast(p[0], p[0])
-        self.mesh.raycast_many(p, p)
-        self.mesh.find_paths(p, p, workers=1)
+        self.mesh.raycast(p[0], p[1])
+        self.mesh.raycast_many(p, p[::-1])
+        self.mesh.find_paths(p, p[::-1], workers=1)
         self.mesh.cost_field(p[0]).next_waypoint(p)
         Q.path_options(self.mesh, spheres=[[*p[0], 0.0]], boxes=[[*p[0], *p[0]]])
 
@@ -126,7 +126,7 @@ class Service:
         try:
             try:
                 req = json.loads(line, parse_constant=_not_json)
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, RecursionError) as exc:      # (UnicodeDecodeError too)
                 raise QueryError(f"not valid JSON ({exc})") from None
             if not isinstance(req, dict):
                 raise QueryError("a request must be a JSON object")

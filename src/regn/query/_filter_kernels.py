@@ -31,6 +31,17 @@ def _cell_range(lo, hi, origin, size, n):
     return int(max(a, 0.0)), int(min(b, float(n - 1)))
 
 
+@kernel(inline=True)
+def _box_reaches(pts, t, lo, hi):
+    """Does tetrahedron t's bounding box meet the box lo..hi?"""
+    for e in range(3):
+        mn = min(min(pts[t, 0, e], pts[t, 1, e]), min(pts[t, 2, e], pts[t, 3, e]))
+        mx = max(max(pts[t, 0, e], pts[t, 1, e]), max(pts[t, 2, e], pts[t, 3, e]))
+        if mn > hi[e] or mx < lo[e]:
+            return False
+    return True
+
+
 @kernel
 def tets_touching(cell_start, cell_tets, frame, dims, pts, kind, shape, seen, found):
     """The tetrahedra a ball (``kind`` BALL, ``shape`` = centre, radius) or
@@ -59,6 +70,9 @@ def tets_touching(cell_start, cell_tets, frame, dims, pts, kind, shape, seen, fo
                 if seen[t]:
                     continue
                 seen[t] = True
+                # the tetrahedron's bounding box misses the shape's: no test
+                if not _box_reaches(pts, t, lo, hi):
+                    continue
                 if kind == BALL:
                     meets = tet_meets_ball(pts, t, shape[0], shape[1], shape[2], shape[3])
                 else:

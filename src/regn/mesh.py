@@ -393,11 +393,27 @@ class Mesh:
         from .query.nearest import nearest
         return nearest(self, points)
 
-    def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None):
-        """Shortest flight from ``start`` to ``goal``; see :func:`regn.query.path.find_path`."""
+    def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
+                  filter=None):
+        """Shortest flight from ``start`` to ``goal``, avoiding a
+        :class:`regn.QueryFilter`'s blockers; see :func:`regn.query.path.find_path`."""
         from .query.path import find_path
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
-                         exclude=exclude)
+                         exclude=exclude, filter=filter)
+
+    def find_paths(self, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
+                   filter=None, workers=None):
+        """:meth:`find_path` for (N,3) starts and goals at once, on ``workers``
+        threads (default: every core); see :func:`regn.query.batch.find_paths`."""
+        from .query.batch import find_paths
+        return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
+                          exclude=exclude, filter=filter, workers=workers)
+
+    def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
+        """Every tetrahedron's cost to ``goal`` and its next portal toward it,
+        from one search; see :func:`regn.query.field.cost_field`."""
+        from .query.field import cost_field
+        return cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
 
     def raycast(self, a, b):
         """Walk segment a->b; see :func:`regn.query.raycast.raycast`."""

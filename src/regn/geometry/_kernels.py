@@ -541,3 +541,73 @@ def nearest_triangle_distances(P, T):
                 best = d2
         out[i] = np.sqrt(best)
     return out
+
+
+# ===========================================================================
+# A tetrahedron against a ball or a box (the temporary blockers of
+# regn.query.filters): exact up to rounding, closed sets (touching counts),
+# False when a number involved is NaN.
+# ===========================================================================
+
+
+@kernel
+def _orient(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """6 x the signed volume of (a, b, c, d)."""
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    vx, vy, vz = cx - ax, cy - ay, cz - az
+    wx, wy, wz = _cross(ux, uy, uz, vx, vy, vz)
+    return wx * (dx - ax) + wy * (dy - ay) + wz * (dz - az)
+
+
+@kernel
+def point_in_tet(pts, t, px, py, pz):
+    """Is p in the closed tetrahedron ``pts[t]`` ((T,4,3) points): on the
+    side of each face plane where the opposite vertex lies, or on it? A
+    flat tetrahedron holds nothing (its faces do the work)."""
+    x0, y0, z0 = pts[t, 0, 0], pts[t, 0, 1], pts[t, 0, 2]
+    x1, y1, z1 = pts[t, 1, 0], pts[t, 1, 1], pts[t, 1, 2]
+    x2, y2, z2 = pts[t, 2, 0], pts[t, 2, 1], pts[t, 2, 2]
+    x3, y3, z3 = pts[t, 3, 0], pts[t, 3, 1], pts[t, 3, 2]
+    total = _orient(x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3)
+    if not (total > 0.0 or total < 0.0):
+        return False
+    s = 1.0 if total > 0.0 else -1.0
+    return (_orient(px, py, pz, x1, y1, z1, x2, y2, z2, x3, y3, z3) * s >= 0.0
+            and _orient(x0, y0, z0, px, py, pz, x2, y2, z2, x3, y3, z3) * s >= 0.0
+            and _orient(x0, y0, z0, x1, y1, z1, px, py, pz, x3, y3, z3) * s >= 0.0
+            and _orient(x0, y0, z0, x1, y1, z1, x2, y2, z2, px, py, pz) * s >= 0.0)
+
+
+@kernel
+def tet_meets_ball(pts, t, cx, cy, cz, r):
+    """Does the closed tetrahedron ``pts[t]`` meet the closed ball of centre
+    c and radius r: c inside it, or the closest point of one of its faces
+    (:func:`closest_point_on_triangle`) within r of c?"""
+    if point_in_tet(pts, t, cx, cy, cz):
+        return True
+    rr = r * r
+    met = False
+    for k in range(4):
+        a = 1 if k == 0 else 0           # the face opposite vertex k
+        b = 2 if k <= 1 else 1
+        c = 3 if k <= 2 else 2
+        qx, qy, qz = closest_point_on_triangle(
+            pts[t, a, 0], pts[t, a, 1], pts[t, a, 2], pts[t, b, 0], pts[t, b, 1],
+            pts[t, b, 2], pts[t, c, 0], pts[t, c, 1], pts[t, c, 2], cx, cy, cz)
+        met |= (qx - cx) ** 2 + (qy - cy) ** 2 + (qz - cz) ** 2 <= rr
+    return met
+
+
+@kernel
+def tet_meets_box(pts, t, lo0, lo1, lo2, hi0, hi1, hi2):
+    """Does the closed tetrahedron ``pts[t]`` meet the closed box lo..hi: a
+    vertex inside it, else the separating-axis decision of
+    :func:`membership` (no widening)?"""
+    if _vertex_in_box(pts, t, lo0, lo1, lo2, hi0, hi1, hi2):
+        return True
+    fast = (abs(lo0) < NO_OVERFLOW and abs(lo1) < NO_OVERFLOW and abs(lo2) < NO_OVERFLOW
+            and abs(hi0) < NO_OVERFLOW and abs(hi1) < NO_OVERFLOW and abs(hi2) < NO_OVERFLOW)
+    for v in range(4):
+        for e in range(3):
+            fast &= abs(pts[t, v, e]) < NO_OVERFLOW
+    return _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, 0.0, fast)

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import BuildError, LimitError
 from ..format import pof0
-from ..format.layout import (BIG, NO_SLOT, NO_TET, PORTAL_PAIRS, U16_MAX,
-                             dtype_for)
+from ..format.layout import (BIG, F32_ONE_BITS, NO_SLOT, NO_TET, PORTAL_PAIRS,
+                             U16_MAX, dtype_for)
 from ..geometry.grid import cell_ijk
 from ..geometry.manifold import pinches
 from ..geometry.overlap import overlapping_tets
@@ -30,7 +30,6 @@ from ..mesh import Mesh
 from .frame import F32_MAX, check_float32_box, fit_grid
 
 #: A face record's ``w`` word: 1.0 as float32 bits.
-_W_ONE = np.float32(1.0).view(np.uint32)
 
 
 def _over_limit(count, what, hint):
@@ -236,7 +235,7 @@ def _face_records(pts, faces, byte_order):
     rec["normal"] = normal
     rec["d"] = -np.einsum("ij,ij->i", normal, centroid)
     rec["point"] = centroid
-    rec["w"] = _W_ONE
+    rec["w"] = F32_ONE_BITS
     rec["own"] = np.arange(n_f)
     rec["tet_a"] = faces.tet_a
     rec["slot_a"] = faces.slot_a

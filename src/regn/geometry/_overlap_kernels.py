@@ -8,12 +8,14 @@ when their intervals overlap by at most ``tol * |a|`` (``tol`` in metres):
 tetrahedra that share a face, an edge or a vertex, or touch, are separated.
 A zero axis (parallel edges) separates nothing.
 
-The broad phase buckets boxes on a uniform grid; a pair of boxes is tested
-once, in the bucket that holds the low corner of their intersection. Either
-every pair of tetrahedra with overlapping boxes is tested (:func:`all_pairs`)
-or, in a mesh whose tetrahedra have one orientation and whose faces are
-listed once or twice, only what can overlap there (:func:`boundary_pairs`;
-see :mod:`regn.geometry.overlap` for why that is enough).
+The broad phase buckets boxes on a uniform grid (:func:`items`); a pair of
+boxes is tested once, in the bucket that holds the low corner of their
+intersection, by :func:`pairs_in_range` for a range of tetrahedra (so that
+threads can share the work). The boxes are either every tetrahedron
+(every pair with overlapping boxes is tested) or, in a mesh whose
+tetrahedra have one orientation and whose faces are listed once or twice,
+its boundary faces, with :func:`folded_pairs` for the tetrahedra sharing a
+face (see :mod:`regn.geometry.overlap` for why that is enough).
 """
 
 from __future__ import annotations
@@ -109,30 +111,46 @@ def _face_separates(pts, sh, i, j, tol):
 
 
 @kernel
-def _edge(pts, t, e):
-    """Edge ``e`` (vertex slots :data:`_EDGES` [e]) of tetrahedron ``t``."""
-    a = _EDGES[e, 0]
-    b = _EDGES[e, 1]
-    return (pts[t, b, 0] - pts[t, a, 0], pts[t, b, 1] - pts[t, a, 1],
-            pts[t, b, 2] - pts[t, a, 2])
+def _cross_separates(pts, i, ai, bi, j, aj, bj, tol):
+    """Does the cross of edge ``ai``->``bi`` of ``i`` with edge ``aj``->``bj``
+    of ``j`` separate them? (A zero axis, of parallel edges, does not.)"""
+    u0 = pts[i, bi, 0] - pts[i, ai, 0]
+    u1 = pts[i, bi, 1] - pts[i, ai, 1]
+    u2 = pts[i, bi, 2] - pts[i, ai, 2]
+    w0 = pts[j, bj, 0] - pts[j, aj, 0]
+    w1 = pts[j, bj, 1] - pts[j, aj, 1]
+    w2 = pts[j, bj, 2] - pts[j, aj, 2]
+    a0 = u1 * w2 - u2 * w1
+    a1 = u2 * w0 - u0 * w2
+    a2 = u0 * w1 - u1 * w0
+    nn = a0 * a0 + a1 * a1 + a2 * a2
+    if not nn > 0.0:
+        return False
+    mn_i, mx_i = _interval(pts, i, a0, a1, a2)
+    mn_j, mx_j = _interval(pts, j, a0, a1, a2)
+    return min(mx_i, mx_j) - max(mn_i, mn_j) <= tol * math.sqrt(nn)
 
 
 @kernel
 def _edge_axis_separates(pts, i, j, tol):
     """Does the cross of an edge of ``i`` with an edge of ``j`` separate them?"""
     for ei in range(6):
-        u0, u1, u2 = _edge(pts, i, ei)
         for ej in range(6):
-            w0, w1, w2 = _edge(pts, j, ej)
-            a0 = u1 * w2 - u2 * w1
-            a1 = u2 * w0 - u0 * w2
-            a2 = u0 * w1 - u1 * w0
-            nn = a0 * a0 + a1 * a1 + a2 * a2
-            if not nn > 0.0:
-                continue                  # parallel edges: no axis
-            mn_i, mx_i = _interval(pts, i, a0, a1, a2)
-            mn_j, mx_j = _interval(pts, j, a0, a1, a2)
-            if min(mx_i, mx_j) - max(mn_i, mn_j) <= tol * math.sqrt(nn):
+            if _cross_separates(pts, i, _EDGES[ei, 0], _EDGES[ei, 1], j, _EDGES[ej, 0],
+                                _EDGES[ej, 1], tol):
+                return True
+    return False
+
+
+@kernel
+def _corner_crosses_separate(pts, i, a, j, c, tol):
+    """For tetrahedra sharing one vertex (slot ``a`` of ``i``, ``c`` of
+    ``j``): does the cross of an edge of one from that vertex with an edge
+    of the other from it separate them? (With the face normals these are
+    the axes of a plane through the shared vertex, the likely separator.)"""
+    for bi in range(4):
+        for bj in range(4):
+            if bi != a and bj != c and _cross_separates(pts, i, a, bi, j, c, bj, tol):
                 return True
     return False
 
@@ -143,6 +161,35 @@ def tets_overlap(pts, sh, i, j, tol):
     overlap by more than ``tol`` metres along every candidate axis?"""
     return not (_face_separates(pts, sh, i, j, tol) or _face_separates(pts, sh, j, i, tol)
                 or _edge_axis_separates(pts, i, j, tol))
+
+
+@kernel
+def _shared_corner(tets, i, j):
+    """``(n, a, c)``: how many vertices tetrahedra i and j share (by index),
+    and, when one, its slot in each."""
+    n = 0
+    a = c = -1
+    for si in range(4):
+        for sj in range(4):
+            if tets[i, si] == tets[j, sj]:
+                n += 1
+                a, c = si, sj
+    return n, a, c
+
+
+@kernel
+def _pair_overlaps(pts, sh, tets, i, j, tol):
+    """:func:`tets_overlap` for a mesh's tetrahedra (vertex indices
+    ``tets``), trying first the axes of a plane through a shared vertex; a
+    pair sharing a face is left to the adjacency test (False here)."""
+    n, a, c = _shared_corner(tets, i, j)
+    if n >= 3:
+        return False
+    if _face_separates(pts, sh, i, j, tol) or _face_separates(pts, sh, j, i, tol):
+        return False
+    if n == 1 and _corner_crosses_separate(pts, i, a, j, c, tol):
+        return False
+    return not _edge_axis_separates(pts, i, j, tol)
 
 
 @kernel
@@ -194,54 +241,73 @@ def _buckets(lo, hi, use, origin, size, dims):
     return start, entry, starts_here
 
 
-@kernel
-def _boxes_apart(lo_a, hi_a, p, lo_b, hi_b, q, tol):
-    for e in range(3):
-        if min(hi_a[p, e], hi_b[q, e]) - max(lo_a[p, e], lo_b[q, e]) <= tol:
-            return True
-    return False
+class _Items(NamedTuple):
+    """The boxes tested against the tetrahedra, entered in the broad phase's
+    buckets (CSR: bucket b's entries are ``start[b]:start[b + 1]``), each
+    entry with the axes its box starts on in the bucket (bits 1, 2, 4 for x,
+    y, z), its box and its slot: face k of tetrahedron i as ``4 i + k``, the
+    whole tetrahedron i as ``-1 - i``."""
+    start: np.ndarray       # (B+1,)
+    starts_here: np.ndarray  # (M,)
+    lo: np.ndarray          # (M,3)
+    hi: np.ndarray          # (M,3)
+    slot: np.ndarray        # (M,)
 
 
 @kernel
-def _tested_pairs(pts, sh, item_lo, item_hi, item_slot, tol, origin, size, dims, first,
-                  second):
-    """Test every tetrahedron j against the tetrahedron i of each item whose
-    box (``item_lo``..``item_hi``) meets j's box, once per pair of boxes: in
-    the bucket holding the low corner of their overlap (one of them starts
-    there on each axis). An item is face k of tetrahedron i (``item_slot``
-    = 4 i + k), and then j must reach the face's plane from i's side
-    (:func:`_reaches_face`), or the whole tetrahedron i (-1 - i), and then
-    only a higher j is tested (each pair once). Returns
-    (tested, overlapping); the overlapping pairs go to ``first``/``second``
-    while they have room. (One loop over all tetrahedra: a call per
-    tetrahedron costs more than its tests.)"""
+def items(sh, item_lo, item_hi, item_slot, origin, size, dims):
+    """The :class:`_Items` of the boxes ``item_lo``..``item_hi`` (N,3) with
+    slots ``item_slot`` (N,) (those of tetrahedra with a non-finite
+    coordinate left out)."""
     use = np.ones(item_slot.shape[0], np.bool_)
     for f in range(item_slot.shape[0]):
         use[f] = sh.finite[item_slot[f] >> 2 if item_slot[f] >= 0 else -1 - item_slot[f]]
     start, entry, starts_here = _buckets(item_lo, item_hi, use, origin, size, dims)
+    # in bucket order: the pair loop reads them in turn
+    return _Items(start, starts_here, item_lo[entry], item_hi[entry], item_slot[entry])
+
+
+@kernel
+def _tested_pairs(pts, sh, tets, it, tol, origin, size, dims, j0, j1, first, second):
+    """Test each tetrahedron j in ``j0..j1-1`` against the tetrahedron i of
+    every item of ``it`` whose box meets j's box, once per pair of boxes: in
+    the bucket holding the low corner of their overlap (one of them starts
+    there on each axis). Against face k of i, j must reach the face's plane
+    from i's side (:func:`_reaches_face`); against a whole tetrahedron,
+    only a higher j is tested (each pair once). With vertex indices ``tets``
+    (the boundary test), :func:`_pair_overlaps` decides. Returns (tested,
+    overlapping); the overlapping pairs go to ``first``/``second`` while
+    they have room. (One loop over the tetrahedra: a call per tetrahedron
+    costs more than its tests.)"""
     tested = 0
     found = 0
-    for j in range(sh.lo.shape[0]):
+    for j in range(j0, j1):
         if not sh.finite[j]:
             continue
+        # j's box shrunk by tol: boxes overlapping by at most tol are apart
+        lo0, lo1, lo2 = sh.lo[j, 0] + tol, sh.lo[j, 1] + tol, sh.lo[j, 2] + tol
+        hi0, hi1, hi2 = sh.hi[j, 0] - tol, sh.hi[j, 1] - tol, sh.hi[j, 2] - tol
         x0, y0, z0, x1, y1, z1 = _bucket_range(sh.lo, sh.hi, j, origin, size, dims)
         for z in range(z0, z1 + 1):
             for y in range(y0, y1 + 1):
                 for x in range(x0, x1 + 1):
                     here = (x == x0) | ((y == y0) << 1) | ((z == z0) << 2)
                     b = (z * dims[1] + y) * dims[0] + x
-                    for p in range(start[b], start[b + 1]):
-                        f = entry[p]
-                        slot = item_slot[f]
-                        i = slot >> 2 if slot >= 0 else -1 - slot
-                        if (starts_here[p] | here) != 7 or i == j or (slot < 0 and i > j):
+                    for p in range(it.start[b], it.start[b + 1]):
+                        if ((it.starts_here[p] | here) != 7 or it.hi[p, 0] <= lo0
+                                or it.lo[p, 0] >= hi0 or it.hi[p, 1] <= lo1
+                                or it.lo[p, 1] >= hi1 or it.hi[p, 2] <= lo2
+                                or it.lo[p, 2] >= hi2):
                             continue
-                        if _boxes_apart(item_lo, item_hi, f, sh.lo, sh.hi, j, tol):
+                        slot = it.slot[p]
+                        i = slot >> 2 if slot >= 0 else -1 - slot
+                        if i == j or (slot < 0 and i > j):
                             continue
                         if slot >= 0 and not _reaches_face(pts, sh, i, slot & 3, j, tol):
                             continue
                         tested += 1
-                        if tets_overlap(pts, sh, i, j, tol):
+                        if (_pair_overlaps(pts, sh, tets, i, j, tol) if tets.shape[0] else
+                                tets_overlap(pts, sh, i, j, tol)):
                             # written here, not in a helper: a call in this
                             # loop makes it several times slower
                             if found < first.shape[0]:
@@ -264,17 +330,19 @@ def _reaches_face(pts, sh, i, k, j, tol):
 
 
 @kernel
-def _collect(pts, sh, item_lo, item_hi, item_slot, tol, origin, size, dims):
-    """``(tested, first, second)`` of :func:`_tested_pairs`: counted, then
-    (when some overlap) collected."""
+def pairs_in_range(pts, sh, tets, it, tol, origin, size, dims, j0, j1):
+    """``(tested, first, second)``: :func:`_tested_pairs` for the
+    tetrahedra ``j0..j1-1``, counted, then (when some overlap) collected.
+    ``tets`` is (0,4) for the exhaustive test (the items being every
+    tetrahedron), the mesh's vertex indices for the boundary test (the
+    items its boundary faces)."""
     none = np.empty(0, np.int64)
-    tested, found = _tested_pairs(pts, sh, item_lo, item_hi, item_slot, tol, origin, size,
-                                  dims, none, none)
+    tested, found = _tested_pairs(pts, sh, tets, it, tol, origin, size, dims, j0, j1,
+                                  none, none)
     first = np.empty(found, np.int64)
     second = np.empty(found, np.int64)
     if found:
-        _tested_pairs(pts, sh, item_lo, item_hi, item_slot, tol, origin, size, dims, first,
-                      second)
+        _tested_pairs(pts, sh, tets, it, tol, origin, size, dims, j0, j1, first, second)
     return tested, first, second
 
 
@@ -285,34 +353,15 @@ def shapes(pts):
 
 
 @kernel
-def all_pairs(pts, sh, tol, origin, size, dims):
-    """``(tested, first, second)``: how many pairs of tetrahedra of ``pts``
-    (T,4,3) (their :func:`shapes` ``sh``) with overlapping boxes were
-    tested, and the pairs (first < second) whose interiors overlap.
-    Tetrahedra with a non-finite coordinate are left out."""
-    return _collect(pts, sh, sh.lo, sh.hi, -1 - np.arange(sh.lo.shape[0]), tol, origin,
-                    size, dims)
-
-
-@kernel
-def boundary_pairs(pts, sh, tol, origin, size, dims, face_lo, face_hi, face_slot, adjacent):
-    """``(tested, first, second)`` as :func:`all_pairs`, testing only the
-    pairs that can overlap in a mesh whose tetrahedra all have one
-    orientation and whose faces are each listed once or twice: each
-    tetrahedron with a boundary face (``face_lo``..``face_hi``, slot
-    ``face_slot`` = 4 t + k) against every other whose box meets that face's
-    box, and the tetrahedra sharing a face (``adjacent`` (K,4): t1, k1, t2,
-    k2). The overlapping pairs may repeat."""
-    tested, first, second = _collect(pts, sh, face_lo, face_hi, face_slot, tol, origin, size,
-                                     dims)
+def folded_pairs(pts, sh, adjacent, tol):
+    """The rows of ``adjacent`` (K,4: t1, k1, t2, k2, two tetrahedra listing
+    one face) whose tetrahedra overlap: both on one side of the face, and
+    overlapping by more than ``tol``."""
     folded = np.zeros(adjacent.shape[0], np.bool_)
     for k in range(adjacent.shape[0]):
         folded[k] = _same_side(pts, sh, adjacent[k]) and tets_overlap(
             pts, sh, adjacent[k, 0], adjacent[k, 2], tol)
-    pairs = adjacent[folded]
-    out_i = np.concatenate((first, np.minimum(pairs[:, 0], pairs[:, 2])))
-    out_j = np.concatenate((second, np.maximum(pairs[:, 0], pairs[:, 2])))
-    return tested + adjacent.shape[0], out_i, out_j
+    return adjacent[folded]
 
 
 @kernel

@@ -66,9 +66,9 @@ def _bucket_grid(lo_t, hi_t, n):
 
 
 def _boundary_faces(pts, sh, tets):
-    """``(face_lo, face_hi, face_slot, adjacent)`` for the boundary test, or
-    None when it does not apply (mixed or degenerate orientation, a face
-    listed three times)."""
+    """``(face_lo, face_hi, face_slot, adjacent, tets)`` for the boundary
+    test, or None when it does not apply (mixed or degenerate orientation, a
+    face listed three times)."""
     from ._overlap_kernels import face_listings
     tets = np.require(np.asarray(tets, np.int64).reshape(-1, 4), requirements=["C", "W"])
     if len(tets) != len(pts) or not len(tets) or tets.min() < 0:
@@ -83,32 +83,57 @@ def _boundary_faces(pts, sh, tets):
     tri = pts[t[:, None], FACE_SLOTS[k]]                  # (B,3,3)
     face_lo = np.minimum(np.minimum(tri[:, 0], tri[:, 1]), tri[:, 2])
     face_hi = np.maximum(np.maximum(tri[:, 0], tri[:, 1]), tri[:, 2])
-    return face_lo, face_hi, 4 * t + k, adjacent
+    return face_lo, face_hi, 4 * t + k, adjacent, tets
 
 
-def overlapping_tets(tet_points, tets=None, tol=None) -> Overlaps:
+def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     """The pairs of tetrahedra (T,4,3) whose interiors overlap by more than
     ``tol`` metres (default :data:`~regn.tolerances.OVERLAP_REL` times their
     largest extent). With the vertex indices ``tets`` (T,4), only what can
     overlap is tested (see the module docstring). Tetrahedra with a
-    non-finite coordinate are left out."""
+    non-finite coordinate are left out. ``threads`` > 1 shares the tests
+    among that many threads (the kernels release the GIL)."""
     # writable and contiguous: the kernels are compiled for that one array type
     pts = np.require(np.asarray(tet_points, np.float64).reshape(-1, 4, 3),
                      requirements=["C", "W"])
     if len(pts) < 2:
         return Overlaps(0, np.zeros((0, 2), np.int64), 0.0 if tol is None else float(tol))
-    from ._overlap_kernels import all_pairs, boundary_pairs, shapes
+    from ._overlap_kernels import folded_pairs, items, pairs_in_range, shapes
     sh = shapes(pts)
     lo_t, hi_t = sh.lo[sh.finite], sh.hi[sh.finite]
     if tol is None:
         tol = OVERLAP_REL * float(np.max(hi_t.max(axis=0) - lo_t.min(axis=0))) \
             if len(lo_t) else 0.0
+    tol = float(tol)
     grid = _bucket_grid(lo_t, hi_t, len(pts))
     faces = None if tets is None or not sh.finite.all() else _boundary_faces(pts, sh, tets)
-    if faces is None:
-        tested, first, second = all_pairs(pts, sh, float(tol), *grid)
+    if faces is None:                     # every tetrahedron against every other
+        it = items(sh, sh.lo, sh.hi, -1 - np.arange(len(pts)), *grid)
+        idx, folded = np.zeros((0, 4), np.int64), np.zeros((0, 4), np.int64)
+        adjacent = folded
     else:
-        tested, first, second = boundary_pairs(pts, sh, float(tol), *grid, *faces)
+        face_lo, face_hi, face_slot, adjacent, idx = faces
+        it = items(sh, face_lo, face_hi, face_slot, *grid)
+        folded = folded_pairs(pts, sh, adjacent, tol)
+    cuts = np.linspace(0, len(pts), max(int(threads), 1) + 1).astype(np.int64)
+    work = [lambda a=a, b=b: pairs_in_range(pts, sh, idx, it, tol, *grid, a, b)
+            for a, b in zip(cuts[:-1], cuts[1:])]
+    results = _run_all(work)
+    tested = sum(int(r[0]) for r in results) + len(adjacent)
+    first = np.concatenate([r[1] for r in results] + [np.minimum(folded[:, 0], folded[:, 2])])
+    second = np.concatenate([r[2] for r in results] + [np.maximum(folded[:, 0], folded[:, 2])])
     pairs = np.unique(np.stack([first, second], axis=1), axis=0) if len(first) else \
         np.zeros((0, 2), np.int64)
-    return Overlaps(int(tested), pairs, float(tol))
+    return Overlaps(tested, pairs, tol)
+
+
+def _run_all(work):
+    """The results of the zero-argument callables ``work``, all but the first
+    on threads of their own."""
+    if len(work) == 1:
+        return [work[0]()]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(len(work) - 1) as pool:
+        others = [pool.submit(w) for w in work[1:]]
+        mine = work[0]()
+        return [mine] + [f.result() for f in others]

@@ -206,31 +206,10 @@ def check_dims(dims) -> tuple:
     return dims
 
 
-def _refs_hint(tet_points, lo, hi):
-    """The finest automatic grid whose references fit, as a hint, or ''."""
-    for dims in dims_candidates(lo, hi):
-        frame = grid_frame(lo, hi, dims)
-        if len(grid_membership(tet_points, frame.lo, frame.cell, dims)[1]) <= U16_MAX:
-            return f"--dims {' '.join(map(str, dims))} fits, or leave --dims out"
-    return "even one cell does not fit: use fewer tetrahedra"
-
-
-def fit_grid(tet_points, lo, hi, dims=None):
-    """``(frame, (cells, tets))``: the grid over the box ``lo``..``hi`` and
-    the (cell, tetrahedron) pairs of every tetrahedron ``tet_points`` (T,4,3)
-    meeting each closed cell box. ``dims`` given are kept (LimitError, with
-    dims that fit, when the references do not); without them the finest of
-    :func:`dims_candidates` whose references fit."""
-    if dims is not None:
-        dims = check_dims(dims)
-        frame = grid_frame(lo, hi, dims)
-        pairs = grid_membership(tet_points, frame.lo, frame.cell, dims)
-        if len(pairs[1]) > U16_MAX:
-            raise LimitError(f"with --dims {' '.join(map(str, dims))} the grid needs "
-                             f"{len(pairs[1])} cell references, more than the format's u16 "
-                             f"limit of {U16_MAX}: {_refs_hint(tet_points, lo, hi)}",
-                             what="cell references", count=len(pairs[1]))
-        return frame, pairs
+def _finest_fitting(tet_points, lo, hi):
+    """``(frame, pairs)`` of the finest of :func:`dims_candidates` whose cell
+    references fit; LimitError when none does (more tetrahedra than fit in
+    one cell)."""
     fewest = None
     for dims in dims_candidates(lo, hi):
         frame = grid_frame(lo, hi, dims)
@@ -241,3 +220,23 @@ def fit_grid(tet_points, lo, hi, dims=None):
     raise LimitError(f"the mesh needs {fewest} cell references even in one grid cell, more "
                      f"than the format's u16 limit of {U16_MAX}: use fewer tetrahedra",
                      what="cell references", count=fewest)
+
+
+def fit_grid(tet_points, lo, hi, dims=None):
+    """``(frame, (cells, tets))``: the grid over the box ``lo``..``hi`` and
+    the (cell, tetrahedron) pairs of every tetrahedron ``tet_points`` (T,4,3)
+    meeting each closed cell box. ``dims`` given are kept (LimitError, with
+    dims that fit, when the references do not); without them the finest of
+    :func:`dims_candidates` whose references fit."""
+    if dims is None:
+        return _finest_fitting(tet_points, lo, hi)
+    dims = check_dims(dims)
+    frame = grid_frame(lo, hi, dims)
+    pairs = grid_membership(tet_points, frame.lo, frame.cell, dims)
+    if len(pairs[1]) > U16_MAX:
+        fits = _finest_fitting(tet_points, lo, hi)[0].dims
+        raise LimitError(f"with --dims {' '.join(map(str, dims))} the grid needs "
+                         f"{len(pairs[1])} cell references, more than the format's u16 "
+                         f"limit of {U16_MAX}: --dims {' '.join(map(str, fits))} fits, or "
+                         "leave --dims out", what="cell references", count=len(pairs[1]))
+    return frame, pairs

@@ -29,8 +29,6 @@ from ..geometry.tets import (FACE_SLOTS, degenerate_threshold, face_keys,
 from ..mesh import Mesh
 from .frame import F32_MAX, check_float32_box, fit_grid
 
-#: A face record's ``w`` word: 1.0 as float32 bits.
-
 
 def _over_limit(count, what, hint):
     """LimitError when ``count`` ``what`` exceed the format's u16 limit."""

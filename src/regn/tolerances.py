@@ -20,6 +20,12 @@ GEOM_REL = 1e-5
 #: "Touching counts" tests, relative to the map's size.
 TOUCH_REL = 1e-9
 
+#: Two tetrahedra whose interiors overlap by less than this fraction of the
+#: map's size (0.1 m on a 100 km map) only touch: rounding positions to
+#: float32 (6e-8 relative) moves a vertex that lay on a neighbour's face a
+#: few ulps into it. A real overlap is metres to kilometres deep.
+OVERLAP_REL = 1e-6
+
 #: A tetrahedron whose volume is below this fraction of its bounding cube
 #: (largest extent cubed) is degenerate.
 DEGENERATE_REL = 1e-12

@@ -66,10 +66,11 @@ def _print_json_error(message, code):
     print(json.dumps({"error": message, "exit": code}))
 
 
-def _failed(args, message, code):
-    """Print the one-line error (and its JSON with ``--json``); the exit code."""
+def _failed(args, message, code, exc=None):
+    """Print the one-line error (and its JSON with ``--json``, unless a
+    streamed answer list already ended with it); the exit code."""
     print(f"regn: {message}", file=sys.stderr)
-    if getattr(args, "json", False):
+    if getattr(args, "json", False) and not getattr(exc, "reported_in_json", False):
         _print_json_error(message, code)
     return code
 
@@ -110,14 +111,14 @@ def main(argv=None) -> int:
         with protected_inputs():            # no command writes over what it reads
             return int(args.func(args) or 0)
     except RegnError as e:
-        return _failed(args, str(e), getattr(args, "error_exit", 2))
+        return _failed(args, str(e), getattr(args, "error_exit", 2), e)
     except BrokenPipeError:
         return 0
     except (OSError, ValueError) as e:
         # Anything the library did not wrap (an unreadable path, a bad number).
         msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         where = f"{e.filename}: " if isinstance(e, OSError) and e.filename else ""
-        return _failed(args, f"{where}{msg}", 2)
+        return _failed(args, f"{where}{msg}", 2, e)
     except KeyboardInterrupt:
         return _failed(args, "interrupted", 130)
 

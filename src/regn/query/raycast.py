@@ -28,7 +28,8 @@ import numpy as np
 from ..errors import QueryError
 from ..status import CLEAR, HIT, LOST, NAMES, START_OUTSIDE
 from . import as_point, as_points, scratch, status_names
-from .locate import locate, locate_tables
+from .locate import locate_tables
+from .sight import sight_grid
 
 
 @dataclass
@@ -57,6 +58,8 @@ def _kernels():
 _NAN3 = (math.nan,) * 3
 #: raycast's first crossed-tets buffer (a longer walk is rerun with room)
 _CROSSED_START = 256
+#: segments per chunk of a batch (a thread takes one chunk at a time)
+SEGMENT_CHUNK = 8192
 
 
 def raycast(mesh, a, b) -> RaycastHit:
@@ -130,33 +133,28 @@ def _exits(mesh):
     return s["exits"]
 
 
-def _walk_all(mesh, a, b):
-    """(status code, last tet, exit slot, fraction) arrays of every segment
-    a[i] -> b[i], validated (N,3) inputs; see
-    :func:`regn.query._raycast_kernels.walk_segments`."""
-    n = len(a)
-    status = np.full(n, LOST, dtype=np.int64)
-    last = np.full(n, -1, dtype=np.int64)
-    slot = np.full(n, -1, dtype=np.int64)
-    frac = np.full(n, np.nan)
-    if n == 0:
-        return status, last, slot, frac
-    start = locate(mesh, a)
-    tables = locate_tables(mesh)
-    _kernels().walk_segments(tables.W, tables.nbv, np.ascontiguousarray(a),
-                             np.ascontiguousarray(b), start, status, last, slot, frac)
-    return status, last, slot, frac
+def _segment_kernels():
+    from . import _sight_kernels
+    return _sight_kernels
 
 
-def line_of_sight(mesh, a, b) -> np.ndarray:
-    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume."""
+def line_of_sight(mesh, a, b, *, workers=None) -> np.ndarray:
+    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume
+    (``raycast(a[i], b[i]).clear``), on ``workers`` threads (None: all cores)."""
     a, b = _segment_pairs(a, b)
-    return _walk_all(mesh, a, b)[0] == CLEAR
+    out = np.zeros(len(a), dtype=bool)
+    if len(a) and mesh.n_tets:
+        tables, sight = locate_tables(mesh), sight_grid(mesh)
+        clear = _segment_kernels().segments_clear
+        from .._jit import run_chunks
+        run_chunks(lambda i, j, _: clear(tables, sight, a, b, i, j, out), len(a), workers,
+                   chunk=SEGMENT_CHUNK)
+    return out
 
 
 def _segment_pairs(a, b):
-    a = as_points(a, "a")
-    b = as_points(b, "b")
+    a = np.ascontiguousarray(as_points(a, "a"))
+    b = np.ascontiguousarray(as_points(b, "b"))
     if a.shape != b.shape:
         raise QueryError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
     return a, b
@@ -178,12 +176,24 @@ class RaycastHits:
         return len(self.clear)
 
 
-def raycast_many(mesh, a, b) -> RaycastHits:
-    """:func:`raycast` for (N,3) segment ends at once, in one compiled walk
-    over all segments (the same walk and answers, segment by segment)."""
+def raycast_many(mesh, a, b, *, workers=None) -> RaycastHits:
+    """:func:`raycast` for (N,3) segment ends at once, on ``workers`` threads
+    (the same walk and answers, segment by segment; a segment the filter of
+    :mod:`regn.query.sight` finds clear needs no walk for its report)."""
     a, b = _segment_pairs(a, b)
-    code, last, slot, frac = _walk_all(mesh, a, b)
     n = len(a)
+    code = np.full(n, START_OUTSIDE, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    slot = np.full(n, -1, dtype=np.int64)
+    frac = np.full(n, np.nan)
+    if n and not mesh.n_tets:                  # raycast's rules with nothing to walk
+        code[np.all(np.isfinite(a), axis=1) & ~np.all(np.isfinite(b), axis=1)] = LOST
+    elif n:
+        tables, sight = locate_tables(mesh), sight_grid(mesh)
+        walked = _segment_kernels().segments_walked
+        from .._jit import run_chunks
+        run_chunks(lambda i, j, _: walked(tables, sight, a, b, i, j, code, last, slot, frac),
+                   n, workers, chunk=SEGMENT_CHUNK)
     clear = code == CLEAR
     hit = np.flatnonzero(code == HIT)
     status = status_names(code)

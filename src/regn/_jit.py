@@ -109,7 +109,7 @@ def _pool():
     global _POOL
     if _POOL is None:
         from concurrent.futures import ThreadPoolExecutor
-        _POOL = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="regn")
+        _POOL = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="regn-worker")
     return _POOL
 
 

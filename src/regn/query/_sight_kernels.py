@@ -275,10 +275,11 @@ def filter_segments(sight, a, b, start, stop, verdict):
             n_active += state[k] == _ACTIVE
         if n_active == 0:
             break
-        _lane_cells(lane, lx, ly, lz, cell, nx, ny, nz)
-        for k in range(LANES):
-            lane[_CLEAR, k] = clear[cell[k]]
-        _lane_jumps(lane, lx, ly, lz, state, jumped, seen)
+        for _ in range(4):
+            _lane_cells(lane, lx, ly, lz, cell, nx, ny, nz)
+            for k in range(LANES):
+                lane[_CLEAR, k] = clear[cell[k]]
+            _lane_jumps(lane, lx, ly, lz, state, jumped, seen)
 
 
 @kernel

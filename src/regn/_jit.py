@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 
 import numba
 from llvmlite import ir
@@ -63,6 +64,21 @@ def kernel(fn=None, *, parallel=False, inline=False, borrows=False):
     return wrap if fn is None else wrap(fn)
 
 
+def entry_point(dispatcher, args):
+    """The compiled entry point of kernel ``dispatcher`` for the types of
+    ``args`` (compiled, or loaded from numba's cache, on first use).
+
+    Calling it skips numba's type dispatch, which costs ~3 us for a call
+    passing records (namedtuples) of arrays: worth it for a single query
+    whose kernel runs for microseconds. The caller keeps it with the records
+    and must pass arguments of exactly those types on every call (numba does
+    not check them then)."""
+    sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+    if sig not in dispatcher.overloads:
+        dispatcher.compile(sig)
+    return dispatcher.overloads[sig].entry_point
+
+
 @intrinsic
 def prefetch(typingctx, array, flat_index):
     """Ask the CPU to start loading element ``flat_index`` of a C-contiguous
@@ -85,7 +101,7 @@ def worker_count(workers=None) -> int:
     """The number of threads a batch may use: ``None`` for every core this
     process may run on, else a whole number >= 1 (QueryError otherwise)."""
     if workers is None:
-        return _cores()
+        return _CORES[0] or _cores()
     from .errors import QueryError
     if isinstance(workers, bool) or not hasattr(workers, "__index__"):
         raise QueryError(f"workers must be a whole number >= 1 or None, not {workers!r}")
@@ -94,53 +110,63 @@ def worker_count(workers=None) -> int:
     return int(workers)
 
 
+_CORES = [0]
+
+
 def _cores() -> int:
+    """The cores this process may run on (asked once)."""
     try:
-        return len(os.sched_getaffinity(0))
+        _CORES[0] = len(os.sched_getaffinity(0))
     except AttributeError:                  # not on Linux
-        return os.cpu_count() or 1
+        _CORES[0] = os.cpu_count() or 1
+    return _CORES[0]
 
 
-_POOL = None
+_POOL = []
+_POOL_LOCK = threading.Lock()
 
 
 def _pool():
     """One process-wide thread pool with a thread per core (made on first use)."""
-    global _POOL
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-        _POOL = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="regn-worker")
-    return _POOL
+    with _POOL_LOCK:
+        if not _POOL:
+            from concurrent.futures import ThreadPoolExecutor
+            _POOL.append(ThreadPoolExecutor(max_workers=_cores(),
+                                            thread_name_prefix="regn-worker"))
+    return _POOL[0]
 
 
-def run_chunks(fn, n, workers=None, *, chunk=8192):
-    """Call ``fn(start, stop, worker)`` over ``[0, n)`` in contiguous chunks of
-    at most ``chunk`` items, on ``worker_count(workers)`` threads.
+def run_chunks(fn, n, workers=None, *, chunk=65536, min_chunk=2048):
+    """Call ``fn(start, stop, worker)`` over ``[0, n)`` in contiguous chunks
+    on ``worker_count(workers)`` threads.
 
-    ``worker`` (0 .. threads-1) names the thread running the call, so ``fn``
-    can keep per-thread scratch in a list indexed by it. The calling thread is
-    worker 0 and runs chunks too; the others come from one shared pool. Each
-    thread takes the next unclaimed chunk until none is left (so uneven chunks
-    balance out). ``fn`` should spend its time in a nogil kernel: the threads
-    run side by side only while the GIL is released. A batch of one chunk, or
-    ``workers=1``, runs inline. Calls may nest (a worker thread may call
-    run_chunks): helpers that never started are cancelled, not waited for, so
-    a busy pool cannot deadlock. The first exception raised by ``fn`` is
-    raised here, after every started chunk has finished.
+    Chunks hold at most ``chunk`` items (a caller's memory bound) and, when
+    several threads are used, are cut smaller, down to ``min_chunk``, so that
+    each thread gets about four of them. ``worker`` (0 .. threads-1) names
+    the thread running the call, so ``fn`` can keep per-thread scratch in a
+    list indexed by it. The calling thread is worker 0 and runs chunks too;
+    the others come from one shared pool. Each thread takes the next
+    unclaimed chunk until none is left, so uneven chunks balance out. ``fn``
+    should spend its time in a nogil kernel: the threads run side by side
+    only while the GIL is released. One thread (``workers=1``, or a batch of
+    one chunk) runs every chunk inline, in order. Calls may nest (a worker
+    thread may call run_chunks): helpers that never started are cancelled,
+    not waited for, so a busy pool cannot deadlock. The first exception
+    raised by ``fn`` is raised here, after every started chunk has finished.
     """
     threads = worker_count(workers)
     n = int(n)
-    n_chunks = -(-n // chunk) if n > 0 else 0
-    threads = min(threads, n_chunks)
-    if threads <= 1:
-        if n > 0:
-            fn(0, n, 0)
+    if n <= 0:
         return
+    n_chunks = max(-(-n // chunk), min(4 * threads, n // min_chunk))
     size = -(-n // n_chunks)
+    n_chunks = -(-n // size)
+    threads = min(threads, n_chunks)
     claim = itertools.count()              # next() on it is atomic under the GIL
 
     def work(worker):
-        for j in iter(claim.__next__, None):
+        while True:
+            j = next(claim)
             if j >= n_chunks:
                 return
             fn(j * size, min(n, (j + 1) * size), worker)

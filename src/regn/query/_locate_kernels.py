@@ -97,6 +97,14 @@ def locate_points(tables, pts, out):
 
 
 @kernel
+def locate_point(tables, x, y, z):
+    """locate_points for one point: its tetrahedron, -1 outside."""
+    c = fine_cell(tables.frame, tables.dims, x, y, z)
+    return -1 if c < 0 else locate_in_cell(tables.W, tables.cell_start, tables.cell_tets,
+                                           c, x, y, z)
+
+
+@kernel
 def holds_each(W, tets, pts):
     """(K,) bool: does tets[k] hold pts[k]?"""
     out = np.empty(tets.shape[0], np.bool_)

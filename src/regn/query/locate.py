@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import QueryError
 from ..geometry import expand_cell_ranges, linear_cell
 from ..tolerances import BARY_TOL, BOX_SLACK_REL, CELL_SLACK, SINGULAR_REL
-from . import as_points, scratch
+from . import as_points, plain_xyz, scratch
 
 #: What the location kernels read, built once per mesh (:func:`locate_tables`).
 LocateTables = namedtuple("LocateTables", [
@@ -177,6 +177,20 @@ def locate_tables(mesh) -> LocateTables:
     return d["tables"]
 
 
+def locate_one(mesh, x, y, z) -> int:
+    """locate's answer for one point (the fine-grid scan), called through the
+    kernel's entry point (a single query costs little beyond its kernel)."""
+    one = scratch(mesh).get("locate_one")
+    if one is None:
+        if mesh.n_tets == 0:
+            return -1
+        tables = locate_tables(mesh)
+        from .._jit import entry_point
+        one = scratch(mesh)["locate_one"] = (
+            entry_point(_kernels().locate_point, (tables, 0.0, 0.0, 0.0)), tables)
+    return one[0](one[1], x, y, z)
+
+
 def _centre_tree(mesh, d):
     if "tree" not in d:
         from scipy.spatial import cKDTree
@@ -184,14 +198,17 @@ def _centre_tree(mesh, d):
     return d["tree"]
 
 
-def _locate_grid(mesh, tables, pts, out, chunk, walk_steps):
+def _locate_grid(mesh, tables, pts, out, chunk, walk_steps, workers):
     """``method="grid"`` into ``out``, ``chunk`` points at a time."""
     K = _kernels()
     d = _prep(mesh)
     if walk_steps is None:
         walk_steps = int(8 * round(d["T"] ** (1 / 3))) + 64
-    for c0 in range(0, len(pts), chunk):
-        p = np.ascontiguousarray(pts[c0:c0 + chunk])
+    if d["T"]:
+        _centre_tree(mesh, d)          # built once, before the threads share it
+
+    def one_chunk(c0, c1, _):
+        p = pts[c0:c1]
         k = len(p)
         cells = np.asarray(mesh.cell_of(p), dtype=np.int64)
         found = np.empty(k, np.int64)
@@ -203,31 +220,44 @@ def _locate_grid(mesh, tables, pts, out, chunk, walk_steps):
         none = np.flatnonzero((found < 0) & (best < 0) & ~np.isnan(lo))
         if len(none):
             best[none] = _centre_tree(mesh, d).query(p[none])[1]
-        K.finish_stored_lists(tables, p, found, lo, best, walk_steps, out[c0:c0 + k])
+        K.finish_stored_lists(tables, p, found, lo, best, walk_steps, out[c0:c1])
+
+    from .._jit import run_chunks
+    run_chunks(one_chunk, len(pts), workers, chunk=chunk)
 
 
 def locate(mesh, points, return_barycentric=False, *, method="auto",
-           chunk=131072, walk_steps=None):
+           chunk=131072, walk_steps=None, workers=None):
     """(N,3) points -> (N,) int64 tetrahedron index, -1 outside the volume.
 
     With ``return_barycentric`` also (N,4) barycentric coordinates in the
     order of ``mesh.tets`` columns (NaN where -1). NaN/inf points -> -1.
     ``method`` is ``"auto"`` or ``"grid"`` (see the module docstring).
+    ``workers`` threads share the points, ``chunk`` at a time (None: every
+    core); the answers do not depend on it.
     """
     if method not in ("auto", "grid"):
         raise QueryError(f"locate method must be 'auto' or 'grid', not {method!r}")
+    if method == "auto" and not return_barycentric:
+        xyz = plain_xyz(points)
+        if xyz is not None:                         # one point: skip the batch's set-up
+            return np.array([locate_one(mesh, *xyz)])
     pts = np.ascontiguousarray(as_points(points))
     n = len(pts)
     out = np.full(n, -1, dtype=np.int64)
     if mesh.n_tets == 0 or n == 0:
         return (out, np.full((n, 4), np.nan)) if return_barycentric else out
+    from .._jit import run_chunks
     tables = locate_tables(mesh)
+    K = _kernels()
     if method == "auto":
-        _kernels().locate_points(tables, pts, out)
+        run_chunks(lambda i, j, _: K.locate_points(tables, pts[i:j], out[i:j]), n, workers,
+                   chunk=chunk)
     else:
-        _locate_grid(mesh, tables, pts, out, chunk, walk_steps)
+        _locate_grid(mesh, tables, pts, out, chunk, walk_steps, workers)
     if not return_barycentric:
         return out
     bc = np.full((n, 4), np.nan)
-    _kernels().barycentric_rows(tables.W, out, pts, bc)
+    run_chunks(lambda i, j, _: K.barycentric_rows(tables.W, out[i:j], pts[i:j], bc[i:j]), n,
+               workers, chunk=chunk)
     return out, bc

@@ -82,7 +82,7 @@ import numpy as np
 from ..errors import QueryError
 from ..status import NAMES, OK, START_OUTSIDE
 from ..tolerances import ADMISSIBLE_SLACK
-from . import as_point, scratch
+from . import point_xyz, scratch
 from .locate import locate_tables
 from .sample import components
 from .smooth import smooth_polyline
@@ -137,9 +137,16 @@ class Path:
                 "portals": self.portals.tolist()}
 
 
+_KERNELS = []
+
+
 def _kernels():
-    from . import _path_kernels
-    return _path_kernels
+    """The compiled kernels, imported (with numba) on first use and kept (an
+    import statement on every query would cost ~1 us)."""
+    if not _KERNELS:
+        from . import _path_kernels
+        _KERNELS.append(_path_kernels)
+    return _KERNELS[0]
 
 
 def _portal_edges(mesh):
@@ -330,8 +337,8 @@ class _Arena:
 def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> Path:
     """Cheapest flight from ``start`` to ``goal`` (see the module docstring)."""
     ends = np.empty((2, 3))
-    ends[0] = as_point(start, "start")
-    ends[1] = as_point(goal, "goal")
+    ends[0] = point_xyz(start, "start")
+    ends[1] = point_xyz(goal, "goal")
     if cost_scale is None and exclude is None:
         scale = excl = None
     else:
@@ -363,8 +370,11 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
         if qid > MAX_QID:                    # uint16 stamps: start over
             graph.node_u16[:, K.ST0:K.ST1 + 1] = 0
             qid = g["qid"][0] = 1
-        status, cost, n, length = K.find_path(graph, g["tables"], work, ends, scale, excl, plain,
-                                              hw, qid)
+        args = (graph, g["tables"], work, ends, scale, excl, plain, hw, qid)
+        if "search" not in g:            # (numba's type dispatch would cost ~3 us a call)
+            from .._jit import entry_point
+            g["search"] = entry_point(K.find_path, args)
+        status, cost, n, length = g["search"](*args)
         if status == OK:
             portals = work.portals[:n].copy()
             corridor = work.corridor[:n + 1].copy()

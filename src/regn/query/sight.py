@@ -176,8 +176,11 @@ def _clearance(mesh, walls, frame, dims) -> np.ndarray:
     dist = np.full(len(centres), np.inf)
     bvh = _build_bvh(walls)
     if bvh is not None:
+        from .._jit import run_chunks
         near_x, near_i = np.empty((len(centres), 3)), np.empty(len(centres), np.int64)
-        nearest_kernels().nearest_walls(bvh, centres, near_x, dist, near_i)
+        search = nearest_kernels().nearest_walls
+        run_chunks(lambda i, j, _: search(bvh, centres[i:j], near_x[i:j], dist[i:j],
+                                          near_i[i:j]), len(centres))
     inner = np.all((centres >= frame[2]) & (centres <= frame[3]), axis=1) & (dist > margin)
     side = np.zeros(len(centres))
     side[inner] = np.where(locate(mesh, centres[inner]) >= 0, 1.0, -1.0)

@@ -42,7 +42,6 @@ from collections import namedtuple
 import numpy as np
 
 from ..errors import QueryError
-from ..geometry import expand_cell_ranges, linear_cell
 from ..tolerances import BARY_TOL, BOX_SLACK_REL, CELL_SLACK, SINGULAR_REL
 from . import as_points, plain_xyz, scratch
 
@@ -67,8 +66,7 @@ def _kernels():
 
 
 def _prep(mesh) -> dict:
-    """Per-mesh set-up: affine rows, neighbours by vertex slot, the stored
-    cell lists sorted by volume, tetrahedron centres."""
+    """Per-mesh set-up: affine rows and neighbours by vertex slot."""
     s = scratch(mesh)
     if "loc" in s:
         return s["loc"]
@@ -88,21 +86,31 @@ def _prep(mesh) -> dict:
     nbv = np.full((T, 4), -1, dtype=np.int64)
     rows = np.repeat(np.arange(T), 4)
     nbv[rows, opp.ravel()] = np.asarray(mesh.neighbors).ravel()
-    # stored cell lists, each sorted by volume (largest first: found sooner)
-    indptr, indices = mesh.grid_csr
-    indptr = np.asarray(indptr, dtype=np.int64)
-    indices = np.asarray(indices, dtype=np.int64)
-    if len(indices):
-        owner = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-        valid = (indices >= 0) & (indices < T)
-        vol = np.zeros(len(indices))
-        vol[valid] = np.asarray(mesh.tet_volumes)[indices[valid]]
-        order = np.lexsort((-vol, owner))
-        indices = np.where(valid, indices, -1)[order]
     W = np.concatenate([M, -np.einsum("tij,tj->ti", M, v0)[:, :, None]], axis=2)
-    d = dict(W=np.ascontiguousarray(W.reshape(T, 12)), nbv=nbv, indptr=indptr,
-             indices=indices, T=T, centres=P.mean(axis=1) if T else np.zeros((0, 3)))
+    d = dict(W=np.ascontiguousarray(W.reshape(T, 12)), nbv=nbv, T=T)
     s["loc"] = d
+    return d
+
+
+def _stored_lists(mesh, d) -> dict:
+    """``method="grid"``'s set-up: the stored cell lists, each sorted by
+    volume (largest first: found sooner), and the tetrahedron centres."""
+    if "indptr" not in d:
+        T = d["T"]
+        indptr, indices = mesh.grid_csr
+        indptr = np.asarray(indptr, dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+        if len(indices):
+            owner = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+            valid = (indices >= 0) & (indices < T)
+            vol = np.zeros(len(indices))
+            vol[valid] = np.asarray(mesh.tet_volumes)[indices[valid]]
+            order = np.lexsort((-vol, owner))
+            indices = np.where(valid, indices, -1)[order]
+        P = np.asarray(mesh.tet_points, dtype=np.float64)
+        d["centres"] = P.mean(axis=1) if T else np.zeros((0, 3))
+        d["indices"] = indices
+        d["indptr"] = indptr
     return d
 
 
@@ -140,20 +148,10 @@ def _fine(mesh, d) -> dict:
         if total <= 64 * target or dims.max() == 1:
             break
         dims = np.maximum(dims // 2, 1)
-    tid, ijk = expand_cell_ranges(a, np.where(ok[:, None], b, a - 1))
-    cell = linear_cell(ijk, dims)
-    del ijk
-    # does the tet hold its fine cell's centre? (it goes first then)
-    nx, ny = dims[0], dims[1]
-    ctr = lo + (np.stack([cell % nx, (cell // nx) % ny, cell // (nx * ny)], 1) + 0.5) * cs
-    holds = _kernels().holds_each(d["W"], tid, np.ascontiguousarray(ctr))
-    vol = np.asarray(mesh.tet_volumes)[tid]
-    order = np.lexsort((-vol, ~holds, cell))
-    cell, tid = cell[order], tid[order]
-    C = int(np.prod(dims))
-    indptr = np.zeros(C + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cell, minlength=C), out=indptr[1:])
-    d["fine"] = f = dict(lo=lo, cs=cs, dims=dims, indptr=indptr, indices=tid)
+    indptr, indices = _kernels().fine_lists(
+        d["W"], np.asarray(mesh.tet_volumes, np.float64), a, np.where(ok[:, None], b, a - 1),
+        lo, cs, dims)
+    d["fine"] = f = dict(lo=lo, cs=cs, dims=dims, indptr=indptr, indices=indices)
     return f
 
 
@@ -201,7 +199,7 @@ def _centre_tree(mesh, d):
 def _locate_grid(mesh, tables, pts, out, chunk, walk_steps, workers):
     """``method="grid"`` into ``out``, ``chunk`` points at a time."""
     K = _kernels()
-    d = _prep(mesh)
+    d = _stored_lists(mesh, _prep(mesh))
     if walk_steps is None:
         walk_steps = int(8 * round(d["T"] ** (1 / 3))) + 64
     if d["T"]:

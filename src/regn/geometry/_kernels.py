@@ -528,11 +528,13 @@ def triangle_meets_box(x0, y0, z0, x1, y1, z1, x2, y2, z2, hx, hy, hz):
     """Does the closed triangle (vertices relative to the box's centre) meet
     the closed box of half-extents (hx, hy, hz)? The 13-axis separating-axis
     test (the box's 3 axes, the triangle's normal, the 9 crosses of its edges
-    with the box's axes). NaN vertices separate nothing (a caller skips them)."""
+    with the box's axes); a flat triangle (:func:`triangle_is_flat`, whose
+    normal is rounding noise) is tested as the segments it is, without its
+    normal. NaN vertices separate nothing (a caller skips them)."""
     sep = (_axis_separates(x0, x1, x2, hx) or _axis_separates(y0, y1, y2, hy)
            or _axis_separates(z0, z1, z2, hz))
     e = ((x1 - x0, y1 - y0, z1 - z0), (x2 - x1, y2 - y1, z2 - z1), (x0 - x2, y0 - y2, z0 - z2))
-    if not sep:
+    if not sep and not triangle_is_flat(x0, y0, z0, x1, y1, z1, x2, y2, z2):
         nx = e[0][1] * e[1][2] - e[0][2] * e[1][1]
         ny = e[0][2] * e[1][0] - e[0][0] * e[1][2]
         nz = e[0][0] * e[1][1] - e[0][1] * e[1][0]

@@ -29,9 +29,15 @@ COMMANDS = {
     "locate": ("query_cmds", "tetrahedron holding each point (x y z per line on stdin)"),
     "nearest": ("query_cmds", "closest navigable point for each point on stdin"),
     "path": ("query_cmds", "shortest flight between two points"),
+    "paths": ("query_cmds", "shortest flight for every 'x0 y0 z0 x1 y1 z1' line on stdin, "
+              "on every core"),
+    "field": ("query_cmds", "every tetrahedron's cost to a goal, or each point's next "
+              "waypoint toward it"),
     "raycast": ("query_cmds", "walk a segment through the mesh: clear, or the first wall hit"),
     "raycasts": ("query_cmds", "raycast every segment 'x0 y0 z0 x1 y1 z1' on stdin at once"),
     "clearance": ("query_cmds", "distance to the nearest wall for each point on stdin"),
+    "serve": ("serve_cmd", "answer JSON-lines queries on stdin/stdout or a local TCP port, "
+              "holding the mesh"),
     "export": ("export_cmd", "write the mesh as .vtu/.msh/.obj/.ply/.stl/.npz/.json ..."),
     "render": ("render_cmd", "draw the mesh to a PNG"),
     "view": ("view_cmd", "interactive 3D view as one self-contained HTML file"),

@@ -1,11 +1,12 @@
-"""``regn locate | nearest | clearance | path | raycast | raycasts``: the
-navigation queries."""
+"""``regn locate | nearest | clearance | path | paths | field | raycast |
+raycasts``: the navigation queries."""
 
 from __future__ import annotations
 
 import sys
 
-from ._common import JsonList, iter_points, load_mesh, print_json
+from . import _queries as Q
+from ._common import JsonList, iter_points, load_mesh, print_json, read_points
 
 
 def add_parser(subparsers, name, help_text):
@@ -17,16 +18,23 @@ def add_parser(subparsers, name, help_text):
     elif name == "raycasts":
         p.add_argument("--segments", help=".csv/.npy/.txt file of segments, six numbers "
                        "a row (default: 'x0 y0 z0 x1 y1 z1' lines on stdin)")
-    else:
+    elif name == "field":
+        for c in ("x", "y", "z"):
+            p.add_argument(c, type=float, help="the goal")
+        p.add_argument("--points", help=".csv/.npy/.txt file of positions: print each "
+                       "one's cost and next waypoint instead of every tetrahedron's")
+    elif name != "paths":
         for c in ("x0", "y0", "z0", "x1", "y1", "z1"):
             p.add_argument(c, type=float)
-    if name == "path":
+    if name in ("path", "paths"):
         p.add_argument("--no-smooth", action="store_true",
                        help="portal-centroid polyline instead of the shortest one")
-        p.add_argument("--cost-scale", metavar="S.npy",
-                       help="one cost factor per tetrahedron (.npy of T floats)")
-        p.add_argument("--exclude", metavar="E.npy",
-                       help="tetrahedra not to enter (.npy of T bools, or of indices)")
+    if name in ("path", "paths", "field"):
+        Q.add_path_options(p)
+    if name == "paths":
+        p.add_argument("--workers", type=int, metavar="N",
+                       help="threads searching at once (default: one per core)")
+    if name == "path":
         p.add_argument("-o", "--output", metavar="OUT",
                        help="also write the polyline, with each point's length along "
                             "the path and clearance: .vtp (ParaView), .csv, .obj "
@@ -36,7 +44,8 @@ def add_parser(subparsers, name, help_text):
         p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
-                         "path": _path, "raycast": _raycast, "raycasts": _raycasts}[name])
+                         "path": _path, "paths": _paths, "field": _field,
+                         "raycast": _raycast, "raycasts": _raycasts}[name])
     return p
 
 
@@ -60,7 +69,7 @@ def _streamed(args, source, answer, text_lines, json_items, width=3) -> int:
 
 def _locate(args) -> int:
     return _streamed(args, args.points, lambda mesh, p: mesh.locate(p),
-                     lambda t: "".join(f"{v}\n" for v in t.tolist()), lambda t: t)
+                     lambda t: "".join(f"{v}\n" for v in t.tolist()), Q.locate_doc)
 
 
 def _nearest(args) -> int:
@@ -68,12 +77,12 @@ def _nearest(args) -> int:
         args, args.points, lambda mesh, p: mesh.nearest(p),
         lambda r: "".join(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {t}\n"
                           for p, t in zip(r.points.tolist(), r.tets.tolist())),
-        lambda r: [{"point": p, "tet": t} for p, t in zip(r.points, r.tets)])
+        Q.nearest_doc)
 
 
 def _clearance(args) -> int:
     return _streamed(args, args.points, lambda mesh, p: mesh.distance_to_wall(p),
-                     lambda d: "".join(f"{v:.6f}\n" for v in d.tolist()), lambda d: d)
+                     lambda d: "".join(f"{v:.6f}\n" for v in d.tolist()), Q.clearance_doc)
 
 
 def _path(args) -> int:
@@ -81,8 +90,7 @@ def _path(args) -> int:
         _check_path_output(args)
     mesh = load_mesh(args.file)
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                       smooth=not args.no_smooth, cost_scale=_per_tet(args.cost_scale),
-                       exclude=_exclude_mask(args.exclude, mesh.n_tets))
+                       smooth=not args.no_smooth, **Q.path_options_of_args(mesh, args))
     if args.output is not None:
         # stderr: stdout stays the query's own (parseable) output
         if r.found:
@@ -93,7 +101,7 @@ def _path(args) -> int:
         else:
             print(f"regn: no path ({r.status}): {args.output} not written", file=sys.stderr)
     if args.json:
-        print_json(r.to_dict())
+        print_json(Q.path_doc(r))
     else:
         print(f"status {r.status}")
         if r.found:
@@ -113,35 +121,53 @@ def _check_path_output(args):
     check_output(args.output, [args.file, args.cost_scale, args.exclude], args.force)
 
 
-def _per_tet(path, kinds="iuf", what="--cost-scale array"):
-    """An .npy array (header, size and dtype checked), or None; shapes are
-    checked by find_path."""
-    if path is None:
-        return None
-    from ..inputs.arrays import load_npy
-    return load_npy(path, kinds=kinds, what=what)
+def _paths(args) -> int:
+    """find_paths on every 'x0 y0 z0 x1 y1 z1' line of stdin, a block of
+    lines at a time: one JSON document or one text line per query, in input
+    order, each block's before the next is read."""
+    mesh = load_mesh(args.file)
+    options = Q.path_options_of_args(mesh, args)
+    for seg in iter_points(None, width=6):
+        r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
+                            workers=args.workers, **options)
+        if args.json:
+            for doc in Q.paths_doc(r):
+                print_json(doc)
+        else:
+            sys.stdout.write("".join(_path_line(p) for p in r))
+        sys.stdout.flush()
+    return 0
 
 
-def _exclude_mask(path, n_tets):
-    """--exclude as a bool mask: a bool array as is, integers as indices."""
-    import numpy as np
-    from ..errors import QueryError
-    e = _per_tet(path, "biu", "--exclude array (bools or tetrahedron indices)")
-    if e is None or e.dtype == np.bool_:
-        return e
-    idx = e.reshape(-1)
-    if len(idx) and (idx.min() < 0 or idx.max() >= n_tets):
-        raise QueryError(f"{path}: tetrahedron index out of range [0, {n_tets})")
-    mask = np.zeros(n_tets, dtype=bool)
-    mask[idx] = True
-    return mask
+def _path_line(p) -> str:
+    """status cost length, then x y z of every point, on one line."""
+    nums = [p.cost, p.length] if p.found else [float("nan")] * 2
+    return " ".join([p.status] + [f"{v:.6f}" for v in nums + p.points.ravel().tolist()]) + "\n"
+
+
+def _field(args) -> int:
+    mesh = load_mesh(args.file)
+    field = mesh.cost_field((args.x, args.y, args.z), **Q.path_options_of_args(mesh, args))
+    points = read_points(args.points) if args.points is not None else None
+    if args.json:
+        print_json(Q.field_doc(field, points))
+        return 0 if field.status == "ok" else 1
+    print(f"status {field.status}\ngoal_tet {field.goal_tet}")
+    if points is None:              # one line a tetrahedron: cost next_portal
+        sys.stdout.write("".join(f"{c:.6f} {int(f)}\n" for c, f in
+                                 zip(field.cost.tolist(), field.next_portal.tolist())))
+    else:                           # one line a point: cost, next waypoint
+        sys.stdout.write("".join(f"{c:.6f} {w[0]:.6f} {w[1]:.6f} {w[2]:.6f}\n" for c, w in
+                                 zip(field.cost_at(points).tolist(),
+                                     field.next_waypoint(points).tolist())))
+    return 0 if field.status == "ok" else 1
 
 
 def _raycast(args) -> int:
     mesh = load_mesh(args.file)
     r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1))
     if args.json:
-        print_json(r.to_dict())
+        print_json(Q.raycast_doc(r))
     else:
         print(f"status {r.status}")
         if r.status == "hit":
@@ -153,12 +179,6 @@ def _raycast(args) -> int:
 
 
 def _raycasts(args) -> int:
-    def json_items(r):
-        return [{"clear": bool(c), "status": str(st), "face": int(f), "t": float(t),
-                 "point": p, "normal": n}
-                for c, st, f, t, p, n in zip(r.clear, r.status, r.face, r.t, r.point,
-                                             r.normal)]
-
     def text_lines(r):
         # one line a segment: status face t point(3) normal(3)
         return "".join(
@@ -168,4 +188,4 @@ def _raycasts(args) -> int:
                                       r.point.tolist(), r.normal.tolist()))
 
     return _streamed(args, args.segments, lambda mesh, s: mesh.raycast_many(s[:, :3], s[:, 3:]),
-                     text_lines, json_items, width=6)
+                     text_lines, Q.raycasts_doc, width=6)

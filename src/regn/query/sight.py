@@ -51,7 +51,7 @@ SightGrid = namedtuple("SightGrid", [
     "tri",         # (K,16) float64 per wall: unit normal, plane offset, then for
                    # each edge its in-plane inward unit normal and offset (NaN for
                    # a triangle too thin to trust its normal: never decided)
-    "cell_start",  # (C+1,) int64: cell c lists cell_tris[cell_start[c]:cell_start[c+1]],
+    "cell_start",  # (C+1,) int32: cell c lists cell_tris[cell_start[c]:cell_start[c+1]],
     "cell_tris",   # the walls within margin of it (an empty grid: no filter)
     "clear",       # (C,) float32, in cells: the distance from the cell's centre to
                    # the nearest wall, less margin, positive when the centre is
@@ -80,7 +80,7 @@ def sight_grid(mesh) -> SightGrid:
 
 
 def _no_filter() -> SightGrid:
-    return SightGrid(np.zeros((0, 16)), np.zeros(1, np.int64), np.zeros(0, np.int64),
+    return SightGrid(np.zeros((0, 16)), np.zeros(1, np.int32), np.zeros(0, np.int32),
                      np.zeros(0, np.float32), np.zeros((4, 3)), np.ones(3, np.int64))
 
 
@@ -108,7 +108,9 @@ def _build(mesh) -> SightGrid:
     np.cumsum(np.bincount(cells, minlength=n_cells), out=cell_start[1:])
     frame = np.array([lo, [size, 1.0 / size, margin], box_lo, box_hi], np.float64)
     clear = _clearance(mesh, walls, frame, dims)
-    return SightGrid(K.triangle_rows(walls), cell_start, tris[order], clear, frame, dims)
+    # int32 keeps the grid in a core's cache (the lists hold < 2^31 entries)
+    return SightGrid(K.triangle_rows(walls), cell_start.astype(np.int32),
+                     tris[order].astype(np.int32), clear, frame, dims)
 
 
 def _sound(mesh, d, P) -> bool:

@@ -22,7 +22,7 @@ from regn.query import _locate_kernels as LK
 from regn.query import _path_kernels as PK
 from regn.query import _raycast_kernels as RK
 from regn.query.locate import locate_tables
-from regn.query.path import _graph
+from regn.query.path import _graph, search_slot
 
 
 @numba.njit(nogil=True)
@@ -103,14 +103,14 @@ def main():
             m.find_path(a[i], b[i], smooth=False)
 
     def path_kernel():
-        with g["lock"]:
-            qid = g["qid"][0]
+        with search_slot(g) as slot:
+            qid = slot.qid[0]
             if qid + k > 30000:
-                g["graph"].node_u16[:, PK.ST0:PK.ST1 + 1] = 0
+                slot.graph.node_u16[:, PK.ST0:PK.ST1 + 1] = 0
                 qid = 0
-            _path_loop(g["graph"], g["tables"], g["work"], a[:k], b[:k], g["ones"],
+            _path_loop(slot.graph, g["tables"], slot.work, a[:k], b[:k], g["ones"],
                        g["no_excl"], 1 - 1e-6, qid, 1)
-            g["qid"][0] = qid + k
+            slot.qid[0] = qid + k
     rows.append(("find_path, unsmoothed", best_per_call(path_loop, k),
                  best_per_call(path_kernel, k)))
     print(f"{path}: {m.n_tets} tets; {n} random queries (200 for find_path)")

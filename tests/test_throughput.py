@@ -329,3 +329,18 @@ def test_cells_of_the_filter_are_a_few_per_wall(mesh):
     assert g.cell_start.shape == (n_cells + 1,) and g.clear.shape == (n_cells,)
     assert 4096 <= n_cells <= max(4096, 2 * 128 * len(g.tri))
     assert math.isclose(g.frame[1, 0] * g.frame[1, 1], 1.0)
+
+
+def test_the_last_meshs_caches_go_with_it():
+    """scratch() keeps the last mesh's caches at hand for single calls, but
+    not beyond the mesh's life."""
+    import gc
+    import weakref
+    import regn.query as Q
+    m = sphere_holes_map(200, seed=3, holes=1)[0]
+    m.locate((0.0, 0.0, 0.0))
+    tables = weakref.ref(Q.scratch(m)["loc"]["W"])
+    gone = weakref.ref(m)
+    del m
+    gc.collect()
+    assert gone() is None and Q._LAST[1] is None and tables() is None

@@ -16,9 +16,10 @@ import numpy as np
 from ..errors import QueryError
 
 _SCRATCH = weakref.WeakKeyDictionary()
+_NOBODY = (lambda: None, None)
 #: (weak reference to the mesh last asked for, its scratch): a single query
 #: in a loop finds its mesh's caches without the weak dictionary's lookup
-_LAST = (lambda: None, None)
+_LAST = _NOBODY
 
 
 def scratch(mesh) -> dict:
@@ -31,8 +32,15 @@ def scratch(mesh) -> dict:
         s = _SCRATCH.setdefault(mesh, {})
     except TypeError:  # unhashable / not weak-referenceable: no caching
         return {}
-    _LAST = (weakref.ref(mesh), s)
+    _LAST = (weakref.ref(mesh, _forget), s)
     return s
+
+
+def _forget(ref):
+    """The last mesh asked for is gone: let its scratch go with it."""
+    global _LAST
+    if _LAST[0] is ref:
+        _LAST = _NOBODY
 
 
 def _no_complex(p, name):

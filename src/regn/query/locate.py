@@ -55,7 +55,7 @@ LocateTables = namedtuple("LocateTables", [
                     # widened by BOX_SLACK_REL (points outside are outside the
                     # volume), the fine grid's origin and its cell size
     "dims",         # (3,) int64: the fine grid's cells per axis
-    "cell_start",   # (C+1,) int64: fine cell c lists cell_tets[cell_start[c]:
+    "cell_start",   # (C+1,) int32: fine cell c lists cell_tets[cell_start[c]:
     "cell_tets",    # cell_start[c+1]], the tetrahedron holding its centre first
 ])
 
@@ -151,7 +151,9 @@ def _fine(mesh, d) -> dict:
     indptr, indices = _kernels().fine_lists(
         d["W"], np.asarray(mesh.tet_volumes, np.float64), a, np.where(ok[:, None], b, a - 1),
         lo, cs, dims)
-    d["fine"] = f = dict(lo=lo, cs=cs, dims=dims, indptr=indptr, indices=indices)
+    # int32 lists: half the memory a scan reads (they hold < 2^31 entries)
+    d["fine"] = f = dict(lo=lo, cs=cs, dims=dims, indptr=indptr.astype(np.int32),
+                         indices=indices.astype(np.int32))
     return f
 
 

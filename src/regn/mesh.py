@@ -10,6 +10,7 @@ by accident). The queries hang off the mesh as methods; each one lives in
 
 from __future__ import annotations
 
+import importlib
 from functools import cached_property
 
 import numpy as np
@@ -29,6 +30,20 @@ def _float64(a):
     is data for ``verify`` to report, not a warning for the caller."""
     with np.errstate(invalid="ignore"):
         return a.astype(np.float64)
+
+
+#: The query functions by name, each imported on its first use (``import regn``
+#: stays light) and kept here after: an import statement run on every call
+#: would cost more than a single locate's whole kernel.
+_QUERIES = {}
+
+
+def _query(module, name):
+    """The function ``name`` of module ``module`` (imported on first use)."""
+    fn = _QUERIES.get(name)
+    if fn is None:
+        fn = _QUERIES[name] = getattr(importlib.import_module(module), name)
+    return fn
 
 
 class Mesh:
@@ -379,25 +394,24 @@ class Mesh:
                            self.dims)
 
     # --- queries (each lives in regn.query) ------------------------------------
-    def locate(self, points, *, return_barycentric=False, method="auto"):
+    def locate(self, points, *, return_barycentric=False, method="auto", workers=None):
         """(N,3) -> (N,) tetrahedron holding each point, -1 outside, like
         ``scipy.spatial.Delaunay.find_simplex``. ``method="grid"`` follows the
-        game's own chain through the stored cell lists; see
-        :func:`regn.query.locate.locate`."""
-        from .query.locate import locate
-        return locate(self, points, return_barycentric=return_barycentric,
-                      method=method)
+        game's own chain through the stored cell lists; ``workers`` threads
+        (None: every core); see :func:`regn.query.locate.locate`."""
+        locate = _query("regn.query.locate", "locate")
+        return locate(self, points, return_barycentric=return_barycentric, method=method,
+                      workers=workers)
 
-    def nearest(self, points):
+    def nearest(self, points, *, workers=None):
         """Closest point of the navigable volume; see :func:`regn.query.nearest.nearest`."""
-        from .query.nearest import nearest
-        return nearest(self, points)
+        return _query("regn.query.nearest", "nearest")(self, points, workers=workers)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
                   filter=None):
         """Shortest flight from ``start`` to ``goal``, avoiding a
         :class:`regn.QueryFilter`'s blockers; see :func:`regn.query.path.find_path`."""
-        from .query.path import find_path
+        find_path = _query("regn.query.path", "find_path")
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
                          exclude=exclude, filter=filter)
 
@@ -405,48 +419,45 @@ class Mesh:
                    filter=None, workers=None):
         """:meth:`find_path` for (N,3) starts and goals at once, on ``workers``
         threads (default: every core); see :func:`regn.query.batch.find_paths`."""
-        from .query.batch import find_paths
+        find_paths = _query("regn.query.batch", "find_paths")
         return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
                           exclude=exclude, filter=filter, workers=workers)
 
     def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
         """Every tetrahedron's cost to ``goal`` and its next portal toward it,
         from one search; see :func:`regn.query.field.cost_field`."""
-        from .query.field import cost_field
+        cost_field = _query("regn.query.field", "cost_field")
         return cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
 
     def raycast(self, a, b):
         """Walk segment a->b; see :func:`regn.query.raycast.raycast`."""
-        from .query.raycast import raycast
-        return raycast(self, a, b)
+        return _query("regn.query.raycast", "raycast")(self, a, b)
 
-    def raycast_many(self, a, b):
+    def raycast_many(self, a, b, *, workers=None):
         """:meth:`raycast` over (N,3) segment ends at once: arrays of its fields
         (without the tetrahedra crossed); see :func:`regn.query.raycast.raycast_many`."""
-        from .query.raycast import raycast_many
-        return raycast_many(self, a, b)
+        raycast_many = _query("regn.query.raycast", "raycast_many")
+        return raycast_many(self, a, b, workers=workers)
 
-    def line_of_sight(self, a, b):
+    def line_of_sight(self, a, b, *, workers=None):
         """(N,3),(N,3) -> (N,) bool, clear or not; see :func:`regn.query.raycast.line_of_sight`."""
-        from .query.raycast import line_of_sight
-        return line_of_sight(self, a, b)
+        line_of_sight = _query("regn.query.raycast", "line_of_sight")
+        return line_of_sight(self, a, b, workers=workers)
 
-    def distance_to_wall(self, points):
+    def distance_to_wall(self, points, *, workers=None):
         """(N,3) -> (N,) distance to the nearest boundary face; see
         :func:`regn.query.nearest.distance_to_wall`."""
-        from .query.nearest import distance_to_wall
-        return distance_to_wall(self, points)
+        distance_to_wall = _query("regn.query.nearest", "distance_to_wall")
+        return distance_to_wall(self, points, workers=workers)
 
     def random_points(self, n, seed=None):
         """(n,3) points uniform in the navigable volume; see
         :func:`regn.query.sample.random_points`."""
-        from .query.sample import random_points
-        return random_points(self, n, seed)
+        return _query("regn.query.sample", "random_points")(self, n, seed)
 
     def components(self) -> np.ndarray:
         """(T,) connected-component label of each tetrahedron (through shared faces)."""
-        from .query.sample import components
-        return components(self)
+        return _query("regn.query.sample", "components")(self)
 
     # --- export ----------------------------------------------------------------
     def to_meshio(self):

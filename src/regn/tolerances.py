@@ -75,3 +75,10 @@ CELL_SLACK = 1e-9
 #: the corridor's centroid-polyline length (rounding makes smaller gaps
 #: meaningless).
 SMOOTH_GAP_FLOOR = 1e-13
+
+#: The segment filter of line_of_sight decides a segment only when every wall
+#: is at least this fraction of the map's scale (largest |bbox coordinate| +
+#: largest extent) away from it, or crossed that far inside its edges; closer
+#: calls go to the exact walk (a thousand times BARY_TOL: ~0.15 m on a
+#: +-50 km map).
+SIGHT_MARGIN_REL = 1e-6

@@ -17,7 +17,8 @@ metres, over whole batches.
 ``manifold``       a boundary's pinch edges and pinch vertices
 ``overlap``        tetrahedra whose interiors overlap
 ``_kernels``       the compiled kernels (numba; imported on first use), and
-                   ``_manifold_kernels``, ``_overlap_kernels``
+                   ``_manifold_kernels``, ``_overlap_kernels``,
+                   ``_graph_kernels`` (the components' own)
 =================  ==========================================================
 
 Tolerances come from :mod:`regn.tolerances`. This package imports numpy

@@ -10,12 +10,22 @@ from .._jit import kernel
 
 
 @kernel
-def _root(parent, i):
-    """The root of i's tree, halving the path on the way."""
+def find_root(parent, i):
+    """The root of i's tree in the union-find forest ``parent``, halving the
+    path on the way."""
     while parent[i] != i:
         parent[i] = parent[parent[i]]
         i = parent[i]
     return i
+
+
+@kernel
+def join(parent, a, b):
+    """Join a's and b's trees; the smaller root stays the root (so each
+    root is its tree's smallest node)."""
+    ra, rb = find_root(parent, a), find_root(parent, b)
+    if ra != rb:
+        parent[max(ra, rb)] = min(ra, rb)
 
 
 @kernel
@@ -25,13 +35,11 @@ def component_labels(n, a, b):
     node."""
     parent = np.arange(n)
     for k in range(a.shape[0]):
-        ra, rb = _root(parent, a[k]), _root(parent, b[k])
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)      # the smaller node stays the root
+        join(parent, a[k], b[k])
     labels = np.empty(n, np.int64)
     count = 0
     for i in range(n):
-        r = _root(parent, i)
+        r = find_root(parent, i)
         if r == i:
             labels[i] = count
             count += 1

@@ -5,25 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import kernel
+from ._graph_kernels import find_root, join
 
 #: The corner slots at the two ends of each edge of a triangle.
 _EDGE_ENDS = np.array([[0, 1], [1, 2], [0, 2]], np.int64)
-
-
-@kernel
-def _root(parent, x):
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return x
-
-
-@kernel
-def _join(parent, a, b):
-    ra = _root(parent, a)
-    rb = _root(parent, b)
-    if ra != rb:
-        parent[max(ra, rb)] = min(ra, rb)
 
 
 @kernel
@@ -58,7 +43,7 @@ def boundary_pinches(tris):
             a = order[k - 1]
             b = order[k]
             for side in range(2):
-                _join(parent, 3 * (a // 3) + _EDGE_ENDS[a % 3, side],
+                join(parent, 3 * (a // 3) + _EDGE_ENDS[a % 3, side],
                       3 * (b // 3) + _EDGE_ENDS[b % 3, side])
         run = end
     edges = np.empty((len(edge_list), 2), np.int64)
@@ -68,7 +53,7 @@ def boundary_pinches(tris):
     # fans: the distinct roots of each vertex's nodes
     fan_key = np.empty(3 * n_t, np.int64)
     for node in range(3 * n_t):
-        fan_key[node] = tris[node // 3, node % 3] * (3 * n_t) + _root(parent, node)
+        fan_key[node] = tris[node // 3, node % 3] * (3 * n_t) + find_root(parent, node)
     fan_key.sort()
     fans = np.zeros(n_v, np.int64)
     for k in range(3 * n_t):

@@ -251,8 +251,10 @@ def locate_rows(m, name, n, rounds=3, pts=None, quick=False):
 
 
 def single_locate_rows(m, name, calls=2000, rounds=3, pts=None):
-    """One point per call: regn's ``locate`` of a (1,3) array against VTK's
-    ``FindCell`` (a locator already built) and scipy's find_simplex."""
+    """One point per call: regn's ``locate`` of a list of three floats (its
+    single-point entry, docs/queries.md "One point") against VTK's
+    ``FindCell`` given the same list (a locator already built) and scipy's
+    find_simplex of a (1,3) array (what it takes)."""
     import vtk
     q = np.random.default_rng(2).uniform(m.bbox_min, m.bbox_max, (calls, 3))
     ones = [q[i:i + 1] for i in range(calls)]
@@ -269,7 +271,7 @@ def single_locate_rows(m, name, calls=2000, rounds=3, pts=None):
                      [lambda p=p: run(p)[0] for p in ones]))
     rows = []
     for label, calls_alt in alts:
-        mine = Side(None, [lambda p=p: m.locate(p)[0] for p in ones])
+        mine = Side(None, [lambda x=x: m.locate(x)[0] for x in xs])
         theirs = Side(None, calls_alt)
         side_by_side(mine, theirs, rounds)
         a, b = np.array(mine.answer), np.array(theirs.answer)

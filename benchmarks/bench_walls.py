@@ -99,10 +99,17 @@ def main():
         m.distance_to_wall(m.random_points(4, seed=1))
         print(f"  set-up (the wall search's structures, once per map): "
               f"{time.perf_counter() - t0:.2f} s")
-        from regn.query.nearest import _build_bvh, _wall_tris
+        from regn.query.nearest import _build_bvh, _build_grid, _wall_tris
         t0 = time.perf_counter()
-        _build_bvh(_wall_tris(m)["tri"])
+        bvh = _build_bvh(_wall_tris(m)["tri"])
         print(f"  BVH build: {(time.perf_counter() - t0) * 1e3:.1f} ms")
+        for workers in (1, None):
+            t0 = time.perf_counter()
+            g = _build_grid(bvh, workers)
+            print(f"  wall grid build ({workers or 'all'} threads): "
+                  f"{(time.perf_counter() - t0) * 1e3:.0f} ms")
+        print(f"  wall grid: {' x '.join(map(str, g.dims))} cells, {len(g.tris)} list entries, "
+              f"{sum(a.nbytes for a in g) / 2**20:.1f} MiB")
         lo, hi = np.asarray(m.bbox_min, float), np.asarray(m.bbox_max, float)
         box = (lo + hi) / 2 + np.random.default_rng(7).uniform(-1.2, 1.2, (n, 3)) * (hi - lo) / 2
         t_n, peak_n, _ = measure(lambda: m.nearest(box))

@@ -16,7 +16,16 @@ the map's boundary surface:
 
 Distances are compared point by point (equal within 1e-6 m). Then nearest,
 on points in a box 20 % larger than the map (half of them in asteroids or
-outside), and the wall hierarchy's build time.
+outside), and the build time and size of the wall hierarchy and the wall
+grid.
+
+Measured on the 2-core VM (another process busy on it at times), 100 000
+points, median of the rounds against libigl: 8.7× on the demo map (regn
+14-21 ms, libigl 0.12-0.22 s) and 8.1× on the Delaunay map (16-21 ms
+against 0.13-0.15 s); 1.9× and 1.8× with the hierarchy alone (110 and 77
+ms). The grid: 37^3 cells, 1.13 M entries, 9 MiB, built in 0.18 s on the
+demo map; 21^3 cells, 0.7 MiB, 20 ms on the Delaunay map. nearest of the
+100 000 box points: 0.03 s on either map.
 """
 
 import argparse

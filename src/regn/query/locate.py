@@ -24,8 +24,9 @@ time. Two methods give the same answers:
   does not reach is decided by the fine grid's lists below: an incomplete
   stored list never turns a point of the volume into -1.
 * ``method="auto"`` (default) uses only a finer private acceleration grid
-  (about 2 cells per tetrahedron, kept in the query scratch cache, built once
-  per mesh from tetrahedron bounding boxes, so every cell lists every
+  (about FINE_CELLS_PER_TET cells per tetrahedron, kept in the query scratch
+  cache, built once per mesh from tetrahedron bounding boxes, less the
+  tetrahedra that cannot hold a point of the cell, so every cell lists every
   tetrahedron that can hold one of its points; each lists first the
   tetrahedron holding its centre, then the rest by volume). A point it does
   not find is outside; the stored lists play no part. The stored REGN grid

@@ -219,10 +219,10 @@ def _nearest_wall(mesh, pts, workers=None):
     :mod:`regn.query._nearest_kernels`). ``workers`` threads share the
     points, CHUNK at a time."""
     n = len(pts)
-    bx, bd, bi = np.full((n, 3), np.nan), np.full(n, np.inf), np.full(n, -1, np.int64)
     b = _wall_bvh(mesh)
     if b is None or n == 0:
-        return bx, bd, bi
+        return np.full((n, 3), np.nan), np.full(n, np.inf), np.full(n, -1, np.int64)
+    bx, bd, bi = np.empty((n, 3)), np.empty(n), np.empty(n, np.int64)   # all written
     from .._jit import run_chunks
     pts = np.ascontiguousarray(pts, dtype=np.float64)
     K = _kernels()
@@ -266,7 +266,9 @@ def distance_to_wall(mesh, points, *, workers=None) -> np.ndarray:
     """(N,) exact distance to the nearest boundary triangle (NaN for NaN/inf),
     on ``workers`` threads (None: every core)."""
     pts = as_points(points)
+    fin = np.isfinite(pts).all(axis=1)
+    if fin.all():
+        return _nearest_wall(mesh, pts, workers)[1]
     out = np.full(len(pts), np.nan)
-    fin = np.all(np.isfinite(pts), axis=1)
     out[fin] = _nearest_wall(mesh, pts[fin], workers)[1]
     return out

@@ -21,6 +21,14 @@ process, interleaved rounds (:mod:`compare`), answers compared:
 
 then the default smoothed call, the search's work, scaling and memory.
 :mod:`compare_all` runs these rows with the other benches' in one table.
+
+Measured (``compare_all.py --quick --demo``, 200 000 points, three runs on
+the 2-core VM, medians of the rounds): locate 23-26x VTK's
+vtkCellTreeLocator and 31-35x its vtkStaticCellLocator on the demo map
+(regn 8-12 ms, VTK 0.23-0.37 s on both cores), 25-27x and 31-35x on the
+Delaunay map (13x-17x before the fine lists kept only the tetrahedra that
+may hold a point of their cell). One point a call, both given the same
+Python list: regn 1.6-2.4 us, FindCell 1.3-3.4 us (0.8-1.6x).
 """
 
 import argparse
@@ -251,8 +259,10 @@ def locate_rows(m, name, n, rounds=3, pts=None, quick=False):
 
 
 def single_locate_rows(m, name, calls=2000, rounds=3, pts=None):
-    """One point per call: regn's ``locate`` of a (1,3) array against VTK's
-    ``FindCell`` (a locator already built) and scipy's find_simplex."""
+    """One point per call: regn's ``locate`` of a list of three floats (its
+    single-point entry, docs/queries.md "One point") against VTK's
+    ``FindCell`` given the same list (a locator already built) and scipy's
+    find_simplex of a (1,3) array (what it takes)."""
     import vtk
     q = np.random.default_rng(2).uniform(m.bbox_min, m.bbox_max, (calls, 3))
     ones = [q[i:i + 1] for i in range(calls)]
@@ -269,7 +279,7 @@ def single_locate_rows(m, name, calls=2000, rounds=3, pts=None):
                      [lambda p=p: run(p)[0] for p in ones]))
     rows = []
     for label, calls_alt in alts:
-        mine = Side(None, [lambda p=p: m.locate(p)[0] for p in ones])
+        mine = Side(None, [lambda x=x: m.locate(x)[0] for x in xs])
         theirs = Side(None, calls_alt)
         side_by_side(mine, theirs, rounds)
         a, b = np.array(mine.answer), np.array(theirs.answer)

@@ -128,6 +128,125 @@ def test_locate_grid_walk_blocked_by_a_hole():
     np.testing.assert_array_equal(got, m.locate(pts))
 
 
+def _overlapping_maps():
+    """Files the builder would not write: a tetrahedron flattened (its
+    neighbours inverted), and an interior vertex moved a fifth of the box
+    away (many tetrahedra overlapping deeply)."""
+    from test_degenerate import _flattened
+    from test_walls import _patched
+    from conftest import random_map
+    m = random_map(80, seed=6, hole_fraction=0.05, dims=(4, 4, 4))
+    V = m.vertices
+    v = int(np.flatnonzero(np.abs(V).max(axis=1) < 0.5 * L)[0])
+    return [_flattened()[0], _patched(m, [(v, V[v] + 0.2 * L)])]
+
+
+def _fine_probe_points(mesh, tables, rng):
+    """Random points in the box and in its slack, and the places where
+    tetrahedra tie or the fine grid's cells meet: vertices, face and edge
+    points, points a hair off faces, cell corners."""
+    lo, hi = np.asarray(mesh.bbox_min, float), np.asarray(mesh.bbox_max, float)
+    P = mesh.tet_points.astype(np.float64)
+    k = rng.choice(len(P), 300)
+    w = rng.dirichlet(np.ones(3), 300)
+    face = np.einsum("nk,nkd->nd", w, P[k, :3])
+    normal = np.cross(P[k, 1] - P[k, 0], P[k, 2] - P[k, 0])
+    with np.errstate(invalid="ignore", divide="ignore"):     # a flat tet's face: NaN
+        normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    off = face + normal * rng.choice([-1, 1], (300, 1)) * 1e-9 * L * rng.uniform(0, 2, (300, 1))
+    frame, dims = tables.frame, tables.dims
+    corners = frame[2] + frame[3] * rng.integers(0, dims + 1, (300, 3))
+    slack = (tables.frame[1] - hi) * rng.uniform(0, 1, (300, 3))
+    rim = np.where(rng.random((300, 3)) < 0.5, lo - slack, hi + slack)
+    rim[:, :2] = rng.uniform(lo[:2], hi[:2], (300, 2))
+    return np.vstack([rng.uniform(lo - 0.01 * (hi - lo), hi + 0.01 * (hi - lo), (2000, 3)),
+                      P[k].reshape(-1, 3), face, off, 0.5 * (P[k, 0] + P[k, 3]),
+                      corners, rim, adversarial(mesh, rng)])
+
+
+def test_fine_lists_answer_as_the_bounding_box_lists(monkeypatch):
+    """The fine lists leave out only tetrahedra that hold no point of the
+    cell: on valid and overlapping maps, every point gets, bit for bit, the
+    answer of the lists of every tetrahedron whose bounding box reaches the
+    cell (the lists before that filter, same cells, same order), and the
+    batch's answer is the single point's."""
+    from regn.query import _locate_kernels as K
+    from regn.query.locate import locate_tables
+    from regn.builder.generate import demo_field, generate
+    maps = [_make(seed=2)[0], generate(*demo_field(seed=5, n=10), dims=(6, 6, 6),
+                                       coverage_samples=0)] + _overlapping_maps()
+    rng = np.random.default_rng(12)
+    real = K.fine_lists
+    for m in maps:
+        tables = locate_tables(m)
+        twin = regn.loads(m.dumps())
+        with monkeypatch.context() as mp:          # pad inf: the filter keeps every tet
+            mp.setattr(K, "fine_lists", lambda *a: real(*a[:-1], np.full(3, np.inf)))
+            full = locate_tables(twin)
+        np.testing.assert_array_equal(full.dims, tables.dims)
+        assert len(tables.cell_tets) < 0.8 * len(full.cell_tets)
+        pts = _fine_probe_points(m, tables, rng)
+        got = np.empty(len(pts), np.int64)
+        want = np.empty(len(pts), np.int64)
+        K.locate_points(tables, pts, got)
+        K.locate_points(full, pts, want)
+        np.testing.assert_array_equal(got, want)
+        one = [regn.query.locate.locate_one(m, *p) for p in pts[::7].tolist()]
+        np.testing.assert_array_equal(one, got[::7])
+        assert (got >= 0).sum() > len(pts) // 2
+
+
+def test_may_hold_keeps_every_box_with_a_held_point():
+    """may_hold (the fine lists' filter) is True for every box holding a
+    point the tetrahedron holds: points just outside a face, within
+    BARY_TOL, at the corner of a box that stretches away from the
+    tetrahedron, on small tetrahedra near the origin and far from it (where
+    rounding is largest); and False for a box far outside."""
+    from regn.query._locate_kernels import barycentric, holds, may_hold
+    from regn.tolerances import BARY_TOL
+    rng = np.random.default_rng(8)
+    for offset in (0.0, 3e4, 7e6):
+        P = rng.normal(size=(400, 4, 3)) * rng.uniform(1e-2, 1e3, (400, 1, 1)) + offset
+        A = np.transpose(P[:, 1:] - P[:, :1], (0, 2, 1))
+        M = np.linalg.inv(A)
+        W = np.concatenate([M, -np.einsum("tij,tj->ti", M, P[:, 0])[:, :, None]], axis=2)
+        W = np.ascontiguousarray(W.reshape(-1, 12))
+        for t in range(len(P)):
+            rows = W[t].reshape(3, 4)[:, :3]
+            g = np.vstack([-rows.sum(axis=0), rows])           # each coordinate's gradient
+            k = rng.integers(4)
+            lam = rng.dirichlet(np.ones(4))
+            lam[k] = -BARY_TOL * rng.uniform(0.0, 1.0)        # just outside face k, held
+            lam /= lam.sum()
+            q = lam @ P[t]
+            if not holds(W, t, *q):
+                continue
+            half = rng.uniform(0.01, 1.0, 3) * np.abs(P[t] - q).max()
+            centre = q - np.sign(g[k]) * half                 # q is the box's corner
+            assert may_hold(W, t, *centre, *half), (offset, t)
+            size = np.abs(P[t] - P[t].mean(axis=0)).max()
+            far = P[t].mean(axis=0) + 50 * size
+            assert not may_hold(W, t, *far, *np.full(3, 0.1 * size))
+
+
+def test_locate_blocks_of_points():
+    """locate_points works PREFETCH_BLOCK points at a time: batches of every
+    length around it, with points outside the box and NaN among them,
+    answer as one point at a time."""
+    from regn.query._locate_kernels import PREFETCH_BLOCK, locate_points
+    from regn.query.locate import locate_tables
+    m = _make(seed=2)[0]
+    tables = locate_tables(m)
+    rng = np.random.default_rng(4)
+    pts = rng.uniform(-1.2 * L, 1.2 * L, (5 * PREFETCH_BLOCK + 3, 3))
+    pts[::5] = np.nan
+    want = brute_locate(m, pts)
+    for n in (0, 1, PREFETCH_BLOCK - 1, PREFETCH_BLOCK, PREFETCH_BLOCK + 1, len(pts)):
+        out = np.full(n, -7, np.int64)
+        locate_points(tables, pts[:n], out)
+        np.testing.assert_array_equal(out, want[:n])
+
+
 def test_query_argument_errors(mesh):
     """Wrong argument types raise the library's error, never numpy's."""
     with pytest.raises(QueryError, match="complex"):

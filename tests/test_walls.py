@@ -1,7 +1,9 @@
 """The wall search (distance_to_wall / nearest): the compiled BVH descent
-is exact against brute force, on walls that are huge, tiny, flat or
-corrupted; the BVH's boxes hold what they claim; the closest-point kernels of
-regn.geometry agree with the reference."""
+and the wall grid's scan are exact against brute force, on walls that are
+huge, tiny, flat or corrupted, and name the same triangle (the nearest, the
+smallest row on an exact tie); the BVH's boxes and the grid's lists hold
+what they claim; the closest-point kernels of regn.geometry agree with the
+reference."""
 
 import numpy as np
 import pytest
@@ -254,3 +256,156 @@ def test_bvh_boxes_hold_their_contents(which, request):
 
 def test_import_does_not_load_numba():
     assert_numba_not_imported("import regn, regn.query.nearest\n")
+
+
+# --- the wall grid ------------------------------------------------------------------
+
+def _both(mesh, pts):
+    """(x, d, row) of the hierarchy alone and of the grid (built here), for
+    the same points."""
+    b = nq._wall_bvh(mesh)
+    g = nq._build_grid(b)
+    assert g is not None
+    K = nq._kernels()
+    out = []
+    for search, args in ((K.nearest_walls, (b,)), (K.nearest_walls_grid, (b, g))):
+        n = len(pts)
+        x, d, r = np.full((n, 3), np.nan), np.full(n, np.inf), np.full(n, -1, np.int64)
+        search(*args, np.ascontiguousarray(pts, dtype=np.float64), x, d, r)
+        out.append((x, d, r))
+    return out
+
+
+def _tie_rule_rows(tri, pts):
+    """The reference answer's rows: each point's squared distance to every
+    triangle by regn.geometry's kernel (judged against the reference in
+    test_closest_point_kernels_match_the_reference), the smallest row among
+    those exactly nearest."""
+    rows = np.empty(len(pts), np.int64)
+    for i, p in enumerate(pts):
+        q = closest_points_on_triangles(np.repeat(p[None], len(tri), 0), tri)
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = ((q - p) ** 2).sum(axis=1)
+        d = np.where(np.isnan(d), np.inf, d)
+        rows[i] = np.flatnonzero(d == d.min())[0] if np.isfinite(d.min()) else -1
+    return rows
+
+
+@pytest.mark.parametrize("which", ["holes", "field"])
+def test_grid_answers_as_the_hierarchy_and_brute_force(which, request):
+    """Points inside, in holes and asteroids, outside the box, far away, on
+    wall vertices (ties between every triangle sharing one), on edges and
+    on the grid's cell corners: the grid's answer, bit for bit the
+    hierarchy's, is the brute-force nearest with the smallest-row tie rule."""
+    mesh = request.getfixturevalue(which)
+    tri = nq._wall_tris(mesh)["tri"].astype(np.float64)
+    g = nq._build_grid(nq._wall_bvh(mesh))
+    rng = np.random.default_rng(31)
+    corners = g.frame[0] + g.frame[1, 0] * rng.integers(0, g.dims + 1, (300, 3))
+    verts = tri.reshape(-1, 3)[rng.choice(3 * len(tri), 300)]
+    rows = rng.choice(len(tri), 300)
+    edges = tri[rows, 0] + rng.uniform(size=(300, 1)) * (tri[rows, 1] - tri[rows, 0])
+    pts = np.vstack([_points(mesh, 1500, seed=22), corners, verts, edges])
+    (x0, d0, r0), (x1, d1, r1) = _both(mesh, pts)
+    for got in (x1, d1, r1):
+        assert got.dtype in (np.float64, np.int64)
+    np.testing.assert_array_equal(r1, r0)
+    np.testing.assert_array_equal(d1, d0)
+    np.testing.assert_array_equal(x1, x0)
+    np.testing.assert_allclose(d1, _brute(tri, pts), rtol=1e-9, atol=1e-6)
+    pick = np.concatenate([rng.choice(len(pts) - 900, 300, replace=False),
+                           np.arange(len(pts) - 900, len(pts))])
+    np.testing.assert_array_equal(r1[pick], _tie_rule_rows(tri, pts[pick]))
+    assert np.all(d1[len(pts) - 600:len(pts) - 300] == 0)       # the vertices
+
+
+@pytest.mark.parametrize("which", ["holes", "field"])
+def test_grid_lists_hold_what_they_claim(which, request):
+    """Brute force per cell: the list is sorted by distance from the cell's
+    centre, each entry's bound is at most that distance, the list holds
+    every triangle within D + 2 REACH of the centre (D: its nearest) unless
+    it was cut, every triangle left off is no nearer than the cut, and no
+    list is longer than GRID_LIST."""
+    mesh = request.getfixturevalue(which)
+    b = nq._wall_bvh(mesh)
+    g = nq._build_grid(b)
+    size, reach, slack = g.frame[1]
+    assert reach >= 0.5 * np.sqrt(3) * size and slack > 0
+    tri = b.tri.reshape(-1, 3, 3)
+    C = int(np.prod(g.dims))
+    assert len(g.start) == C + 1 and g.start[0] == 0 and g.start[-1] == len(g.tris)
+    rng = np.random.default_rng(3)
+    for c in rng.choice(C, 60, replace=False):
+        ijk = np.array([c % g.dims[0], (c // g.dims[0]) % g.dims[1], c // (g.dims[0] * g.dims[1])])
+        o = g.frame[0] + (ijk + 0.5) * size
+        dist = np.linalg.norm(closest_on_triangles(np.repeat(o[None], len(tri), 0), tri) - o,
+                              axis=1)
+        listed = g.tris[g.start[c]:g.start[c + 1]]
+        lb = g.lb[g.start[c]:g.start[c + 1]].astype(np.float64)
+        assert len(listed) <= nq.GRID_LIST and len(set(listed.tolist())) == len(listed)
+        assert np.all(np.diff(lb) >= 0)
+        assert np.all(lb <= dist[listed] * (1 + 1e-9))
+        left = np.setdiff1d(np.arange(len(tri)), listed)
+        near = dist <= dist.min() + 2 * reach
+        if np.isinf(g.cut[c]):
+            assert not near[left].any()
+        else:
+            assert len(listed) == nq.GRID_LIST and dist[left].min() >= g.cut[c] * (1 - 1e-9)
+            assert g.cut[c] >= lb[-1]
+
+
+def test_grid_zero_area_and_non_finite_walls():
+    """The grid over walls collapsed to segments and points, and over walls
+    with NaN/inf vertices or overflowing ones (put into the cache by hand):
+    the hierarchy's answers, the brute force's distances."""
+    m = random_map(60, seed=3, hole_fraction=0.15, dims=(4, 4, 4))
+    fv = m.face_vertices[m.boundary_faces]
+    V = m.vertices
+    (a, b, c) = fv[len(fv) // 2]
+    z = _patched(m, [(c, V[a] + 0.25 * (V[b] - V[a]))])
+    w = nq._wall_tris(z)
+    tri = w["tri"].astype(np.float64).copy()
+    pts = np.vstack([_points(z, 600, seed=9), tri.reshape(-1, 3)[:200]])
+    for case in ("flat", "corrupt"):
+        if case == "corrupt":
+            bad = np.arange(0, len(tri), 5)
+            tri[bad[0::3], 0, 0] = np.nan
+            tri[bad[1::3], 1, 2] = np.inf
+            tri[bad[2::3]] *= 1e296
+            w["tri"] = tri
+            nq.scratch(z).pop("wall_bvh")
+        (x0, d0, r0), (x1, d1, r1) = _both(z, pts)
+        np.testing.assert_array_equal(r1, r0)
+        np.testing.assert_array_equal(d1, d0)
+        good = np.isfinite(tri).all(axis=(1, 2))
+        np.testing.assert_allclose(d1, _brute(tri[good], pts), rtol=1e-9, atol=1e-6)
+
+
+def test_grid_is_none_without_a_box():
+    """Walls that are one point, or whose box overflows, get no grid (the
+    hierarchy answers alone)."""
+    point = nq._build_bvh(np.ones((3, 3, 3)))
+    assert point is not None and nq._build_grid(point) is None
+    huge = nq._build_bvh(np.array([[[0, 0, 0], [1e308, 0, 0], [0, 1e308, 0]],
+                                   [[0, 0, 0], [-1e308, 0, 0], [0, 0, -1e308]]], float))
+    assert nq._build_grid(huge) is None
+
+
+@pytest.mark.parametrize("which", ["holes", "field"])
+def test_small_and_large_batches_answer_alike(which, request):
+    """A batch below GRID_MIN_BATCH goes to the hierarchy, a larger one to
+    the grid (built on it): the public answers are the same bits, nearest's
+    tetrahedra included, on any number of threads."""
+    mesh = regn.loads(request.getfixturevalue(which).dumps())   # no grid built yet
+    pts = _points(mesh, nq.GRID_MIN_BATCH, seed=41)
+    assert len(pts) >= nq.GRID_MIN_BATCH
+    small = [mesh.distance_to_wall(pts[i:i + 1000]) for i in range(0, len(pts), 1000)]
+    near_small = [mesh.nearest(pts[i:i + 1000]) for i in range(0, len(pts), 1000)]
+    assert "wall_grid" not in nq.scratch(mesh)
+    big = mesh.distance_to_wall(pts, workers=2)
+    assert nq.scratch(mesh)["wall_grid"] is not None
+    np.testing.assert_array_equal(np.concatenate(small), big)
+    near = mesh.nearest(pts, workers=1)
+    np.testing.assert_array_equal(np.concatenate([r.points for r in near_small]), near.points)
+    np.testing.assert_array_equal(np.concatenate([r.tets for r in near_small]), near.tets)
+    assert mesh.distance_to_wall(np.zeros((0, 3))).shape == (0,)

@@ -68,8 +68,14 @@ SINGULAR_REL = 1e-12
 BOX_SLACK_REL = 1e-9
 
 #: The fine location grid lists a tetrahedron in every cell its bounding box
-#: reaches or comes within this fraction of a cell of.
+#: reaches or comes within this fraction of a cell of (and that it may hold a
+#: point of).
 CELL_SLACK = 1e-9
+
+#: A bound computed in float64 that decides what a search may skip is
+#: loosened by this fraction of the magnitudes summed in it (thousands of
+#: rounding errors), so that rounding never skips what could be the answer.
+ROUND_REL = 1e-12
 
 #: The smoother also stops once its certified gap is below this, in units of
 #: the corridor's centroid-polyline length (rounding makes smaller gaps

@@ -24,8 +24,9 @@ time. Two methods give the same answers:
   does not reach is decided by the fine grid's lists below: an incomplete
   stored list never turns a point of the volume into -1.
 * ``method="auto"`` (default) uses only a finer private acceleration grid
-  (about 2 cells per tetrahedron, kept in the query scratch cache, built once
-  per mesh from tetrahedron bounding boxes, so every cell lists every
+  (about FINE_CELLS_PER_TET cells per tetrahedron, kept in the query scratch
+  cache, built once per mesh from tetrahedron bounding boxes, less the
+  tetrahedra that cannot hold a point of the cell, so every cell lists every
   tetrahedron that can hold one of its points; each lists first the
   tetrahedron holding its centre, then the rest by volume). A point it does
   not find is outside; the stored lists play no part. The stored REGN grid
@@ -114,8 +115,18 @@ def _stored_lists(mesh, d) -> dict:
     return d
 
 
+#: fine grid cells per tetrahedron: finer cells list fewer candidates a point
+#: must test (2.4 on the demo map at 8, 6.4 at 2), for more list entries
+#: (48 per tetrahedron at 8; 4 to 32 measured, 8 and up alike in speed)
+FINE_CELLS_PER_TET = 8
+#: at most this many (cell, tetrahedron) pairs of bounding-box overlap per
+#: tetrahedron, each tested once by the build (the grid is coarser if need be)
+FINE_PAIRS_PER_TET = 192
+
+
 def _fine(mesh, d) -> dict:
-    """The private fine grid: AABB-overlap lists, centre-holder first."""
+    """The private fine grid: AABB-overlap lists, less the tetrahedra that
+    cannot hold a point of the cell, centre-holder first."""
     if "fine" in d:
         return d["fine"]
     T = d["T"]
@@ -131,12 +142,12 @@ def _fine(mesh, d) -> dict:
             hi = np.maximum(hi, P[finite].max(axis=(0, 1)))
     ext = hi - lo
     ext = np.maximum(ext, max(1e-3 * float(ext.max()), 1e-300))
-    target = min(max(2 * T, 512), 4_000_000)
+    target = min(max(FINE_CELLS_PER_TET * T, 512), 4_000_000)
     k = (target / np.prod(ext)) ** (1 / 3)
     dims = np.clip(np.round(ext * k), 1, 1024).astype(np.int64)
-    # Keep the candidate lists proportional to the mesh: coarsen while the
-    # tetrahedra's bounding boxes would cover too many fine cells in total.
-    for _ in range(12):
+    # Keep the build proportional to the mesh: coarsen while the tetrahedra's
+    # bounding boxes would cover more than FINE_PAIRS_PER_TET cells each.
+    for _ in range(40):
         cs = ext / dims
         with np.errstate(invalid="ignore"):
             a = np.floor((P.min(axis=1) - lo) / cs - CELL_SLACK)
@@ -145,12 +156,15 @@ def _fine(mesh, d) -> dict:
         a = np.clip(np.nan_to_num(a), 0, dims - 1).astype(np.int64)
         b = np.clip(np.nan_to_num(b), 0, dims - 1).astype(np.int64)
         total = int(np.where(ok, (b - a + 1).prod(axis=1), 0).sum())
-        if total <= 64 * target or dims.max() == 1:
+        if total <= FINE_PAIRS_PER_TET * max(T, 256) or dims.max() == 1:
             break
-        dims = np.maximum(dims // 2, 1)
+        dims = np.maximum(dims * 4 // 5, 1)
+    # each cell is grown by a hair, and by the slack of the box test: a point
+    # clamped into it from just outside the grid is still in the grown cell
+    pad = CELL_SLACK * cs + (_box(mesh)[1] - np.asarray(mesh.bbox_max, np.float64))
     indptr, indices = _kernels().fine_lists(
         d["W"], np.asarray(mesh.tet_volumes, np.float64), a, np.where(ok[:, None], b, a - 1),
-        lo, cs, dims)
+        lo, cs, dims, pad)
     # int32 lists: half the memory a scan reads (they hold < 2^31 entries)
     d["fine"] = f = dict(lo=lo, cs=cs, dims=dims, indptr=indptr.astype(np.int32),
                          indices=indices.astype(np.int32))

@@ -374,11 +374,13 @@ class Mesh:
         from .query.nearest import nearest
         return nearest(self, points)
 
-    def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None):
-        """Shortest flight from ``start`` to ``goal``; see :func:`regn.query.path.find_path`."""
+    def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
+                  radius=0.0):
+        """Shortest flight from ``start`` to ``goal`` (for a sphere of ``radius``
+        metres when > 0); see :func:`regn.query.path.find_path`."""
         from .query.path import find_path
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
-                         exclude=exclude)
+                         exclude=exclude, radius=radius)
 
     def raycast(self, a, b):
         """Walk segment a->b; see :func:`regn.query.raycast.raycast`."""

@@ -69,3 +69,9 @@ CELL_SLACK = 1e-9
 #: the corridor's centroid-polyline length (rounding makes smaller gaps
 #: meaningless).
 SMOOTH_GAP_FLOOR = 1e-13
+
+#: A path for an agent of radius r keeps every point at least
+#: r + CLEARANCE_MARGIN_REL * max(r, box scale) from every wall (box scale: the
+#: largest |coordinate| of the header box), so that rounding in anyone's
+#: distance arithmetic never finds it closer than r.
+CLEARANCE_MARGIN_REL = 1e-9

@@ -327,42 +327,28 @@ class _Arena:
         return self._arrays[name]
 
 
-def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> Path:
-    """Cheapest flight from ``start`` to ``goal`` (see the module docstring)."""
+def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None,
+              radius=0.0) -> Path:
+    """Cheapest flight from ``start`` to ``goal`` (see the module docstring);
+    with ``radius`` > 0, for a sphere of that radius
+    (:func:`regn.query.clearance.find_path_radius`)."""
     ends = np.empty((2, 3))
     ends[0] = as_point(start, "start")
     ends[1] = as_point(goal, "goal")
-    if cost_scale is None and exclude is None:
-        scale = excl = None
-    else:
-        scale, excl = _cost_options(int(mesh.n_tets), cost_scale, exclude)
+    radius = agent_radius(radius)
+    if radius > 0.0:
+        from .clearance import find_path_radius
+        return find_path_radius(mesh, ends, radius, smooth, cost_scale, exclude)
     if mesh.n_tets == 0:
+        _cost_options(int(mesh.n_tets), cost_scale, exclude)
         return Path(False, NAMES[START_OUTSIDE])
-    g = _graph(mesh)
-    plain = scale is None and excl is None
-    # every cost is at least min_scale times its base cost, so the
-    # Euclidean bound scaled by min_scale stays admissible and consistent
-    min_scale = 1.0
-    if scale is None:
-        scale = g["ones"]
-    elif len(scale):
-        min_scale = float(scale.min())
-        if not math.isfinite(min_scale):
-            min_scale = 1.0              # every tet impassable: nothing to bound
-    if excl is None:
-        excl = g["no_excl"]
-    # the stored-cost check allows a relative slack of ADMISSIBLE_SLACK;
-    # shrinking the bound by as much keeps every reduced cost non-negative
-    hw = min_scale * (1.0 - ADMISSIBLE_SLACK) if g["admissible"] else 0.0
+    g, scale, excl, plain, hw = search_options(mesh, cost_scale, exclude)
     K = _kernels()
     graph, work = g["graph"], g["work"]
     # one search at a time per mesh: the search state and output buffers are
     # shared (threads wait here instead of corrupting each other's search)
     with g["lock"]:
-        qid = g["qid"][0] = g["qid"][0] + 1
-        if qid > MAX_QID:                    # uint16 stamps: start over
-            graph.node_u16[:, K.ST0:K.ST1 + 1] = 0
-            qid = g["qid"][0] = 1
+        qid = next_query_id(g)
         status, cost, n, length = K.find_path(graph, g["tables"], work, ends, scale, excl, plain,
                                               hw, qid)
         if status == OK:
@@ -381,6 +367,54 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> 
     else:
         pts = centroid_polyline
     return Path(True, NAMES[OK], float(cost), corridor, portals, pts, float(length))
+
+
+def agent_radius(radius) -> float:
+    """``radius`` as a float >= 0 (metres), or QueryError."""
+    try:
+        r = float(radius)
+    except (TypeError, ValueError):
+        raise QueryError(f"radius must be a number of metres, not {radius!r}") from None
+    if not (math.isfinite(r) and r >= 0.0):
+        raise QueryError(f"radius must be finite and >= 0, got {radius!r}")
+    return r
+
+
+def search_options(mesh, cost_scale, exclude):
+    """(graph state, scale, exclude, plain, hw) of a search on a mesh with
+    tetrahedra: the validated options, the defaults where they are None, and
+    the heuristic's weight."""
+    if cost_scale is None and exclude is None:
+        scale = excl = None
+    else:
+        scale, excl = _cost_options(int(mesh.n_tets), cost_scale, exclude)
+    g = _graph(mesh)
+    plain = scale is None and excl is None
+    # every cost is at least min_scale times its base cost, so the
+    # Euclidean bound scaled by min_scale stays admissible and consistent
+    min_scale = 1.0
+    if scale is None:
+        scale = g["ones"]
+    elif len(scale):
+        min_scale = float(scale.min())
+        if not math.isfinite(min_scale):
+            min_scale = 1.0              # every tet impassable: nothing to bound
+    if excl is None:
+        excl = g["no_excl"]
+    # the stored-cost check allows a relative slack of ADMISSIBLE_SLACK;
+    # shrinking the bound by as much keeps every reduced cost non-negative
+    hw = min_scale * (1.0 - ADMISSIBLE_SLACK) if g["admissible"] else 0.0
+    return g, scale, excl, plain, hw
+
+
+def next_query_id(g) -> int:
+    """The next query id of the mesh's search state ``g`` (call under its
+    lock); the uint16 stamps start over before they wrap."""
+    qid = g["qid"][0] = g["qid"][0] + 1
+    if qid > MAX_QID:
+        g["graph"].node_u16[:, _kernels().ST0:_kernels().ST1 + 1] = 0
+        qid = g["qid"][0] = 1
+    return qid
 
 
 def _cost_options(T, cost_scale, exclude):

@@ -369,10 +369,11 @@ class Mesh:
         return locate(self, points, return_barycentric=return_barycentric,
                       method=method)
 
-    def nearest(self, points):
-        """Closest point of the navigable volume; see :func:`regn.query.nearest.nearest`."""
+    def nearest(self, points, *, radius=0.0):
+        """Closest point of the navigable volume (where a sphere of ``radius``
+        metres fits, when > 0); see :func:`regn.query.nearest.nearest`."""
         from .query.nearest import nearest
-        return nearest(self, points)
+        return nearest(self, points, radius=radius)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
                   radius=0.0):
@@ -382,21 +383,23 @@ class Mesh:
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
                          exclude=exclude, radius=radius)
 
-    def raycast(self, a, b):
-        """Walk segment a->b; see :func:`regn.query.raycast.raycast`."""
+    def raycast(self, a, b, *, radius=0.0):
+        """Walk segment a->b (sweep a sphere of ``radius`` metres when > 0);
+        see :func:`regn.query.raycast.raycast`."""
         from .query.raycast import raycast
-        return raycast(self, a, b)
+        return raycast(self, a, b, radius=radius)
 
-    def raycast_many(self, a, b):
+    def raycast_many(self, a, b, *, radius=0.0):
         """:meth:`raycast` over (N,3) segment ends at once: arrays of its fields
         (without the tetrahedra crossed); see :func:`regn.query.raycast.raycast_many`."""
         from .query.raycast import raycast_many
-        return raycast_many(self, a, b)
+        return raycast_many(self, a, b, radius=radius)
 
-    def line_of_sight(self, a, b):
-        """(N,3),(N,3) -> (N,) bool, clear or not; see :func:`regn.query.raycast.line_of_sight`."""
+    def line_of_sight(self, a, b, *, radius=0.0):
+        """(N,3),(N,3) -> (N,) bool, clear or not (for a sphere of ``radius``
+        when > 0); see :func:`regn.query.raycast.line_of_sight`."""
         from .query.raycast import line_of_sight
-        return line_of_sight(self, a, b)
+        return line_of_sight(self, a, b, radius=radius)
 
     def distance_to_wall(self, points):
         """(N,3) -> (N,) distance to the nearest boundary face; see
@@ -404,11 +407,12 @@ class Mesh:
         from .query.nearest import distance_to_wall
         return distance_to_wall(self, points)
 
-    def random_points(self, n, seed=None):
-        """(n,3) points uniform in the navigable volume; see
+    def random_points(self, n, seed=None, *, radius=0.0):
+        """(n,3) points uniform in the navigable volume (over the positions
+        with clearance ``radius`` metres, when > 0); see
         :func:`regn.query.sample.random_points`."""
         from .query.sample import random_points
-        return random_points(self, n, seed)
+        return random_points(self, n, seed, radius=radius)
 
     def components(self) -> np.ndarray:
         """(T,) connected-component label of each tetrahedron (through shared faces)."""

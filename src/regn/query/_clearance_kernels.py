@@ -313,3 +313,72 @@ def find_path_radius(graph, tables, work, bvh, witness, wclear, ends, scale, exc
     if n < 0 or not _write_corridor(graph, work.portals, corridor, S, G, n):
         return BROKEN_CHAIN, best, 0, nothing
     return OK, best, n, _witness_polyline(graph, witness, work.portals, points, ends, n)
+
+
+@kernel
+def push_clear(bvh, inward, pts, inside, r_eff, max_pushes, out):
+    """Move each point pts[i] (N,3) to a position at least r_eff from every
+    wall, into out (NaN where none is reached in ``max_pushes`` pushes).
+    ``inside[i]``: pts[i] lies in the volume. A point inside with that room
+    stays. A push moves the point to r_eff from its nearest wall point q:
+    from inside the volume straight away from q, from outside through q
+    (along the line from the point to q, or, when the point lies on the
+    wall, along that wall's ``inward`` normal (K,3, rows of bvh.tri)). For
+    a point whose nearest wall belongs to one convex rock this is the
+    nearest position with that room; where walls meet (a corner, a gap) the
+    pushes go on from the new position."""
+    box, node, tri, tbox, flat = bvh.box, bvh.node, bvh.tri, bvh.tbox, bvh.flat
+    stack = np.empty(2 * bvh.depth + 4, dtype=np.int64)
+    x = np.empty(3)
+    for i in range(pts.shape[0]):
+        for d in range(3):
+            x[d] = pts[i, d]
+            out[i, d] = np.nan
+        within = inside[i]
+        for _ in range(max_pushes + 1):
+            dist, k, _, _, _, qx, qy, qz = segment_clearance(
+                box, node, tri, tbox, flat, stack, x[0], x[1], x[2], x[0], x[1], x[2],
+                math.inf, False)
+            if k < 0:
+                break                    # no wall (or NaN)
+            if within and dist >= r_eff:
+                out[i, :] = x
+                break
+            ux, uy, uz = x[0] - qx, x[1] - qy, x[2] - qz
+            if not within:
+                ux, uy, uz = -ux, -uy, -uz
+            norm = math.sqrt(ux * ux + uy * uy + uz * uz)
+            if not norm > 0.0:
+                ux, uy, uz, norm = inward[k, 0], inward[k, 1], inward[k, 2], 1.0
+            x[0] = qx + r_eff * ux / norm
+            x[1] = qy + r_eff * uy / norm
+            x[2] = qz + r_eff * uz / norm
+            within = True
+
+
+@kernel
+def approach_clear(bvh, starts, targets, r_eff, steps, out):
+    """out[i]: the point nearest targets[i] on the segment from starts[i]
+    (which has the room) such that the whole segment from starts[i] to it
+    keeps r_eff from every wall, to 2^-steps of the segment's length
+    (bisection: a segment that keeps r_eff has every prefix keep it too)."""
+    box, node, tri, tbox, flat = bvh.box, bvh.node, bvh.tri, bvh.tbox, bvh.flat
+    stack = np.empty(2 * bvh.depth + 4, dtype=np.int64)
+    p = np.empty(3)
+    for i in range(starts.shape[0]):
+        good, bad = 0.0, 1.0
+        for d in range(3):
+            p[d] = targets[i, d]
+        if not _keeps(box, node, tri, tbox, flat, stack, starts[i], p, r_eff):
+            for _ in range(steps):
+                mid = 0.5 * (good + bad)
+                for d in range(3):
+                    p[d] = starts[i, d] + mid * (targets[i, d] - starts[i, d])
+                if _keeps(box, node, tri, tbox, flat, stack, starts[i], p, r_eff):
+                    good = mid
+                else:
+                    bad = mid
+        else:
+            good = 1.0
+        for d in range(3):
+            out[i, d] = starts[i, d] + good * (targets[i, d] - starts[i, d])

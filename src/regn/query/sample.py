@@ -8,9 +8,13 @@ from . import scratch
 from ..errors import QueryError
 
 
-def random_points(mesh, n, seed=None) -> np.ndarray:
+def random_points(mesh, n, seed=None, radius=0.0) -> np.ndarray:
     """(n,3) points uniform in the volume: tetrahedron chosen with probability
-    proportional to its volume, then a uniform (Dirichlet(1,1,1,1)) barycentric."""
+    proportional to its volume, then a uniform (Dirichlet(1,1,1,1)) barycentric.
+    With ``radius`` > 0, uniform over the positions with at least that
+    clearance (:func:`regn.query.free_space.random_free`)."""
+    from .path import agent_radius
+    radius = agent_radius(radius)
     try:
         k = int(n)
         if k != n:                       # 2.5 is not a count
@@ -21,6 +25,9 @@ def random_points(mesh, n, seed=None) -> np.ndarray:
     if n < 0:
         raise QueryError("n must be >= 0")
     rng = np.random.default_rng(seed)
+    if radius > 0.0 and n > 0:
+        from .free_space import random_free
+        return random_free(mesh, n, radius, rng)
     vol = np.asarray(mesh.tet_volumes, dtype=np.float64)
     vol = np.where(np.isfinite(vol), vol, 0.0)
     if n == 0:

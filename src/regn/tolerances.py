@@ -75,3 +75,15 @@ SMOOTH_GAP_FLOOR = 1e-13
 #: largest |coordinate| of the header box), so that rounding in anyone's
 #: distance arithmetic never finds it closer than r.
 CLEARANCE_MARGIN_REL = 1e-9
+
+#: A path's waypoints: of two consecutive points closer than this fraction of
+#: the path's length, one is dropped, as long as that changes the length by
+#: less than 1e-9 of it (regn.query.waypoints).
+WAYPOINT_GAP_REL = 1e-6
+
+#: A point's path bends exactly on portal edges, some of them walls; each
+#: turning point is moved this fraction of the corridor's largest portal
+#: edge away from the corner it turns round, so that no waypoint lies on a
+#: wall (regn.query.waypoints). Far above BARY_TOL, far below any length
+#: that matters.
+WAYPOINT_NUDGE_REL = 1e-7

@@ -35,6 +35,13 @@ def add_parser(subparsers, name, help_text):
         p.add_argument("--units", choices=("m", "km"), default="m",
                        help="length unit of the -o file (default m)")
         p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
+    if name in ("nearest", "path", "raycast", "raycasts"):
+        p.add_argument("--radius", type=float, default=0.0, metavar="R",
+                       help={"nearest": "the nearest position where a sphere of R metres fits",
+                             "path": "a path for a sphere of R metres: it never comes "
+                                     "closer than R to a wall",
+                             "raycast": "sweep a sphere of R metres instead of a point",
+                             "raycasts": "sweep a sphere of R metres instead of a point"}[name])
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
                          "path": _path, "raycast": _raycast, "raycasts": _raycasts}[name])
@@ -53,7 +60,7 @@ def _locate(args) -> int:
 
 def _nearest(args) -> int:
     mesh = load_mesh(args.file)
-    r = mesh.nearest(read_points(args.points))
+    r = mesh.nearest(read_points(args.points), radius=args.radius)
     if args.json:
         print_json([{"point": p, "tet": t} for p, t in zip(r.points, r.tets)])
     else:
@@ -78,7 +85,7 @@ def _path(args) -> int:
     mesh = load_mesh(args.file)
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
                        smooth=not args.no_smooth, cost_scale=_per_tet(args.cost_scale),
-                       exclude=_exclude_mask(args.exclude, mesh.n_tets))
+                       exclude=_exclude_mask(args.exclude, mesh.n_tets), radius=args.radius)
     if args.output is not None:
         # stderr: stdout stays the query's own (parseable) output
         if r.found:
@@ -141,7 +148,8 @@ def _exclude_mask(path, n_tets):
 
 def _raycast(args) -> int:
     mesh = load_mesh(args.file)
-    r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1))
+    r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
+                     radius=args.radius)
     if args.json:
         print_json(r.to_dict())
     else:
@@ -157,7 +165,7 @@ def _raycast(args) -> int:
 def _raycasts(args) -> int:
     mesh = load_mesh(args.file)
     seg = read_points(args.segments, width=6)
-    r = mesh.raycast_many(seg[:, :3], seg[:, 3:])
+    r = mesh.raycast_many(seg[:, :3], seg[:, 3:], radius=args.radius)
     if args.json:
         print_json([{"clear": bool(c), "status": str(st), "face": int(f), "t": float(t),
                      "point": p, "normal": n}

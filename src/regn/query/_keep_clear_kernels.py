@@ -22,6 +22,7 @@ from ..geometry._kernels import closest_points_segment_triangle
 from ._nearest_kernels import box_d2
 from ._smooth_kernels import _ipm, _polyline_length, _scaled_corridor
 from ._sweep_kernels import segment_clearance
+from ._waypoint_kernels import simplify
 
 #: the barrier method's parameters in a round (those of _smooth_kernels.solve)
 _MU = 100.0
@@ -306,8 +307,8 @@ def _segment_walls(corridor, near_start, near):
 
 
 @kernel
-def smooth_keeping(bvh, s, g, tri, corridor, near_start, near, r_eff, r_check, rtol,
-                   max_rounds, max_iter, X):
+def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_check, rtol,
+                   max_rounds, max_iter, gap_rel, X):
     """Shorten polyline X (k+2,3): s, one point strictly inside each face
     tri[i] (k,3,3), g, segment j inside tetrahedron corridor[j] and keeping
     r_eff from every wall, without giving that up. Each round takes the
@@ -319,9 +320,13 @@ def smooth_keeping(bvh, s, g, tri, corridor, near_start, near, r_eff, r_check, r
     from the current one (after the first round, from a barrier weight
     already near the end: the start is near the answer). Rounds stop when
     one shortens the polyline by less than rtol of its length, or after
-    ``max_rounds``. The answer must pass the exact check that it keeps
-    r_check (which only rounding could fail: then X is left as it came).
-    X is updated in place; returns the rounds kept (0: X unchanged)."""
+    ``max_rounds``. The answer is then reduced to its turning points
+    (:func:`regn.query._waypoint_kernels.simplify`, under the last round's
+    constraints too; ``fvid`` the faces' vertex ids, ``gap_rel`` its
+    tolerance), and must pass the exact check that it keeps r_check
+    (failing that, the polyline before the reduction must; only rounding
+    could fail both: then X is left as it came). Returns the number of
+    rows of X that hold the answer (k + 2 when unchanged)."""
     k = tri.shape[0]
     cand_start, cand = _segment_walls(corridor, near_start, near)
     planes = np.empty((cand.shape[0], 4))
@@ -338,6 +343,8 @@ def smooth_keeping(bvh, s, g, tri, corridor, near_start, near, r_eff, r_check, r
     length = L0
     rounds = 0
     tau0 = 0.0
+    kept_start = np.zeros(k + 1, dtype=np.int64)
+    kept_data = np.empty((0, 3))
     for _ in range(max_rounds):
         if not _choose_planes(trial if rounds else X, cand_start, cand, bvh.tri, bvh.flat,
                               key, planes, use):
@@ -353,6 +360,7 @@ def smooth_keeping(bvh, s, g, tri, corridor, near_start, near, r_eff, r_check, r
         if not new <= length:
             break
         w[:, :] = wt
+        kept_start, kept_data = cstart, cdata
         rounds += 1
         gain = length - new
         length = new
@@ -360,9 +368,13 @@ def smooth_keeping(bvh, s, g, tri, corridor, near_start, near, r_eff, r_check, r
         if gain <= rtol * length or status == 2:
             break
     if rounds == 0:
-        return 0
+        return k + 2
     _waypoints(tri, s, g, w, trial)
-    if not _keeps_all(bvh, trial, r_check):
-        return 0
-    X[:, :] = trial
-    return rounds
+    out = np.empty_like(X)
+    n = simplify(s, g, tri, fvid, kept_start, kept_data, w, trial, gap_rel, 0.0, out)
+    if _keeps_all(bvh, out[:n], r_check):
+        X[:n, :] = out[:n]
+        return n
+    if _keeps_all(bvh, trial, r_check):
+        X[:, :] = trial
+    return k + 2

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tolerances import SMOOTH_RTOL
+from ..tolerances import SMOOTH_RTOL, WAYPOINT_GAP_REL
 
 #: rounds of constraints at most
 MAX_ROUNDS = 8
@@ -39,18 +39,21 @@ MAX_SWEEPS = 20000
 def smooth_keeping(mesh, ends, corridor, portals, points, radius, r_eff, near):
     """The polyline ``points`` (s, one point strictly inside each portal,
     g; keeping r_eff, the radius plus its margin) shortened as the module
-    docstring says; a new array. ``near``: (start, walls), the walls that
+    docstring says and reduced to its turning points
+    (:mod:`regn.query.waypoints`); a new array. ``near``: (start, walls), the walls that
     may come within r_eff of each tetrahedron
     (:func:`regn.query.clearance.radius_graph`)."""
     from . import _keep_clear_kernels as K
     from .nearest import _wall_bvh
-    tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[portals]]
+    fv = np.asarray(mesh.face_vertices)[portals]
+    tri = np.asarray(mesh.vertices)[fv]
     out = np.array(points, dtype=np.float64)
     # the exact check keeps half the margin: rounding in the constraints
     # cannot eat that much, and nothing ever comes below the radius asked for
     r_check = 0.5 * (radius + r_eff)
-    K.smooth_keeping(_wall_bvh(mesh), np.ascontiguousarray(ends[0]),
-                     np.ascontiguousarray(ends[1]), np.ascontiguousarray(tri),
-                     np.ascontiguousarray(corridor, dtype=np.int64), near[0], near[1],
-                     float(r_eff), r_check, SMOOTH_RTOL, MAX_ROUNDS, MAX_SWEEPS, out)
-    return out
+    n = K.smooth_keeping(_wall_bvh(mesh), np.ascontiguousarray(ends[0]),
+                         np.ascontiguousarray(ends[1]), np.ascontiguousarray(tri),
+                         fv.astype(np.int64), np.ascontiguousarray(corridor, dtype=np.int64),
+                         near[0], near[1], float(r_eff), r_check, SMOOTH_RTOL, MAX_ROUNDS,
+                         MAX_SWEEPS, WAYPOINT_GAP_REL, out)
+    return out[:n].copy()

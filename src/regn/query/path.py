@@ -85,7 +85,7 @@ from ..tolerances import ADMISSIBLE_SLACK
 from . import as_point, scratch
 from .locate import locate_tables
 from .sample import components
-from .smooth import smooth_polyline
+from .waypoints import smoothed_turning_points
 
 #: stamps are 2*qid and 2*qid+1 in a uint16: start over before they wrap
 MAX_QID = 0x7FFF
@@ -360,8 +360,7 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None,
             raise QueryError("internal error: broken path chain")
         return Path(False, NAMES[status])
     if smooth and n:
-        tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[portals]]
-        pts = smooth_polyline(ends[0], ends[1], tri)
+        pts = smoothed_turning_points(mesh, ends[0], ends[1], portals)[0]
         seg = pts[1:] - pts[:-1]
         length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
     else:

@@ -372,34 +372,54 @@ class Mesh:
     def nearest(self, points, *, radius=0.0):
         """Closest point of the navigable volume (where a sphere of ``radius``
         metres fits, when > 0); see :func:`regn.query.nearest.nearest`."""
+        from .query import as_radius
+        if as_radius(radius) > 0.0:
+            from .query.free_space import nearest_free
+            return nearest_free(self, points, radius)
         from .query.nearest import nearest
-        return nearest(self, points, radius=radius)
+        return nearest(self, points)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
                   radius=0.0):
         """Shortest flight from ``start`` to ``goal`` (for a sphere of ``radius``
         metres when > 0); see :func:`regn.query.path.find_path`."""
+        from .query import as_radius
+        if as_radius(radius) > 0.0:
+            from .query.clearance import find_path_radius
+            return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude)
         from .query.path import find_path
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
-                         exclude=exclude, radius=radius)
+                         exclude=exclude)
 
     def raycast(self, a, b, *, radius=0.0):
         """Walk segment a->b (sweep a sphere of ``radius`` metres when > 0);
         see :func:`regn.query.raycast.raycast`."""
+        from .query import as_radius
+        if as_radius(radius) > 0.0:
+            from .query.sweep import raycast_radius
+            return raycast_radius(self, a, b, radius)
         from .query.raycast import raycast
-        return raycast(self, a, b, radius=radius)
+        return raycast(self, a, b)
 
     def raycast_many(self, a, b, *, radius=0.0):
         """:meth:`raycast` over (N,3) segment ends at once: arrays of its fields
         (without the tetrahedra crossed); see :func:`regn.query.raycast.raycast_many`."""
+        from .query import as_radius
+        if as_radius(radius) > 0.0:
+            from .query.sweep import raycast_many_radius
+            return raycast_many_radius(self, a, b, radius)
         from .query.raycast import raycast_many
-        return raycast_many(self, a, b, radius=radius)
+        return raycast_many(self, a, b)
 
     def line_of_sight(self, a, b, *, radius=0.0):
         """(N,3),(N,3) -> (N,) bool, clear or not (for a sphere of ``radius``
         when > 0); see :func:`regn.query.raycast.line_of_sight`."""
+        from .query import as_radius
+        if as_radius(radius) > 0.0:
+            from .query.sweep import line_of_sight_radius
+            return line_of_sight_radius(self, a, b, radius)
         from .query.raycast import line_of_sight
-        return line_of_sight(self, a, b, radius=radius)
+        return line_of_sight(self, a, b)
 
     def distance_to_wall(self, points):
         """(N,3) -> (N,) distance to the nearest boundary face; see
@@ -411,8 +431,12 @@ class Mesh:
         """(n,3) points uniform in the navigable volume (over the positions
         with clearance ``radius`` metres, when > 0); see
         :func:`regn.query.sample.random_points`."""
+        from .query import as_radius
+        if as_radius(radius) > 0.0:
+            from .query.free_space import random_free
+            return random_free(self, n, radius, seed)
         from .query.sample import random_points
-        return random_points(self, n, seed, radius=radius)
+        return random_points(self, n, seed)
 
     def components(self) -> np.ndarray:
         """(T,) connected-component label of each tetrahedron (through shared faces)."""

@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import QueryError
 from ..status import NAMES, OK, TOO_NARROW, UNREACHABLE
 from ..tolerances import CLEARANCE_MARGIN_REL
-from . import scratch
+from . import as_point, as_radius, scratch
 
 #: The mesh's clearance structures, in the search graph's internal face
 #: numbering (:func:`portal_clearance`).
@@ -166,12 +166,17 @@ def radius_graph(mesh, r_eff):
     return cache[r_eff]
 
 
-def find_path_radius(mesh, ends, radius, smooth, cost_scale, exclude):
-    """:func:`regn.query.path.find_path` for a sphere of ``radius`` > 0 from
-    ends[0] to ends[1] (see the module docstring)."""
+def find_path_radius(mesh, start, goal, radius, smooth=True, cost_scale=None,
+                     exclude=None):
+    """:func:`regn.query.path.find_path` for a sphere of ``radius`` > 0 (see
+    the module docstring)."""
     from .nearest import _wall_bvh
     from .path import (Path, _cost_options, _kernels as path_kernels, find_path,
                        next_query_id, search_options)
+    ends = np.empty((2, 3))
+    ends[0] = as_point(start, "start")
+    ends[1] = as_point(goal, "goal")
+    radius = as_radius(radius)
     if mesh.n_tets == 0 or _wall_bvh(mesh) is None:
         # no walls: every point is infinitely far from one
         _cost_options(int(mesh.n_tets), cost_scale, exclude)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import QueryError
-from . import scratch
+from . import as_points, as_radius, scratch
 
 #: pushes ``nearest`` tries before it falls back on a witness (a gap or
 #: pocket too narrow for the sphere)
@@ -53,22 +53,24 @@ def inward_normals(mesh):
     return s["inward_normals"]
 
 
-def nearest_free(mesh, pts, radius):
-    """:func:`regn.query.nearest.nearest` for a sphere of ``radius`` > 0:
-    (points, tets) of validated (N,3) ``pts``. A point in the volume with
+def nearest_free(mesh, points, radius):
+    """:func:`regn.query.nearest.nearest` for a sphere of ``radius`` > 0: a
+    :class:`regn.query.nearest.NearestResult`. A point in the volume with
     clearance of at least the radius (and margin) stays; others are pushed
     (see the module docstring); NaN and -1 where no position is reached, or
     where the one reached is not in the volume."""
     from .clearance import margin_radius
     from .locate import locate
-    from .nearest import _wall_bvh
+    from .nearest import NearestResult, _wall_bvh
+    pts = as_points(points)
+    radius = as_radius(radius)
     out = np.full(pts.shape, np.nan)
     tets = locate(mesh, pts)
     bvh = _wall_bvh(mesh)
     if bvh is None:                      # no walls: every point inside has room
         inside = tets >= 0
         out[inside] = pts[inside]
-        return out, tets
+        return NearestResult(out, tets)
     todo = np.flatnonzero(np.isfinite(pts).all(axis=1))
     moved = np.empty((len(todo), 3))
     _kernels().push_clear(bvh, inward_normals(mesh), np.ascontiguousarray(pts[todo]),
@@ -80,7 +82,7 @@ def nearest_free(mesh, pts, radius):
         out[stuck] = _from_witnesses(mesh, bvh, pts[stuck], margin_radius(mesh, radius))
         tets[stuck] = locate(mesh, out[stuck])
     out[tets < 0] = np.nan
-    return out, tets
+    return NearestResult(out, tets)
 
 
 def _from_witnesses(mesh, bvh, pts, r_eff):
@@ -99,9 +101,10 @@ def _from_witnesses(mesh, bvh, pts, r_eff):
     return out
 
 
-def random_free(mesh, n, radius, rng):
+def random_free(mesh, n, radius, seed=None):
     """(n,3) points uniform over the positions of the volume with clearance
-    of at least ``radius`` (and margin): candidates uniform in the
+    of at least ``radius`` (and margin; ``seed`` as for
+    :func:`regn.query.sample.random_points`, which answers radius 0): candidates uniform in the
     tetrahedra that can hold such a position (volume-weighted; a
     tetrahedron can when its centroid's clearance plus its farthest corner
     reaches the radius, the distance being 1-Lipschitz), kept where their
@@ -109,6 +112,11 @@ def random_free(mesh, n, radius, rng):
     one candidate in MAX_DRAWS_PER_POINT is kept."""
     from .clearance import margin_radius
     from .nearest import distance_to_wall
+    from .sample import random_points, whole_count
+    n, radius = whole_count(n), as_radius(radius)
+    if n == 0 or radius == 0.0:
+        return random_points(mesh, n, seed)
+    rng = np.random.default_rng(seed)
     r_eff = margin_radius(mesh, radius)
     vol, reach = _tet_room(mesh)
     vol = np.where(reach >= r_eff, vol, 0.0)

@@ -143,21 +143,15 @@ def _nearest_wall(mesh, pts):
     return bx, bd, bi
 
 
-def nearest(mesh, points, radius=0.0) -> NearestResult:
+def nearest(mesh, points) -> NearestResult:
     """Points inside stay (with their tet); others move to the closest point of
     the nearest boundary triangle (tet = the tetrahedron that face bounds,
     which holds the moved point; ``locate`` of that point may name another
     tetrahedron sharing the face's edge or vertex, by its tie rule). NaN/inf
     points, and points so far away that distances overflow (|x| ~ 1e154+),
-    -> NaN point, tet -1. Outside points are solved ``CHUNK`` at a time.
-    With ``radius`` > 0: a position where a sphere of that radius fits
-    (:func:`regn.query.free_space.nearest_free`)."""
+    -> NaN point, tet -1. Outside points are solved ``CHUNK`` at a time."""
     from .locate import locate
-    from .path import agent_radius
     pts = as_points(points)
-    if agent_radius(radius) > 0.0:
-        from .free_space import nearest_free
-        return NearestResult(*nearest_free(mesh, pts, float(radius)))
     tets = locate(mesh, pts)
     out = pts.copy()
     fin = np.all(np.isfinite(pts), axis=1)

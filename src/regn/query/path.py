@@ -327,18 +327,12 @@ class _Arena:
         return self._arrays[name]
 
 
-def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None,
-              radius=0.0) -> Path:
-    """Cheapest flight from ``start`` to ``goal`` (see the module docstring);
-    with ``radius`` > 0, for a sphere of that radius
-    (:func:`regn.query.clearance.find_path_radius`)."""
+def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> Path:
+    """Cheapest flight from ``start`` to ``goal`` (see the module docstring;
+    for a sphere of some radius: :func:`regn.query.clearance.find_path_radius`)."""
     ends = np.empty((2, 3))
     ends[0] = as_point(start, "start")
     ends[1] = as_point(goal, "goal")
-    radius = agent_radius(radius)
-    if radius > 0.0:
-        from .clearance import find_path_radius
-        return find_path_radius(mesh, ends, radius, smooth, cost_scale, exclude)
     if mesh.n_tets == 0:
         _cost_options(int(mesh.n_tets), cost_scale, exclude)
         return Path(False, NAMES[START_OUTSIDE])
@@ -366,17 +360,6 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None,
     else:
         pts = centroid_polyline
     return Path(True, NAMES[OK], float(cost), corridor, portals, pts, float(length))
-
-
-def agent_radius(radius) -> float:
-    """``radius`` as a float >= 0 (metres), or QueryError."""
-    try:
-        r = float(radius)
-    except (TypeError, ValueError):
-        raise QueryError(f"radius must be a number of metres, not {radius!r}") from None
-    if not (math.isfinite(r) and r >= 0.0):
-        raise QueryError(f"radius must be finite and >= 0, got {radius!r}")
-    return r
 
 
 def search_options(mesh, cost_scale, exclude):

@@ -59,14 +59,10 @@ _NAN3 = (math.nan,) * 3
 _CROSSED_START = 256
 
 
-def raycast(mesh, a, b, radius=0.0) -> RaycastHit:
-    """Walk the segment a -> b tetrahedron to tetrahedron; with ``radius``
-    > 0, sweep a sphere of that radius (:mod:`regn.query.sweep`)."""
+def raycast(mesh, a, b) -> RaycastHit:
+    """Walk the segment a -> b tetrahedron to tetrahedron."""
     a = as_point(a, "a")
     b = as_point(b, "b")
-    if _radius(radius) > 0.0:
-        from .sweep import raycast_radius
-        return raycast_radius(mesh, a, b, float(radius))
     ax, ay, az = a.tolist()
     bx, by, bz = b.tolist()
     if not (math.isfinite(ax) and math.isfinite(ay) and math.isfinite(az)):
@@ -152,19 +148,10 @@ def _walk_all(mesh, a, b):
     return status, last, slot, frac
 
 
-def line_of_sight(mesh, a, b, radius=0.0) -> np.ndarray:
-    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume (with
-    ``radius`` > 0: a sphere of that radius swept along it touches no wall)."""
+def line_of_sight(mesh, a, b) -> np.ndarray:
+    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume."""
     a, b = _segment_pairs(a, b)
-    if _radius(radius) > 0.0:
-        from .sweep import sweep_segments
-        return sweep_segments(mesh, a, b, float(radius), False)[0] == CLEAR
     return _walk_all(mesh, a, b)[0] == CLEAR
-
-
-def _radius(radius):
-    from .path import agent_radius
-    return agent_radius(radius)
 
 
 def _segment_pairs(a, b):
@@ -191,14 +178,10 @@ class RaycastHits:
         return len(self.clear)
 
 
-def raycast_many(mesh, a, b, radius=0.0) -> RaycastHits:
+def raycast_many(mesh, a, b) -> RaycastHits:
     """:func:`raycast` for (N,3) segment ends at once, in one compiled walk
-    over all segments (the same walk and answers, segment by segment); with
-    ``radius`` > 0, the swept sphere's (:mod:`regn.query.sweep`)."""
+    over all segments (the same walk and answers, segment by segment)."""
     a, b = _segment_pairs(a, b)
-    if _radius(radius) > 0.0:
-        from .sweep import raycast_many_radius
-        return raycast_many_radius(mesh, a, b, float(radius))
     code, last, slot, frac = _walk_all(mesh, a, b)
     n = len(a)
     clear = code == CLEAR

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from ..status import CLEAR, HIT, LOST, NAMES, START_OUTSIDE
-from . import status_names
+from . import as_point, as_radius, status_names
 
 _NAN3 = (math.nan,) * 3
 
@@ -110,9 +110,9 @@ def _outward_normals(mesh, faces, owners):
 
 
 def raycast_radius(mesh, a, b, radius):
-    """:func:`regn.query.raycast.raycast` for a sphere of ``radius`` > 0
-    (a, b validated (3,) points)."""
+    """:func:`regn.query.raycast.raycast` for a sphere of ``radius`` > 0."""
     from .raycast import RaycastHit, raycast
+    a, b, radius = as_point(a, "a"), as_point(b, "b"), as_radius(radius)
     status, frac, row = sweep_segments(mesh, a[None], b[None], radius, True)
     code = int(status[0])
     if code == START_OUTSIDE or code == LOST:
@@ -126,9 +126,19 @@ def raycast_radius(mesh, a, b, radius):
     return RaycastHit(False, NAMES[HIT], int(face[0]), point[0], t, normal[0], tets)
 
 
+def line_of_sight_radius(mesh, a, b, radius):
+    """:func:`regn.query.raycast.line_of_sight` for a sphere of ``radius``
+    > 0: True where it touches no wall on the way."""
+    from .raycast import _segment_pairs as segment_pairs
+    a, b = segment_pairs(a, b)
+    return sweep_segments(mesh, a, b, as_radius(radius), False)[0] == CLEAR
+
+
 def raycast_many_radius(mesh, a, b, radius):
     """:func:`regn.query.raycast.raycast_many` for a sphere of ``radius`` > 0."""
-    from .raycast import RaycastHits
+    from .raycast import RaycastHits, _segment_pairs as segment_pairs
+    a, b = segment_pairs(a, b)
+    radius = as_radius(radius)
     code, frac, row = sweep_segments(mesh, a, b, radius, True)
     n = len(a)
     clear = code == CLEAR

@@ -17,20 +17,17 @@ from regn.errors import QueryError
 from regn.query.smooth import smooth_polyline
 
 from clearance_reference import points_clearance, segments_clearance, walls
-from conftest import random_map, sphere_holes_map
+from conftest import random_map
 
 
 @pytest.fixture(scope="module")
-def demo():
-    """The map `regn demo` builds."""
-    from regn.builder.generate import DEMO_DIMS, demo_field, generate
-    return generate(*demo_field(), dims=DEMO_DIMS, coverage_samples=0)
+def demo(demo_map):
+    return demo_map
 
 
 @pytest.fixture(scope="module")
-def holes():
-    """A Delaunay map with five round holes."""
-    return sphere_holes_map(400, seed=1, holes=5)[0]
+def holes(holes_map):
+    return holes_map
 
 
 def _queries(mesh, n, seed):

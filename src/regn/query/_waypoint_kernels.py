@@ -30,6 +30,9 @@ from ._smooth_kernels import solve
 ACTIVE_SLACK = 1e-3
 #: merging close points may change a path's length by this fraction of it
 LENGTH_BUDGET_REL = 1e-9
+#: ... and a point whose dropping saves less than this fraction of that
+#: budget is no turn
+STRAIGHT_REL = 1e-3
 #: active-set solves at most, Newton steps at most per solve
 MAX_SETS = 32
 MAX_NEWTON = 60
@@ -527,16 +530,18 @@ def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, shrink, out):
 @kernel
 def _merge_close(out, n, gap, budget):
     """Drop from out[:n] each interior point closer than ``gap`` to the
-    point kept before it (or to the last point), as long as the dropped
-    points shorten the polyline by at most ``budget`` in all; returns the
-    new count."""
+    point kept before it (or to the last point), or where the polyline
+    does not turn (dropping it would save less than STRAIGHT_REL of the
+    budget: a straight stretch grazing a portal's edge), as long as the
+    dropped points shorten the polyline by at most ``budget`` in all;
+    returns the new count."""
     used = 0.0
     kept = 1
     for j in range(1, n - 1):
         near = _dist(out, kept - 1, out, j) < gap or _dist(out, j, out, n - 1) < gap
         saving = (_dist(out, kept - 1, out, j) + _dist(out, j, out, j + 1)
                   - _dist(out, kept - 1, out, j + 1))
-        if near and used + saving <= budget:
+        if (near or saving <= STRAIGHT_REL * budget) and used + saving <= budget:
             used += saving
             continue
         out[kept, :] = out[j]

@@ -6,8 +6,8 @@ Builds a map the size of the largest on the disc (~2 900 vertices, ~18 000
 tetrahedra, ~37 000 faces), saves it, then times (best of N, warm page cache):
 reading the file's bytes; ``regn.load``; ``regn.load`` + every array touched;
 ``regn.verify`` (default and ``strict=True``: every check); ``dumps``; and
-the verify stages one by one (parsing, structure, header, grid records,
-geometry with the grid rule on its own, round trip). Peak memory of a load +
+verify's parts one by one on one thread (parsing, then each part's checks
+with what they compute; the grid rule's membership test on its own). Peak memory of a load +
 verify is measured with tracemalloc. The compiled kernels are warmed (and
 numba's on-disk cache filled) before timing. ``--cpu`` times process CPU
 time instead of wall time (steadier on a busy machine).
@@ -59,9 +59,11 @@ def best(fn, repeat):
 
 
 def stages(path, repeat):
-    """Best time of each verify stage, run as verify runs them."""
-    from regn import checks as C
-    from regn.geometry import grid_membership
+    """Best time of each part's checks, on the caller's thread, each in a
+    fresh run (so computing what its checks need: the part's kernels, the
+    records decoded for them)."""
+    from regn.checks import chunk, faces, geometry, grid, header, roundtrip, tets
+    from regn.checks._run import Run
     data = open(path, "rb").read()
 
     def parsed():
@@ -71,17 +73,24 @@ def stages(path, repeat):
 
     out = {"parse + record checks": best(parsed, repeat)}
     m = parsed()
-    rep = C.VerifyReport(path=None, strict=True)
-    for name, fn in (("structure (chunks, POF0, sections)",
-                      lambda: C._structure(m, C._Checks(), rep)),
-                     ("header", lambda: C._header(m, C._Checks())),
-                     ("grid records", lambda: C._grid_records(m, C._Checks())),
-                     ("geometry (all)", lambda: C._geometry(m, C._Checks())),
+
+    def checks_of(*parts):
+        def run():
+            r = Run(m, data)
+            for part in parts:
+                for statement in part.statements:
+                    statement.run(r)
+        return run
+
+    for name, fn in (("chunk, POF0, sections", checks_of(chunk.PART)),
+                     ("header", checks_of(header.PART)),
+                     ("grid records", checks_of(grid.PART)),
+                     ("faces", checks_of(faces.PART)),
+                     ("tetrahedra", checks_of(tets.PART)),
+                     ("geometry and grid rule", checks_of(geometry.VERTICES, geometry.GRID)),
                      ("  of it: grid membership",
-                      lambda: grid_membership(m.tet_points, m.bbox_min, m.cell_size,
-                                              m.dims)),
-                     ("round trip (dumps + compare)",
-                      lambda: C._roundtrip(m, data, C._Checks(), rep))):
+                      lambda: geometry.grid_pairs(Run(m, data))),
+                     ("round trip (dumps + compare)", checks_of(roundtrip.PART))):
         out[name] = best(fn, repeat)
     return out
 

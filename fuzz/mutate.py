@@ -18,13 +18,13 @@ from scipy.spatial import Delaunay
 
 import regn
 from regn.format import pof0
-from regn.format.layout import (CHUNK_HEADER_SIZE, FACE_SENTINELS, HEADER_SIZE,
-                                SECTION_NAMES, STRIDES)
+from regn.format.layout import (CHUNK_HEADER_SIZE, F32_ONE_BITS, FACE_SENTINELS,
+                                HEADER_SIZE, SECTION_NAMES, STRIDES)
 from regn.format.reader import expected_pointer_words
 
 H = 50_000.0
 SPECIAL_WORDS = (0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFF, 0x10000,
-                 0x7FC00000, 0x7F800000, 0xFF800000, 0x00000080, 0x3F800000)
+                 0x7FC00000, 0x7F800000, 0xFF800000, 0x00000080, F32_ONE_BITS)
 
 
 def _map(n_points, seed, hole_fraction=0.15, dims=(4, 4, 4), **kw):

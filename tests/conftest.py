@@ -52,23 +52,6 @@ def sphere_holes_map(n=260, seed=0, holes=4, dims=(6, 6, 6), h=H):
     return regn.build(pts, tets[keep], bbox=((-h,) * 3, (h,) * 3), dims=dims), hole_c
 
 
-def run_without_numba(body):
-    """Run ``body`` in a child Python whose ``import numba`` fails, with this
-    checkout's regn (``sys``, ``json``, ``np`` and ``regn`` imported); its
-    stdout."""
-    import os
-    import subprocess
-    import sys
-    src = os.path.dirname(os.path.dirname(regn.__file__))
-    code = ("import sys, json, numpy as np\n"
-            "sys.modules['numba'] = None\n"
-            f"sys.path.insert(0, {src!r})\n"
-            "import regn\n"
-            f"assert regn.__file__.startswith({src!r})\n" + body)
-    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                          text=True).stdout
-
-
 def assert_numba_not_imported(body):
     """``body`` (after importing regn) leaves numba unimported."""
     import os

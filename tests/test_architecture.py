@@ -20,20 +20,15 @@ SRC = Path(regn.__file__).parent
 PENDING_IMPORT_EDGES = set()
 
 MAX_FUNCTION_LINES = 100
-#: Functions over the limit in code that part A (checks) of issue 15 is
-#: splitting.
-PENDING_LONG_FUNCTIONS = {
-    "regn/checks/__init__.py:_geometry",
-    "regn/checks/__init__.py:_structure",
-    "regn/checks/_kernels.py:tet_arrays",
-}
+#: Functions over the limit (none left).
+PENDING_LONG_FUNCTIONS = set()
 
 #: Record strides that stand out in arithmetic (tetrahedron, face, cell item
 #: records); smaller ones (12, 8, 4) are too common to tell apart.
 STRIDES = {96, 48, 32}
 #: Modules outside regn/format/ that still spell out a stride or float bits
-#: (part A of issue 15 moves them onto format/layout.py).
-PENDING_LAYOUT_MODULES = {"regn/checks/__init__.py", "regn/checks/_kernels.py"}
+#: (none left).
+PENDING_LAYOUT_MODULES = set()
 
 
 def _modules():

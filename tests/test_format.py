@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 import regn
 from regn.format import pof0
 from regn.format.layout import NO_TET, NO_SLOT
-from conftest import random_map
+from conftest import assert_numba_not_imported, random_map
 
 H = 250_000.0
 
@@ -289,3 +289,19 @@ def test_stale_temp_files_of_killed_writers_are_swept(tmp_path, small_map):
     regn.save(small_map, tmp_path / "m.rgn")
     assert not old.exists()          # left by a writer killed an hour ago
     assert fresh.exists()            # may belong to a writer still running
+
+
+def test_light_cli_commands_do_not_import_numba(tmp_path):
+    """``regn.load``, ``regn info`` (which decodes the POF0 table to report
+    its dialect) and ``regn --help`` stay fast: no numba import."""
+    path = tmp_path / "m.rgn"
+    regn.save(random_map(20, seed=1, pof0_dialect=4), path)
+    assert_numba_not_imported(
+        "from regn.cli import main\n"
+        "import regn\n"
+        f"regn.load({str(path)!r}).vertices\n"
+        f"assert main(['info', {str(path)!r}]) == 0\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n")

@@ -20,15 +20,12 @@ def loads(data, *, path=None) -> Mesh:
 
 
 def load(path) -> Mesh:
-    """Read a ``.rgn`` file. Raises :class:`FormatError` naming the file,
-    the offset and what is wrong."""
+    """Read a ``.rgn`` file (a device or pipe too: read as far as its chunk
+    headers say, see :mod:`regn.inputs.maps`). Raises :class:`FormatError`
+    naming the file, the offset and what is wrong."""
+    from .inputs.maps import read_map_bytes
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as e:
-        raise RegnError(f"{path}: cannot read: {e.strerror or e}") from None
-    return loads(data, path=path)
+    return loads(read_map_bytes(path), path=path)
 
 
 def save(mesh: Mesh, path, *, overwrite: bool = True, byte_order=None,
@@ -37,7 +34,7 @@ def save(mesh: Mesh, path, *, overwrite: bool = True, byte_order=None,
     payload = mesh.dumps(byte_order=byte_order, pof0_dialect=pof0_dialect)
     try:
         atomic_write(path, payload, overwrite=overwrite)
-    except FileExistsError as e:
+    except FileExistsError as e:      # exists without overwrite, or an input
         raise RegnError(str(e)) from None
     except OSError as e:
         raise RegnError(f"{os.fspath(path)}: cannot write: {e.strerror or e}") from None

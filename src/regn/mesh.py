@@ -114,7 +114,7 @@ class Mesh:
 
     def _serialize(self, *, byte_order=None, pof0_dialect=None, **writer_options):
         """:meth:`dumps` with the writer's extra options (``regn.verify``
-        passes its compiled packer and asks for the buffer, uncopied)."""
+        asks for the buffer, uncopied)."""
         from .format.writer import serialize
         return serialize(header=self.header, sections=self.sections,
                          cell_item=self.cell_item, item_ref_start=self.item_ref_start,
@@ -123,6 +123,25 @@ class Mesh:
                          dialect=pof0_dialect or self.pof0_dialect,
                          chunk_header=self.chunk_header, pof0_header=self.pof0_header,
                          trailer=self.trailer, **writer_options)
+
+    def object_bytes(self) -> bytes:
+        """The object's bytes: for a loaded mesh exactly as read (its trailer
+        included, so ``regn.loads`` of them gives the same mesh, defects and
+        all); for a built one what :meth:`dumps` writes."""
+        p = self.parts
+        if p is None:
+            return self.dumps()
+        # the trailer, when there is one, follows the object in the buffer read
+        buf = memoryview(p.data.obj).cast("B")
+        return bytes(buf[p.frame.start:p.frame.end + len(p.trailer)])
+
+    # --- pickling ---------------------------------------------------------------
+    def __reduce__(self):
+        # the object's bytes travel, with what they do not say (the path, and
+        # the POF0 dialect when it is known); the cached arrays and the query
+        # structures of regn.query.scratch do not: the receiver builds them
+        # on first use, as after regn.load
+        return _from_pickle, (self.object_bytes(), self.path, self._dialect)
 
     # --- counts ---------------------------------------------------------------
     @property
@@ -190,7 +209,7 @@ class Mesh:
     @cached_property
     def tet_points(self) -> np.ndarray:
         """(T,4,3) the four corner positions of each tetrahedron."""
-        return _frozen(self.vertices[self.tets])
+        return _frozen(np.take(self.vertices, self.tets, axis=0))
 
     @cached_property
     def tet_centres(self) -> np.ndarray:
@@ -380,16 +399,32 @@ class Mesh:
         return nearest(self, points)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
-                  radius=0.0):
-        """Shortest flight from ``start`` to ``goal`` (for a sphere of ``radius``
+                  filter=None, radius=0.0):
+        """Shortest flight from ``start`` to ``goal``, avoiding a
+        :class:`regn.QueryFilter`'s blockers (for a sphere of ``radius``
         metres when > 0); see :func:`regn.query.path.find_path`."""
         from .query import as_radius
         if as_radius(radius) > 0.0:
             from .query.clearance import find_path_radius
-            return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude)
+            return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude,
+                                    filter)
         from .query.path import find_path
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
-                         exclude=exclude)
+                         exclude=exclude, filter=filter)
+
+    def find_paths(self, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
+                   filter=None, workers=None):
+        """:meth:`find_path` for (N,3) starts and goals at once, on ``workers``
+        threads (default: every core); see :func:`regn.query.batch.find_paths`."""
+        from .query.batch import find_paths
+        return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
+                          exclude=exclude, filter=filter, workers=workers)
+
+    def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
+        """Every tetrahedron's cost to ``goal`` and its next portal toward it,
+        from one search; see :func:`regn.query.field.cost_field`."""
+        from .query.field import cost_field
+        return cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
 
     def raycast(self, a, b, *, radius=0.0):
         """Walk segment a->b (sweep a sphere of ``radius`` metres when > 0);
@@ -454,3 +489,10 @@ class Mesh:
         from .export.surface import boundary_surface
         return boundary_surface(self)
 
+
+def _from_pickle(data, path, pof0_dialect):
+    """The receiving end of :meth:`Mesh.__reduce__`."""
+    from .format.reader import parse
+    mesh = Mesh.from_parts(parse(data, path=path))
+    mesh._dialect = pof0_dialect
+    return mesh

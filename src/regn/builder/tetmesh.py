@@ -14,8 +14,8 @@ import numpy as np
 
 from ..errors import BuildError, LimitError
 from ..format import pof0
-from ..format.layout import (BIG, NO_SLOT, NO_TET, PORTAL_PAIRS, U16_MAX,
-                             dtype_for)
+from ..format.layout import (BIG, F32_ONE_BITS, NO_SLOT, NO_TET, PORTAL_PAIRS,
+                             U16_MAX, dtype_for)
 from ..geometry.grid import cell_ijk, grid_membership
 from ..geometry.tets import (FACE_SLOTS, degenerate_threshold, face_keys,
                              signed_volumes, sorted_face_vertices)
@@ -25,7 +25,6 @@ from ..mesh import Mesh
 DEFAULT_CELL = 10_000.0
 MAX_DIMS = 10
 #: A face record's ``w`` word: 1.0 as float32 bits.
-_W_ONE = np.float32(1.0).view(np.uint32)
 
 
 def _limit(count, what, hint):
@@ -200,7 +199,7 @@ def _face_records(pts, faces, byte_order):
     rec["normal"] = normal
     rec["d"] = -np.einsum("ij,ij->i", normal, centroid)
     rec["point"] = centroid
-    rec["w"] = _W_ONE
+    rec["w"] = F32_ONE_BITS
     rec["own"] = np.arange(n_f)
     rec["tet_a"] = faces.tet_a
     rec["slot_a"] = faces.slot_a

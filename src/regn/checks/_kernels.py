@@ -1,39 +1,127 @@
-"""Compiled (numba) kernels of ``regn.verify``; imported only on first use
-(every caller in :mod:`regn.checks` falls back to its numpy implementation,
-the reference, without numba or with ``regn.geometry.USE_NUMBA = False``).
+"""The compiled kernels of ``regn.verify``; imported on first use.
 
-* :func:`tet_records`, :func:`face_floats`: sections 1 and 2 decoded from
-  their raw (byte-swapped) words into the mesh's float64/int64 arrays;
-* :func:`face_arrays`: the face checks in one pass (unit normals, plane
-  residuals, own index, A/B listers and slots);
-* :func:`tet_arrays`: in one pass over the tetrahedra, the arrays the
-  tetrahedron checks compare with their tolerances; :func:`tet_checks` those
-  comparisons, the portal-cost rule and each tetrahedron's home cell;
+They measure; the checks (in the modules named after the spec's parts)
+compare the measurements with the spec's statements. Records come in as
+native-order structured arrays of the layouts of :mod:`regn.format.layout`
+(read by field name), several arrays as one small record
+(:data:`Records`, :data:`Spheres`, :data:`GridPairs`):
+
+* :func:`face_measures`: which tetrahedra list each face (section 2 against
+  the tetrahedra's face slots, A and B), the normal's length, the point's
+  residual;
+* :func:`tet_measures`: per tetrahedron, its volume, each face plane's
+  distances to its vertices, the vertex mean (and the cell holding it) and
+  spread, the stored centre's distance from the mean, what the portal-cost
+  rule gives and how far the stored costs are from it;
 * :func:`grid_compare`, :func:`sphere_reach`: the grid's references against
-  the expected pairs;
-* :func:`pof0_walk`, :func:`pof0_pack`: the POF0 entry chain walked, and a
-  canonical table packed, byte by byte.
+  the expected (cell, tetrahedron) pairs and the tetrahedra's spheres.
 
-Each uses the numpy code's arithmetic (einsum's ``(x0*y0 + x2*y2) + x1*y1``
-dot products, norm's ``(x0^2 + x1^2) + x2^2``, left-to-right sums) and its
-NaN behaviour (``np.sort`` puts NaN last, ``np.argmax`` and ``np.max`` take the
-first NaN), so every check's counts and detail text are the same.
+Vertices are finite (loading checks them), so only the face records' floats
+can be NaN or infinite; the kernels order NaN as ``np.sort`` does (last) and
+``np.argmax`` does (the first NaN wins). Sums are taken in numpy's order
+(``einsum``'s ``(x0*y0 + x2*y2) + x1*y1``), as they were when these checks had
+numpy twins, so every report stays what it was.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
-from numba import njit
 
-# _nmax/_nmin: NaN-propagating, like np.maximum/minimum; _cell_coord: cell_coords
-from ..geometry._kernels import _cell_coord, _nmax, _nmin
+from .._jit import kernel
+from ..geometry._kernels import cell_coord
 
-# error_model="numpy": no zero-division checks (every divisor is a non-zero
-# constant), which keeps the loops lean
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+#: The records the face and tetrahedron kernels read: ``tets``, ``faces``
+#: native-order structured arrays (sections 1 and 2), ``vertices`` (V,3)
+#: float64, ``pairs`` (6,2) the face slots of each portal pair
+#: (:data:`regn.format.layout.PORTAL_PAIRS`), ``no_tet``/``no_slot`` the face
+#: record's "no tetrahedron" values, and the grid: ``origin`` (bbox min),
+#: ``cell`` (cell size), ``dims``.
+Records = namedtuple("Records", "tets faces vertices pairs no_tet no_slot origin cell dims")
+#: :func:`sphere_reach`'s input: the references as (``ref_cell``, ``ref_tet``),
+#: the tetrahedron records ``tets`` (their stored centre and radius), each
+#: cell's box ``cell_lo``/``cell_hi`` (C,3), and the reach tolerance
+#: ``reach_rel``.
+Spheres = namedtuple("Spheres", "ref_cell ref_tet tets cell_lo cell_hi reach_rel")
+#: :func:`grid_compare`'s input: the file's grid as CSR (``indptr``,
+#: ``ref_tet``), the expected pairs (``exp_cell`` ascending, ``exp_tet``), and
+#: each tetrahedron's ``home`` cell (the one holding its vertex mean).
+GridPairs = namedtuple("GridPairs", "indptr ref_tet exp_cell exp_tet home")
+
+#: :func:`face_measures`' result, per face: ``listed`` how many tetrahedra
+#: list it, ``other`` the lister (4 * tet + slot) that is not A, on faces
+#: listed twice (-1 elsewhere), ``a_lists`` the face tetrahedron A lists in
+#: slot_a, ``b`` (B, slot_b) as a lister 4 * B + slot_b (-1 when both say
+#: "none", -2 when one does), ``length`` |n|, ``residual`` n.p + d.
+FaceMeasures = namedtuple("FaceMeasures", "listed other a_lists b length residual")
+
+#: :func:`tet_measures`' result, per tetrahedron: ``vol`` signed volume,
+#: ``size`` largest side of its bounding box, ``third`` (T,4) the third
+#: smallest |n.v+d| of each slot's face plane over the four vertices,
+#: ``mean`` (T,3) vertex mean, ``home`` the cell holding it, ``spread``
+#: largest vertex distance from the mean, ``centre_err`` distance of the
+#: stored centre from the mean, ``want`` (T,6) distance between the centroids
+#: of the faces of each portal pair, ``edge`` (T,6) either face of the pair is
+#: on the boundary (listed once), ``portal_off`` (T,6) how far the stored
+#: (cost, aux) is off (want, 0 at an edge else want): the larger difference,
+#: NaN if either is; per face, ``a_off`` (F,) n.v+d of the face plane in
+#: tetrahedron A's slot_a at the vertex of A farthest from it.
+TetMeasures = namedtuple("TetMeasures", "vol size third mean home spread centre_err want "
+                                        "edge portal_off a_off")
 
 
-@njit(**_JIT)
+@kernel
+def face_measures(rec):
+    """:data:`FaceMeasures` of every face of ``rec.faces``; ``other`` is the
+    second lister when the first is the face's own A."""
+    faces, tets = rec.faces, rec.tets
+    n_f = len(faces)
+    out = FaceMeasures(np.zeros(n_f, np.int64), np.full(n_f, -1, np.int64),
+                       np.empty(n_f, np.int64), np.empty(n_f, np.int64), np.empty(n_f),
+                       np.empty(n_f))
+    first = np.zeros(n_f, np.int64)
+    second = np.zeros(n_f, np.int64)
+    for t in range(len(tets)):
+        for k in range(4):
+            f = tets[t].faces[k]
+            if out.listed[f] == 0:
+                first[f] = 4 * t + k
+            elif out.listed[f] == 1:
+                second[f] = 4 * t + k
+            out.listed[f] += 1
+    for f in range(n_f):
+        face = faces[f]
+        out.a_lists[f] = tets[face.tet_a].faces[face.slot_a]
+        no_b, no_slot = face.tet_b == rec.no_tet, face.slot_b == rec.no_slot
+        if no_b or no_slot:
+            out.b[f] = -1 if no_b and no_slot else -2
+        else:
+            out.b[f] = 4 * np.int64(face.tet_b) + face.slot_b
+        if out.listed[f] == 2:
+            a = 4 * np.int64(face.tet_a) + face.slot_a
+            out.other[f] = second[f] if first[f] == a else first[f]
+        n0, n1, n2 = (np.float64(face.normal[0]), np.float64(face.normal[1]),
+                      np.float64(face.normal[2]))
+        out.length[f] = np.sqrt((n0 * n0 + n1 * n1) + n2 * n2)
+        out.residual[f] = ((n0 * np.float64(face.point[0]) + n2 * np.float64(face.point[2]))
+                           + n1 * np.float64(face.point[1])) + np.float64(face.d)
+    return out
+
+
+@kernel(inline=True)
+def _signed_volume(p):
+    """((v1 - v0) x (v2 - v0)) . (v3 - v0) / 6 of the (4,3) corners ``p``."""
+    a0, a1, a2 = p[1, 0] - p[0, 0], p[1, 1] - p[0, 1], p[1, 2] - p[0, 2]
+    b0, b1, b2 = p[2, 0] - p[0, 0], p[2, 1] - p[0, 1], p[2, 2] - p[0, 2]
+    c0, c1, c2 = p[3, 0] - p[0, 0], p[3, 1] - p[0, 1], p[3, 2] - p[0, 2]
+    x0 = a1 * b2 - a2 * b1
+    x1 = a2 * b0 - a0 * b2
+    x2 = a0 * b1 - a1 * b0
+    return ((x0 * c0 + x2 * c2) + x1 * c1) / 6.0
+
+
+@kernel(inline=True)
 def _after(a, b):
     """``a`` sorts after ``b`` in np.sort's order (NaN last)."""
     if a != a:
@@ -41,149 +129,178 @@ def _after(a, b):
     return a > b
 
 
-@njit(**_JIT)
-def tet_arrays(pts, nrm, d, tf, pairs):
-    """pts (T,4,3), nrm (F,3), d (F,), tf (T,4) in range, pairs (6,2) ->
-    vol (T,) signed volume, size (T,) largest bounding-box side, off (T,4)
-    n.v+d of each slot's plane at its off-plane vertex, third (T,4)
-    third-smallest |n.v+d| of the slot, opp (T,4) the off-plane vertex
-    (argmax |n.v+d|), mean (T,3), rad (T,) max vertex distance from the mean,
-    want (T,6) distance of the portal pairs' face centroids."""
-    n_t = pts.shape[0]
-    vol = np.empty(n_t)
-    size = np.empty(n_t)
-    off = np.empty((n_t, 4))
-    third = np.empty((n_t, 4))
-    opp = np.empty((n_t, 4), np.int64)
-    mean = np.empty((n_t, 3))
-    rad = np.empty(n_t)
-    want = np.empty((n_t, 6))
-    s = np.empty(4)
-    fc = np.empty((4, 3))
-    dk = np.empty(4)
-    for t in range(n_t):
-        # signed volume: cross(v1-v0, v2-v0) . (v3-v0) / 6, einsum's order
-        a0 = pts[t, 1, 0] - pts[t, 0, 0]
-        a1 = pts[t, 1, 1] - pts[t, 0, 1]
-        a2 = pts[t, 1, 2] - pts[t, 0, 2]
-        b0 = pts[t, 2, 0] - pts[t, 0, 0]
-        b1 = pts[t, 2, 1] - pts[t, 0, 1]
-        b2 = pts[t, 2, 2] - pts[t, 0, 2]
-        c0 = pts[t, 3, 0] - pts[t, 0, 0]
-        c1 = pts[t, 3, 1] - pts[t, 0, 1]
-        c2 = pts[t, 3, 2] - pts[t, 0, 2]
-        x0 = a1 * b2 - a2 * b1
-        x1 = a2 * b0 - a0 * b2
-        x2 = a0 * b1 - a1 * b0
-        vol[t] = ((x0 * c0 + x2 * c2) + x1 * c1) / 6.0
-        # the bounding box's largest side, NaN propagating (np.max)
-        big = 0.0
-        for e in range(3):
-            hi = _nmax(_nmax(pts[t, 0, e], pts[t, 1, e]), _nmax(pts[t, 2, e], pts[t, 3, e]))
-            lo = _nmin(_nmin(pts[t, 0, e], pts[t, 1, e]), _nmin(pts[t, 2, e], pts[t, 3, e]))
-            big = hi - lo if e == 0 else _nmax(big, hi - lo)
-        size[t] = big
-        for k in range(4):
-            f = tf[t, k]
-            n0, n1, n2, df = nrm[f, 0], nrm[f, 1], nrm[f, 2], d[f]
-            for v in range(4):
-                x = (n0 * pts[t, v, 0] + n2 * pts[t, v, 2]) + n1 * pts[t, v, 1] + df
-                dk[v] = x
-                s[v] = abs(x)
-            # argmax: the first maximum, or the first NaN
-            best = 0
-            for v in range(1, 4):
-                if s[best] == s[best] and (s[v] > s[best] or s[v] != s[v]):
-                    best = v
-            opp[t, k] = best
-            off[t, k] = dk[best]
-            # the third smallest, NaN sorting last: without NaN, the larger
-            # of the two middle values of a 4-sorting network (equal values
-            # are equal numbers, |x| has no -0); with NaN an insertion sort
-            if s[0] == s[0] and s[1] == s[1] and s[2] == s[2] and s[3] == s[3]:
-                lo01 = min(s[0], s[1])
-                hi01 = max(s[0], s[1])
-                lo23 = min(s[2], s[3])
-                hi23 = max(s[2], s[3])
-                third[t, k] = max(max(lo01, lo23), min(hi01, hi23))
-            else:
-                for i in range(1, 4):
-                    x = s[i]
-                    j = i - 1
-                    while j >= 0 and _after(s[j], x):
-                        s[j + 1] = s[j]
-                        j -= 1
-                    s[j + 1] = x
-                third[t, k] = s[2]
-            # the centroid of the three vertices on the plane, in vertex order
-            for e in range(3):
-                acc = 0.0
-                first = True
-                masked = 0.0         # numpy adds the off vertex times 0
-                for v in range(4):
-                    if v != best:
-                        if first:
-                            acc = pts[t, v, e]
-                            first = False
-                        else:
-                            acc = acc + pts[t, v, e]
-                    elif not np.isfinite(pts[t, v, e]):
-                        masked = np.nan      # inf * 0 or NaN * 0
-                fc[k, e] = (acc + masked) / 3.0
-        for e in range(3):
-            mean[t, e] = (((pts[t, 0, e] + pts[t, 1, e]) + pts[t, 2, e]) + pts[t, 3, e]) / 4
-        r = 0.0
+@kernel(inline=True)
+def _third_smallest(s):
+    """The third smallest of the four values ``s`` (NaN last; then sorts ``s``)."""
+    if s[0] == s[0] and s[1] == s[1] and s[2] == s[2] and s[3] == s[3]:
+        # the larger of the middle two of a 4-sorting network
+        return max(max(min(s[0], s[1]), min(s[2], s[3])),
+                   min(max(s[0], s[1]), max(s[2], s[3])))
+    for i in range(1, 4):
+        x = s[i]
+        j = i - 1
+        while j >= 0 and _after(s[j], x):
+            s[j + 1] = s[j]
+            j -= 1
+        s[j + 1] = x
+    return s[2]
+
+
+@kernel(inline=True)
+def _slot_plane(p, normal, d, dist, centroid):
+    """Distances ``dist`` of the corners ``p`` from one face plane, and the
+    centroid of the three on it (all but the farthest: np.argmax's choice,
+    the first maximum or the first NaN) -> the farthest corner's index."""
+    n0, n1, n2 = np.float64(normal[0]), np.float64(normal[1]), np.float64(normal[2])
+    for v in range(4):
+        dist[v] = (n0 * p[v, 0] + n2 * p[v, 2]) + n1 * p[v, 1] + d
+    far = 0
+    for v in range(1, 4):
+        a, b = abs(dist[far]), abs(dist[v])
+        if a == a and (b > a or b != b):
+            far = v
+    for e in range(3):
+        acc = 0.0
+        first = True
         for v in range(4):
-            a = pts[t, v, 0] - mean[t, 0]
-            b = pts[t, v, 1] - mean[t, 1]
-            c = pts[t, v, 2] - mean[t, 2]
-            x = np.sqrt((a * a + b * b) + c * c)
-            if v == 0 or x > r or x != x:
-                if r == r:
-                    r = x
-        rad[t] = r
-        for p in range(6):
-            i, j = pairs[p, 0], pairs[p, 1]
-            a = fc[i, 0] - fc[j, 0]
-            b = fc[i, 1] - fc[j, 1]
-            c = fc[i, 2] - fc[j, 2]
-            want[t, p] = np.sqrt((a * a + b * b) + c * c)
-    return vol, size, off, third, opp, mean, rad, want
+            if v != far:
+                acc = p[v, e] if first else acc + p[v, e]
+                first = False
+        centroid[e] = acc / 3.0
+    return far
 
 
-@njit(**_JIT)
-def sphere_reach(centre, radius, ref_c, ref_t, cell_lo, cell_hi):
-    """How many references (cell ref_c[r], tet ref_t[r]) have the tet's sphere
-    reach the closed cell box: |c - clip(c, lo, hi)| <= radius * (1 + 1e-6)
-    (np.clip propagates NaN, which reaches nothing)."""
+@kernel(inline=True)
+def _mean_and_spread(p, mean):
+    """The vertex mean (into ``mean``) and the largest corner distance from it."""
+    for e in range(3):
+        mean[e] = (((p[0, e] + p[1, e]) + p[2, e]) + p[3, e]) / 4
+    spread = 0.0
+    for v in range(4):
+        a, b, c = p[v, 0] - mean[0], p[v, 1] - mean[1], p[v, 2] - mean[2]
+        spread = max(spread, np.sqrt((a * a + b * b) + c * c))
+    return spread
+
+
+@kernel(inline=True)
+def _bounding_size(p):
+    """The largest side of the bounding box of the (4,3) corners ``p``."""
+    size = 0.0
+    for e in range(3):
+        lo = min(min(p[0, e], p[1, e]), min(p[2, e], p[3, e]))
+        hi = max(max(p[0, e], p[1, e]), max(p[2, e], p[3, e]))
+        size = max(size, hi - lo)
+    return size
+
+
+@kernel(inline=True)
+def _distance(a, b):
+    """|a - b| of two 3-vectors."""
+    x, y, z = a[0] - b[0], a[1] - b[1], a[2] - b[2]
+    return np.sqrt((x * x + y * y) + z * z)
+
+
+@kernel(inline=True)
+def _home(rec, mean):
+    """The linear cell holding the point ``mean``."""
+    ix = cell_coord(mean[0], rec.origin[0], rec.cell[0], rec.dims[0])
+    iy = cell_coord(mean[1], rec.origin[1], rec.cell[1], rec.dims[1])
+    iz = cell_coord(mean[2], rec.origin[2], rec.cell[2], rec.dims[2])
+    return (iz * rec.dims[1] + iy) * rec.dims[0] + ix
+
+
+@kernel(inline=True)
+def _portals(out, t, portal, centroid, pairs, slot_listed):
+    """The portal measures of tetrahedron t (``centroid`` (4,3) its face
+    centroids by slot, ``slot_listed`` how many list each slot's face)."""
+    for q in range(6):
+        i, j = pairs[q, 0], pairs[q, 1]
+        want = _distance(centroid[i], centroid[j])
+        edge = slot_listed[i] == 1 or slot_listed[j] == 1
+        out.want[t, q] = want
+        out.edge[t, q] = edge
+        cost_off = abs(np.float64(portal[q, 0]) - want)
+        aux_off = abs(np.float64(portal[q, 1]) - (0.0 if edge else want))
+        # the larger, NaN if either is
+        out.portal_off[t, q] = aux_off if aux_off != aux_off or aux_off > cost_off \
+            else cost_off
+
+
+@kernel
+def tet_measures(rec, listed):
+    """:data:`TetMeasures` of every tetrahedron of ``rec`` (its corners, its
+    face slots and their planes, its stored centre and portal costs; the
+    grid); ``listed`` (F,) how many tetrahedra list each face."""
+    tets, faces = rec.tets, rec.faces
+    n_t = len(tets)
+    out = TetMeasures(np.empty(n_t), np.empty(n_t), np.empty((n_t, 4)), np.empty((n_t, 3)),
+                      np.empty(n_t, np.int64), np.empty(n_t), np.empty(n_t),
+                      np.empty((n_t, 6)), np.empty((n_t, 6), np.bool_), np.empty((n_t, 6)),
+                      np.empty(len(faces)))
+    off = np.empty((n_t, 4))
+    p = np.empty((4, 3))
+    dist = np.empty(4)
+    centroid = np.empty((4, 3))
+    slot_listed = np.empty(4, np.int64)
+    for t in range(n_t):
+        for v in range(4):
+            p[v] = rec.vertices[tets[t].verts[v]]
+        out.vol[t] = _signed_volume(p)
+        out.size[t] = _bounding_size(p)
+        for k in range(4):
+            f = tets[t].faces[k]
+            slot_listed[k] = listed[f]
+            far = _slot_plane(p, faces[f].normal, np.float64(faces[f].d), dist, centroid[k])
+            off[t, k] = dist[far]
+            for v in range(4):
+                dist[v] = abs(dist[v])
+            out.third[t, k] = _third_smallest(dist)
+        out.spread[t] = _mean_and_spread(p, out.mean[t])
+        out.home[t] = _home(rec, out.mean[t])
+        out.centre_err[t] = _distance(tets[t].centre, out.mean[t])
+        _portals(out, t, tets[t].portal, centroid, rec.pairs, slot_listed)
+    for f in range(len(faces)):
+        out.a_off[f] = off[faces[f].tet_a, faces[f].slot_a]
+    return out
+
+
+@kernel
+def sphere_reach(rec):
+    """How many references (cell ``rec.ref_cell[r]``, tetrahedron
+    ``rec.ref_tet[r]``) have the tetrahedron's stored sphere (centre, radius)
+    reach the closed cell box (``rec.cell_lo``/``cell_hi``):
+    |c - clip(c, lo, hi)| <= radius * (1 + rec.reach_rel); a NaN centre
+    reaches nothing."""
     n = 0
-    for r in range(len(ref_c)):
-        cc = ref_c[r]
-        t = ref_t[r]
+    for r in range(len(rec.ref_cell)):
+        cc = rec.ref_cell[r]
+        t = rec.ref_tet[r]
+        centre = rec.tets[t].centre
         acc = 0.0
         for e in range(3):
-            x = centre[t, e]
+            x = np.float64(centre[e])
             q = x
             if x == x:
-                q = min(max(x, cell_lo[cc, e]), cell_hi[cc, e])
+                q = min(max(x, rec.cell_lo[cc, e]), rec.cell_hi[cc, e])
             dx = x - q
             acc = dx * dx if e == 0 else acc + dx * dx
-        if np.sqrt(acc) <= radius[t] * (1 + 1e-6):
+        if np.sqrt(acc) <= np.float64(rec.tets[t].radius) * (1 + rec.reach_rel):
             n += 1
     return n
 
 
-@njit(**_JIT)
-def grid_compare(indptr, ref_t, exp_c, exp_t, home, n_t):
-    """The file's grid (cell c lists ref_t[indptr[c]:indptr[c+1]]) against
-    the expected pairs (exp_c ascending, then exp_t; every index in range).
-    Returns hit (R,) the reference is an expected pair, exp_listed (E,) the
-    expected pair is listed, listed_home (T,) the tet's home cell lists it,
-    and the number of duplicate references (repeats within a cell)."""
-    n_r = len(ref_t)
-    n_e = len(exp_t)
-    hit = np.zeros(n_r, np.bool_)
-    exp_listed = np.zeros(n_e, np.bool_)
+@kernel
+def grid_compare(rec):
+    """The file's grid (cell c lists ``rec.ref_tet[rec.indptr[c]:indptr[c+1]]``)
+    against the expected pairs (``rec.exp_cell`` ascending, ``rec.exp_tet``).
+    -> hit (R,) the reference is an expected pair, exp_listed (E,) the
+    expected pair is listed, listed_home (T,) the cell ``rec.home[t]`` lists
+    tetrahedron t, and the number of repeats within a cell."""
+    indptr, ref_tet, exp_c, exp_t, home = (rec.indptr, rec.ref_tet, rec.exp_cell,
+                                           rec.exp_tet, rec.home)
+    n_t = len(home)
+    hit = np.zeros(len(ref_tet), np.bool_)
+    exp_listed = np.zeros(len(exp_t), np.bool_)
     listed_home = np.zeros(n_t, np.bool_)
     mark = np.full(n_t, -1, np.int64)      # cell in which t is expected
     pos = np.zeros(n_t, np.int64)          # ... as expected pair pos[t]
@@ -191,290 +308,18 @@ def grid_compare(indptr, ref_t, exp_c, exp_t, home, n_t):
     dupes = 0
     e = 0
     for c in range(len(indptr) - 1):
-        while e < n_e and exp_c[e] == c:
-            t = exp_t[e]
-            mark[t] = c
-            pos[t] = e
+        while e < len(exp_t) and exp_c[e] == c:
+            mark[exp_t[e]] = c
+            pos[exp_t[e]] = e
             e += 1
         for r in range(indptr[c], indptr[c + 1]):
-            t = ref_t[r]
+            t = ref_tet[r]
             if seen[t] == c:
                 dupes += 1
-            else:
-                seen[t] = c
+            seen[t] = c
             if mark[t] == c:
                 hit[r] = True
                 exp_listed[pos[t]] = True
             if home[t] == c:
                 listed_home[t] = True
     return hit, exp_listed, listed_home, dupes
-
-
-@njit(**_JIT)
-def pof0_walk(buf, dialect):
-    """:func:`regn.format.pof0._entry_starts` and the delta assembly of
-    :func:`regn.format.pof0.decode` as one loop along the entry chain of the
-    table ``buf`` (uint8): -> starts (E,) byte positions of the entries,
-    deltas (E,), end (where the chain stops: the first 0 byte, or the
-    table's length), overrun (the last entry runs past the table), longer
-    (entries longer than their delta needs), long_entries (3- or 4-byte
-    entries)."""
-    n = len(buf)
-    starts = np.empty(n, np.int64)
-    deltas = np.empty(n, np.int64)
-    k = 0
-    pos = 0
-    end = n
-    overrun = False
-    longer = 0
-    long_entries = 0
-    while pos < n:
-        kind = buf[pos] >> 6
-        ln = dialect if kind == 3 else np.int64(kind)
-        if ln == 0:
-            end = pos
-            break
-        starts[k] = pos
-        if pos + ln > n:
-            overrun = True
-            k += 1
-            break
-        dv = np.int64(buf[pos] & 0x3F)
-        for j in range(1, ln):
-            dv = (dv << 8) | np.int64(buf[pos + j])
-        deltas[k] = dv
-        shortest = 1 if dv <= 0x3F else (2 if dv <= 0x3FFF else dialect)
-        if shortest != ln:
-            longer += 1
-        if ln >= 3:
-            long_entries += 1
-        k += 1
-        pos += ln
-    return starts[:k], deltas[:k], end, overrun, longer, long_entries
-
-
-@njit(**_JIT)
-def face_arrays(fw, ff, tf, n_t, big):
-    """The face records' checks in one pass. ``fw`` (F,12) the records as
-    native uint32 words, ``ff`` the same memory as float32, ``tf`` (T,4) the
-    tetrahedra's face indices (all in range), ``big``: the file is
-    big-endian (where slot_a, slot_b and the zero field sit in word 11).
-    -> nlen (F,) |n| as np.linalg.norm gives it, res (F,) n.p+d as
-    einsum + d gives it, bad_w, bad_own, bad_a, bad_b, bad_z (F,) the
-    failing records of face_w_one, face_own_index, face_tet_a_slot,
-    face_tet_b_slot, face_zero_field, listed (F,) how many tetrahedra list
-    each face, other (F,) the lister (4*tet+slot) that is not A, on faces
-    listed twice (-1 elsewhere), ta, sa (F,) tetrahedron A and its slot."""
-    n_f = fw.shape[0]
-    nlen = np.empty(n_f)
-    res = np.empty(n_f)
-    bad_w = np.empty(n_f, np.bool_)
-    bad_own = np.empty(n_f, np.bool_)
-    bad_a = np.empty(n_f, np.bool_)
-    bad_b = np.empty(n_f, np.bool_)
-    bad_z = np.empty(n_f, np.bool_)
-    listed = np.zeros(n_f, np.int64)
-    p0 = np.zeros(n_f, np.int64)
-    p1 = np.zeros(n_f, np.int64)
-    other = np.full(n_f, -1, np.int64)
-    ta_out = np.empty(n_f, np.int64)
-    sa_out = np.empty(n_f, np.int64)
-    n_pos = tf.shape[0] * 4
-    for i in range(n_pos):            # the first two listers of each face
-        f = tf[i // 4, i % 4]
-        k = listed[f]
-        if k == 0:
-            p0[f] = i
-        elif k == 1:
-            p1[f] = i
-        listed[f] = k + 1
-    for f in range(n_f):
-        n0 = np.float64(ff[f, 0])
-        n1 = np.float64(ff[f, 1])
-        n2 = np.float64(ff[f, 2])
-        d = np.float64(ff[f, 3])
-        nlen[f] = np.sqrt((n0 * n0 + n1 * n1) + n2 * n2)
-        res[f] = ((n0 * np.float64(ff[f, 4]) + n2 * np.float64(ff[f, 6]))
-                  + n1 * np.float64(ff[f, 5])) + d
-        bad_w[f] = fw[f, 7] != 0x3F800000
-        bad_own[f] = np.int64(fw[f, 8]) != f
-        ta = np.int64(fw[f, 9])
-        tb = np.int64(fw[f, 10])
-        w11 = np.int64(fw[f, 11])
-        if big:
-            sa = w11 >> 24
-            sb = (w11 >> 16) & 0xFF
-            z = w11 & 0xFFFF
-        else:
-            sa = w11 & 0xFF
-            sb = (w11 >> 8) & 0xFF
-            z = w11 >> 16
-        bad_z[f] = z != 0
-        ta_out[f] = ta
-        sa_out[f] = sa
-        bad_a[f] = tf[ta, sa] != f
-        a_pos = 4 * ta + sa
-        k = listed[f]
-        if k == 1:
-            bad_b[f] = tb != 0xFFFFFFFF or sb != 0xFF
-        elif k == 2:
-            o = p1[f] if p0[f] == a_pos else p0[f]
-            other[f] = o
-            if tb == 0xFFFFFFFF:
-                bad_b[f] = True
-            else:
-                b_pos = 4 * min(tb, n_t) + min(sb, 3)
-                bad_b[f] = b_pos != o
-        else:
-            bad_b[f] = False
-    return nlen, res, bad_w, bad_own, bad_a, bad_b, bad_z, listed, other, ta_out, sa_out
-
-
-@njit(**_JIT)
-def pof0_pack(deltas, dialect):
-    """:func:`regn.format.pof0.encode`'s byte packing: each delta (positive,
-    within the dialect's limit) in its shortest entry, big-endian, the top
-    two bits the entry's length (01, 10, 11), zeros to a multiple of 4."""
-    total = 0
-    for i in range(len(deltas)):
-        dv = deltas[i]
-        total += 1 if dv <= 0x3F else (2 if dv <= 0x3FFF else dialect)
-    out = np.zeros((total + 3) // 4 * 4, np.uint8)
-    pos = 0
-    for i in range(len(deltas)):
-        dv = deltas[i]
-        if dv <= 0x3F:
-            out[pos] = 0x40 | dv
-            pos += 1
-        elif dv <= 0x3FFF:
-            out[pos] = 0x80 | (dv >> 8)
-            out[pos + 1] = dv & 0xFF
-            pos += 2
-        else:
-            for k in range(dialect):
-                out[pos + k] = (dv >> (8 * (dialect - 1 - k))) & 0xFF
-            out[pos] |= 0xC0
-            pos += dialect
-    return out
-
-
-@njit(**_JIT)
-def tet_records(tw, tf32, vertices, big):
-    """The tetrahedron records decoded in one pass. ``tw`` (T,24) the records
-    as native uint32 words, ``tf32`` the same memory as float32, ``vertices``
-    (V,3) float64 (every vertex index in range), ``big``: the file is
-    big-endian (which half of words 4-7 holds which u16 index). -> tets (T,4),
-    faces (T,4) int64, points (T,4,3), centre (T,3), radius (T,), portal
-    (T,6,2) float64 and nonzero (T,) whether any of +0x50..+0x5F is set:
-    the values of Mesh.tets, tet_faces, tet_points, tet_centres, tet_radii,
-    portal_costs."""
-    n_t = tw.shape[0]
-    tets = np.empty((n_t, 4), np.int64)
-    faces = np.empty((n_t, 4), np.int64)
-    pts = np.empty((n_t, 4, 3))
-    centre = np.empty((n_t, 3))
-    radius = np.empty(n_t)
-    portal = np.empty((n_t, 6, 2))
-    nonzero = np.empty(n_t, np.bool_)
-    for t in range(n_t):
-        for j in range(2):
-            a = np.int64(tw[t, 4 + j])
-            b = np.int64(tw[t, 6 + j])
-            if big:
-                tets[t, 2 * j] = a >> 16
-                tets[t, 2 * j + 1] = a & 0xFFFF
-                faces[t, 2 * j] = b >> 16
-                faces[t, 2 * j + 1] = b & 0xFFFF
-            else:
-                tets[t, 2 * j] = a & 0xFFFF
-                tets[t, 2 * j + 1] = a >> 16
-                faces[t, 2 * j] = b & 0xFFFF
-                faces[t, 2 * j + 1] = b >> 16
-        for v in range(4):
-            i = tets[t, v]
-            for e in range(3):
-                pts[t, v, e] = vertices[i, e]
-        for e in range(3):
-            centre[t, e] = np.float64(tf32[t, e])
-        radius[t] = np.float64(tf32[t, 3])
-        for p in range(6):
-            portal[t, p, 0] = np.float64(tf32[t, 8 + 2 * p])
-            portal[t, p, 1] = np.float64(tf32[t, 9 + 2 * p])
-        nonzero[t] = (tw[t, 20] != 0) | (tw[t, 21] != 0) | (tw[t, 22] != 0) | \
-            (tw[t, 23] != 0)
-    return tets, faces, pts, centre, radius, portal, nonzero
-
-
-@njit(**_JIT)
-def face_floats(ff):
-    """(F,12) face records as float32 -> normal (F,3), d (F,), point (F,3)
-    float64: the values of Mesh.face_normals, face_d, face_points."""
-    n_f = ff.shape[0]
-    nrm = np.empty((n_f, 3))
-    d = np.empty(n_f)
-    pt = np.empty((n_f, 3))
-    for f in range(n_f):
-        for e in range(3):
-            nrm[f, e] = np.float64(ff[f, e])
-            pt[f, e] = np.float64(ff[f, 4 + e])
-        d[f] = np.float64(ff[f, 3])
-    return nrm, d, pt
-
-
-@njit(**_JIT)
-def tet_checks(vol, thr, third, off, ta, sa, mean, rad, centre, radius, want, portal,
-               listed, tf, pairs, tol, bbox_min, cell_size, dims):
-    """The tetrahedron and portal checks' comparisons, as regn.checks does
-    them in numpy: -> bad_vol, bad_orient (T,), bad_plane (T,4), s_out,
-    bad_out (F,), bad_cr (T,), want_aux, bad_pc (T,6), the number of pairs
-    with aux == cost and with aux == 0, and home (T,) the linear cell of each
-    vertex mean (Mesh.cell_of)."""
-    n_t = vol.shape[0]
-    n_f = ta.shape[0]
-    bad_vol = np.empty(n_t, np.bool_)
-    bad_orient = np.empty(n_t, np.bool_)
-    bad_plane = np.empty((n_t, 4), np.bool_)
-    bad_cr = np.empty(n_t, np.bool_)
-    want_aux = np.empty((n_t, 6))
-    bad_pc = np.empty((n_t, 6), np.bool_)
-    home = np.empty(n_t, np.int64)
-    s_out = np.empty(n_f)
-    bad_out = np.empty(n_f, np.bool_)
-    same = 0
-    aux0 = 0
-    nx, ny = dims[0], dims[1]
-    bslot = np.empty(4, np.bool_)
-    for t in range(n_t):
-        bad_vol[t] = not (abs(vol[t]) > thr[t])
-        bad_orient[t] = not (vol[t] > 0)
-        for k in range(4):
-            bad_plane[t, k] = not (third[t, k] <= tol)
-        a = centre[t, 0] - mean[t, 0]
-        b = centre[t, 1] - mean[t, 1]
-        c = centre[t, 2] - mean[t, 2]
-        cerr = np.sqrt((a * a + b * b) + c * c)
-        rerr = abs(radius[t] - rad[t])
-        bad_cr[t] = not ((cerr <= tol) and (rerr <= tol))
-        for k in range(4):
-            bslot[k] = listed[tf[t, k]] == 1
-        for p in range(6):
-            eb = bslot[pairs[p, 0]] | bslot[pairs[p, 1]]
-            wa = 0.0 if eb else want[t, p]
-            want_aux[t, p] = wa
-            cost = portal[t, p, 0]
-            aux = portal[t, p, 1]
-            bad_pc[t, p] = not ((abs(cost - want[t, p]) <= tol) and (abs(aux - wa) <= tol))
-            if cost == aux:
-                same += 1
-            if aux == 0:
-                aux0 += 1
-        ix = _cell_coord(mean[t, 0], bbox_min[0], cell_size[0], dims[0])
-        iy = _cell_coord(mean[t, 1], bbox_min[1], cell_size[1], dims[1])
-        iz = _cell_coord(mean[t, 2], bbox_min[2], cell_size[2], dims[2])
-        home[t] = (iz * ny + iy) * nx + ix
-    for f in range(n_f):
-        s = off[ta[f], sa[f]]
-        s_out[f] = s
-        bad_out[f] = not (s < 0)
-    return (bad_vol, bad_orient, bad_plane, s_out, bad_out, bad_cr, want_aux, bad_pc,
-            same, aux0, home)

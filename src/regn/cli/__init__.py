@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
+
+#: What argparse is to take for a negative number rather than an option:
+#: every float spelling (its own pattern misses -1e4, -1.5e3, -inf, -nan).
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?"
+                             r"|inf|infinity|nan)$", re.IGNORECASE)
 
 #: command name -> (module, one-line help). The module is imported on use.
 COMMANDS = {
@@ -23,9 +29,15 @@ COMMANDS = {
     "locate": ("query_cmds", "tetrahedron holding each point (x y z per line on stdin)"),
     "nearest": ("query_cmds", "closest navigable point for each point on stdin"),
     "path": ("query_cmds", "shortest flight between two points"),
+    "paths": ("query_cmds", "shortest flight for every 'x0 y0 z0 x1 y1 z1' line on stdin, "
+              "on every core"),
+    "field": ("query_cmds", "every tetrahedron's cost to a goal, or each point's next "
+              "waypoint toward it"),
     "raycast": ("query_cmds", "walk a segment through the mesh: clear, or the first wall hit"),
     "raycasts": ("query_cmds", "raycast every segment 'x0 y0 z0 x1 y1 z1' on stdin at once"),
     "clearance": ("query_cmds", "distance to the nearest wall for each point on stdin"),
+    "serve": ("serve_cmd", "answer JSON-lines queries on stdin/stdout or a local TCP port, "
+              "holding the mesh"),
     "export": ("export_cmd", "write the mesh as .vtu/.msh/.obj/.ply/.stl/.npz/.json ..."),
     "render": ("render_cmd", "draw the mesh to a PNG"),
     "view": ("view_cmd", "interactive 3D view as one self-contained HTML file"),
@@ -48,6 +60,8 @@ def _parser(only=None):
             mod.add_parser(sub, name, help_text)
         else:
             sub.add_parser(name, help=help_text, add_help=False)
+    for p in (parser, *sub.choices.values()):
+        p._negative_number_matcher = NEGATIVE_NUMBER    # argparse has no public hook
     return parser
 
 
@@ -62,9 +76,11 @@ def main(argv=None) -> int:
             parser.print_help()
             return 0
     args = parser.parse_args(argv)
+    from .._atomic import protected_inputs
     from ..errors import RegnError
     try:
-        return int(args.func(args) or 0)
+        with protected_inputs():            # no command writes over what it reads
+            return int(args.func(args) or 0)
     except RegnError as e:
         print(f"regn: {e}", file=sys.stderr)
         return getattr(args, "error_exit", 2)

@@ -53,49 +53,51 @@ def print_json(obj, stream=None):
     stream.write("\n")
 
 
-def read_points(source=None, *, stream=None, width=3):
-    """Rows of ``width`` numbers (3: points ``x y z``; 6: segments
-    ``x0 y0 z0 x1 y1 z1``) from a .csv/.npy/.txt file or from lines on stdin,
-    as an (N, width) float64 array."""
-    from ..errors import QueryError
-    what = "x y z" if width == 3 else "x0 y0 z0 x1 y1 z1"
-    if source is not None and str(source).endswith(".npy"):
-        pts = np.load(source)
-    else:
-        text = open(source).read() if source is not None else (stream or sys.stdin).read()
-        rows = []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            line = line.strip().replace(",", " ")
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split()
-            try:
-                rows.append([float(p) for p in parts])
-            except ValueError:
-                if lineno == 1:
-                    continue  # a header line
-                raise QueryError(f"line {lineno}: expected '{what}', got {line!r}") from None
-        pts = np.array(rows, dtype=np.float64).reshape(-1, width) if rows and \
-            all(len(r) == width for r in rows) else None
-        if pts is None:
-            if not rows:
-                return np.zeros((0, width))
-            raise QueryError(f"every row needs exactly {width} numbers: {what}")
-    pts = np.asarray(pts, dtype=np.float64)
-    if pts.ndim != 2 or pts.shape[1] != width:
-        raise QueryError(f"rows must be (N,{width}), got shape {pts.shape}")
-    return pts
+class JsonList:
+    """A JSON list written a block of items at a time: the same text
+    :func:`print_json` gives for the whole list, without holding it."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.sep = "["
+
+    def extend(self, items):
+        if len(items):
+            body = json.dumps(to_jsonable(items), allow_nan=False)
+            self.stream.write(self.sep + body[1:-1])
+            self.sep = ", "
+
+    def close(self):
+        self.stream.write("[]\n" if self.sep == "[" else "]\n")
+
+
+def read_points(source=None, *, width=3):
+    """Every row of a point (width 3) or segment (width 6) list, from a
+    .npy/.csv/.txt file, or text on stdin when ``source`` is None, as one
+    (N, width) float64 array (see :mod:`regn.inputs.points`)."""
+    from ..inputs.points import load_rows
+    return load_rows(source, width)
+
+
+def iter_points(source=None, *, width=3):
+    """The same rows a block at a time (see :func:`regn.inputs.points.iter_rows`)."""
+    from ..inputs.points import iter_rows
+    return iter_rows(source, width)
 
 
 def check_output(out, inputs, force=False):
-    """ExportError unless ``out`` may be written: never one of ``inputs`` (not
-    even with ``force``), and an existing file only with ``force``."""
-    import os
+    """ExportError unless ``out`` may be written, by the writer's own rules
+    (:mod:`regn._atomic`): never one of ``inputs`` (not even with ``force``),
+    an existing file only with ``force``; a device or pipe always. Checked
+    before the command does its work."""
+    from .._atomic import IsAnInput, check_destination, note_input
     from ..errors import ExportError
-    if not os.path.exists(out):
-        return
     for source in inputs:
-        if source is not None and os.path.exists(source) and os.path.samefile(source, out):
-            raise ExportError(f"{out}: is the input file; write somewhere else")
-    if not force:
-        raise ExportError(f"{out}: exists; pass --force to overwrite it")
+        if source is not None:
+            note_input(source)
+    try:
+        check_destination(out, overwrite=force)
+    except IsAnInput:
+        raise ExportError(f"{out}: is the input file; write somewhere else") from None
+    except FileExistsError:
+        raise ExportError(f"{out}: exists; pass --force to overwrite it") from None

@@ -19,8 +19,12 @@ def add_parser(subparsers, name, help_text):
 
 
 def run(args) -> int:
+    import math
     from ._common import load_mesh, print_json
+    from ..errors import RegnError
     from ..scan.diff import diff, format_text
+    if not (math.isfinite(args.tol) and args.tol >= 0):
+        raise RegnError(f"--tol {args.tol:g}: must be a finite distance >= 0")
     a = load_mesh(args.a)
     b = load_mesh(args.b)
     d = diff(a, b, tol=args.tol)

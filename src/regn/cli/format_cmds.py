@@ -153,13 +153,20 @@ def run_dump(args) -> int:
 
 
 def run_rewrite(args) -> int:
+    from .._atomic import check_destination, forget_input
     from ..io import save
     same = os.path.exists(args.output) and os.path.samefile(args.input, args.output)
     if same and not args.in_place:
         raise RegnError(f"{args.output}: is the input file; pass --in-place to replace it")
-    if os.path.exists(args.output) and not (same or args.force):
-        raise RegnError(f"{args.output}: exists; pass --force to overwrite it")
+    if not same:                        # fail before reading: an existing file needs --force
+        try:
+            check_destination(args.output, overwrite=args.force)
+        except FileExistsError:
+            raise RegnError(f"{args.output}: exists; pass --force to overwrite it") from None
     mesh = load_mesh(args.input)
+    if same:
+        forget_input(args.input)        # --in-place: replacing it is the point
     order = {"big": ">", "little": "<", None: None}[args.byte_order]
-    save(mesh, args.output, byte_order=order, pof0_dialect=args.pof0_dialect)
+    save(mesh, args.output, overwrite=args.force or same, byte_order=order,
+         pof0_dialect=args.pof0_dialect)
     return 0

@@ -1,12 +1,12 @@
-"""``regn locate | nearest | clearance | path | raycast | raycasts``: the
-navigation queries."""
+"""``regn locate | nearest | clearance | path | paths | field | raycast |
+raycasts``: the navigation queries."""
 
 from __future__ import annotations
 
 import sys
 
-
-from ._common import load_mesh, print_json, read_points
+from . import _queries as Q
+from ._common import JsonList, iter_points, load_mesh, print_json, read_points
 
 
 def add_parser(subparsers, name, help_text):
@@ -18,16 +18,23 @@ def add_parser(subparsers, name, help_text):
     elif name == "raycasts":
         p.add_argument("--segments", help=".csv/.npy/.txt file of segments, six numbers "
                        "a row (default: 'x0 y0 z0 x1 y1 z1' lines on stdin)")
-    else:
+    elif name == "field":
+        for c in ("x", "y", "z"):
+            p.add_argument(c, type=float, help="the goal")
+        p.add_argument("--points", help=".csv/.npy/.txt file of positions: print each "
+                       "one's cost and next waypoint instead of every tetrahedron's")
+    elif name != "paths":
         for c in ("x0", "y0", "z0", "x1", "y1", "z1"):
             p.add_argument(c, type=float)
-    if name == "path":
+    if name in ("path", "paths"):
         p.add_argument("--no-smooth", action="store_true",
                        help="portal-centroid polyline instead of the shortest one")
-        p.add_argument("--cost-scale", metavar="S.npy",
-                       help="one cost factor per tetrahedron (.npy of T floats)")
-        p.add_argument("--exclude", metavar="E.npy",
-                       help="tetrahedra not to enter (.npy of T bools, or of indices)")
+    if name in ("path", "paths", "field"):
+        Q.add_path_options(p)
+    if name == "paths":
+        p.add_argument("--workers", type=int, metavar="N",
+                       help="threads searching at once (default: one per core)")
+    if name == "path":
         p.add_argument("-o", "--output", metavar="OUT",
                        help="also write the polyline, with each point's length along "
                             "the path and clearance: .vtp (ParaView), .csv, .obj "
@@ -44,39 +51,45 @@ def add_parser(subparsers, name, help_text):
                              "raycasts": "sweep a sphere of R metres instead of a point"}[name])
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
-                         "path": _path, "raycast": _raycast, "raycasts": _raycasts}[name])
+                         "path": _path, "paths": _paths, "field": _field,
+                         "raycast": _raycast, "raycasts": _raycasts}[name])
     return p
 
 
-def _locate(args) -> int:
+def _streamed(args, source, answer, text_lines, json_items, width=3) -> int:
+    """Answer the rows of ``source`` a block at a time, writing each block's
+    answers before reading the next, so memory does not grow with the input:
+    ``answer(mesh, rows)`` -> result; ``text_lines(result)`` -> str;
+    ``json_items(result)`` -> list for the JSON list."""
     mesh = load_mesh(args.file)
-    t = mesh.locate(read_points(args.points))
-    if args.json:
-        print_json(t)
-    else:
-        sys.stdout.write("".join(f"{int(v)}\n" for v in t))
+    out = JsonList() if args.json else None
+    for rows in iter_points(source, width=width):
+        result = answer(mesh, rows)
+        if out is None:
+            sys.stdout.write(text_lines(result))
+        else:
+            out.extend(json_items(result))
+    if out is not None:
+        out.close()
     return 0
+
+
+def _locate(args) -> int:
+    return _streamed(args, args.points, lambda mesh, p: mesh.locate(p),
+                     lambda t: "".join(f"{v}\n" for v in t.tolist()), Q.locate_doc)
 
 
 def _nearest(args) -> int:
-    mesh = load_mesh(args.file)
-    r = mesh.nearest(read_points(args.points), radius=args.radius)
-    if args.json:
-        print_json([{"point": p, "tet": t} for p, t in zip(r.points, r.tets)])
-    else:
-        for p, t in zip(r.points, r.tets):
-            print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {int(t)}")
-    return 0
+    return _streamed(
+        args, args.points, lambda mesh, p: mesh.nearest(p, radius=args.radius),
+        lambda r: "".join(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {t}\n"
+                          for p, t in zip(r.points.tolist(), r.tets.tolist())),
+        Q.nearest_doc)
 
 
 def _clearance(args) -> int:
-    mesh = load_mesh(args.file)
-    d = mesh.distance_to_wall(read_points(args.points))
-    if args.json:
-        print_json(d)
-    else:
-        sys.stdout.write("".join(f"{v:.6f}\n" for v in d.tolist()))
-    return 0
+    return _streamed(args, args.points, lambda mesh, p: mesh.distance_to_wall(p),
+                     lambda d: "".join(f"{v:.6f}\n" for v in d.tolist()), Q.clearance_doc)
 
 
 def _path(args) -> int:
@@ -84,8 +97,8 @@ def _path(args) -> int:
         _check_path_output(args)
     mesh = load_mesh(args.file)
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                       smooth=not args.no_smooth, cost_scale=_per_tet(args.cost_scale),
-                       exclude=_exclude_mask(args.exclude, mesh.n_tets), radius=args.radius)
+                       smooth=not args.no_smooth, radius=args.radius,
+                       **Q.path_options_of_args(mesh, args))
     if args.output is not None:
         # stderr: stdout stays the query's own (parseable) output
         if r.found:
@@ -96,7 +109,7 @@ def _path(args) -> int:
         else:
             print(f"regn: no path ({r.status}): {args.output} not written", file=sys.stderr)
     if args.json:
-        print_json(r.to_dict())
+        print_json(Q.path_doc(r))
     else:
         print(f"status {r.status}")
         if r.found:
@@ -116,34 +129,46 @@ def _check_path_output(args):
     check_output(args.output, [args.file, args.cost_scale, args.exclude], args.force)
 
 
-def _per_tet(path):
-    """An .npy array, or None; shapes are checked by find_path."""
-    if path is None:
-        return None
-    import numpy as np
-    from ..errors import QueryError
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise QueryError(f"{path}: not a readable .npy array ({exc})") from None
+def _paths(args) -> int:
+    """find_paths on every 'x0 y0 z0 x1 y1 z1' line of stdin, a block of
+    lines at a time: one JSON document or one text line per query, in input
+    order, each block's before the next is read."""
+    mesh = load_mesh(args.file)
+    options = Q.path_options_of_args(mesh, args)
+    for seg in iter_points(None, width=6):
+        r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
+                            workers=args.workers, **options)
+        if args.json:
+            for doc in Q.paths_doc(r):
+                print_json(doc)
+        else:
+            sys.stdout.write("".join(_path_line(p) for p in r))
+        sys.stdout.flush()
+    return 0
 
 
-def _exclude_mask(path, n_tets):
-    """--exclude as a bool mask: a bool array as is, integers as indices."""
-    import numpy as np
-    from ..errors import QueryError
-    e = _per_tet(path)
-    if e is None or e.dtype == np.bool_:
-        return e
-    if not np.issubdtype(e.dtype, np.integer):
-        raise QueryError(f"{path}: --exclude needs bools or tetrahedron indices, "
-                         f"got {e.dtype}")
-    idx = e.reshape(-1)
-    if len(idx) and (idx.min() < 0 or idx.max() >= n_tets):
-        raise QueryError(f"{path}: tetrahedron index out of range [0, {n_tets})")
-    mask = np.zeros(n_tets, dtype=bool)
-    mask[idx] = True
-    return mask
+def _path_line(p) -> str:
+    """status cost length, then x y z of every point, on one line."""
+    nums = [p.cost, p.length] if p.found else [float("nan")] * 2
+    return " ".join([p.status] + [f"{v:.6f}" for v in nums + p.points.ravel().tolist()]) + "\n"
+
+
+def _field(args) -> int:
+    mesh = load_mesh(args.file)
+    field = mesh.cost_field((args.x, args.y, args.z), **Q.path_options_of_args(mesh, args))
+    points = read_points(args.points) if args.points is not None else None
+    if args.json:
+        print_json(Q.field_doc(field, points))
+        return 0 if field.status == "ok" else 1
+    print(f"status {field.status}\ngoal_tet {field.goal_tet}")
+    if points is None:              # one line a tetrahedron: cost next_portal
+        sys.stdout.write("".join(f"{c:.6f} {int(f)}\n" for c, f in
+                                 zip(field.cost.tolist(), field.next_portal.tolist())))
+    else:                           # one line a point: cost, next waypoint
+        sys.stdout.write("".join(f"{c:.6f} {w[0]:.6f} {w[1]:.6f} {w[2]:.6f}\n" for c, w in
+                                 zip(field.cost_at(points).tolist(),
+                                     field.next_waypoint(points).tolist())))
+    return 0 if field.status == "ok" else 1
 
 
 def _raycast(args) -> int:
@@ -151,7 +176,7 @@ def _raycast(args) -> int:
     r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
                      radius=args.radius)
     if args.json:
-        print_json(r.to_dict())
+        print_json(Q.raycast_doc(r))
     else:
         print(f"status {r.status}")
         if r.status == "hit":
@@ -163,19 +188,14 @@ def _raycast(args) -> int:
 
 
 def _raycasts(args) -> int:
-    mesh = load_mesh(args.file)
-    seg = read_points(args.segments, width=6)
-    r = mesh.raycast_many(seg[:, :3], seg[:, 3:], radius=args.radius)
-    if args.json:
-        print_json([{"clear": bool(c), "status": str(st), "face": int(f), "t": float(t),
-                     "point": p, "normal": n}
-                    for c, st, f, t, p, n in zip(r.clear, r.status, r.face, r.t, r.point,
-                                                 r.normal)])
-    else:
+    def text_lines(r):
         # one line a segment: status face t point(3) normal(3)
-        sys.stdout.write("".join(
-            f"{st} {int(f)} {t:.9f} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f} "
+        return "".join(
+            f"{st} {f} {t:.9f} {p[0]:.6f} {p[1]:.6f} {p[2]:.6f} "
             f"{n[0]:.6f} {n[1]:.6f} {n[2]:.6f}\n"
             for st, f, t, p, n in zip(r.status.tolist(), r.face.tolist(), r.t.tolist(),
-                                      r.point.tolist(), r.normal.tolist())))
-    return 0
+                                      r.point.tolist(), r.normal.tolist()))
+
+    return _streamed(args, args.segments,
+                     lambda mesh, s: mesh.raycast_many(s[:, :3], s[:, 3:], radius=args.radius),
+                     text_lines, Q.raycasts_doc, width=6)

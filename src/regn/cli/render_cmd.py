@@ -28,11 +28,18 @@ def add_parser(sub, name, help_text):
                    help="overlay points (x y z lines, .csv or .npy; '-' for stdin)")
     p.add_argument("--size", default="1200x900", metavar="WxH",
                    help="picture size in pixels (default 1200x900)")
-    p.add_argument("--dpi", type=int, default=100, help="dots per inch (default 100)")
+    p.add_argument("--dpi", type=int, default=100,
+                   help=f"dots per inch, {DPI_RANGE[0]}..{DPI_RANGE[1]} (default 100)")
     p.add_argument("--grid-reduce", choices=("sum", "max"), default="sum",
                    help="how the grid view combines the z layers (default sum)")
     p.add_argument("--title", help="replace the title")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing OUT (never the input)")
     p.set_defaults(func=run)
+
+
+#: dots per inch a picture may be drawn at (the size in pixels is --size).
+DPI_RANGE = (10, 1000)
 
 
 def parse_size(text):
@@ -60,9 +67,11 @@ def run(args) -> int:
     if not out.lower().endswith(".png"):
         raise ExportError(f"{out}: pictures are written as .png")
     size = parse_size(args.size)
+    if not DPI_RANGE[0] <= args.dpi <= DPI_RANGE[1]:
+        raise ExportError(f"--dpi {args.dpi}: must be {DPI_RANGE[0]}..{DPI_RANGE[1]}")
     if args.slice is not None:
         parse_slice(args.slice)                 # fail before reading the mesh
-    check_output(out, [args.file, args.points], force=True)     # never over an input
+    check_output(out, [args.file, args.points], args.force)
     mesh = load_mesh(args.file)
     render(mesh, out, view=args.view, slice=args.slice, path=path_arg(args.path),
            points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,

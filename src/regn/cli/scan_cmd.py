@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import sys
+import tempfile
 
 from ..errors import FormatError, RegnError
 
@@ -36,15 +38,36 @@ def add_parser(subparsers, name, help_text):
     return p
 
 
+#: A pipe or device is copied to a temporary file first, up to this many bytes.
+STREAM_LIMIT = 1 << 30
+
+
 def _open_blob(path):
-    fh = open(path, "rb")
-    try:
-        size = os.fstat(fh.fileno()).st_size
-        if size == 0:
-            return b""
-        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    finally:
-        fh.close()
+    """The file ``path`` mapped read-only; a pipe or device (``/dev/stdin``)
+    is copied to an unnamed temporary file first, refused past
+    :data:`STREAM_LIMIT` bytes."""
+    from .._atomic import note_input
+    with open(path, "rb") as fh:
+        note_input(path)
+        if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return _map(fh)
+        with tempfile.TemporaryFile() as copy:
+            while True:
+                block = fh.read(1 << 20)
+                if not block:
+                    break
+                if copy.tell() + len(block) > STREAM_LIMIT:
+                    raise RegnError(f"{path}: not a regular file, and longer than "
+                                    f"{STREAM_LIMIT} bytes: save it to a file first")
+                copy.write(block)
+            copy.flush()
+            return _map(copy)
+
+
+def _map(fh):
+    if os.fstat(fh.fileno()).st_size == 0:
+        return b""
+    return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def run_scan(args) -> int:
@@ -100,8 +123,8 @@ def run_chunk(args) -> int:
     from ..scan.chunkinfo import infer_object
     path, offset = _split_target(args.target)
     buf = _open_blob(path)
-    if offset >= len(buf):
-        raise FormatError(f"offset {offset:#x} is past the end of the {len(buf)}-byte file")
+    if not 0 <= offset < len(buf):
+        raise FormatError(f"offset {offset:#x} is not inside the {len(buf)}-byte file")
     info = infer_object(buf, offset)
     if args.json:
         from ._common import print_json

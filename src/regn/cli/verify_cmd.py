@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import FormatError
+from ..errors import FormatError, RegnError
 from ._common import print_json
 
 
@@ -46,22 +46,21 @@ def _table(report, out):
 
 def run(args) -> int:
     from ..checks import verify
+    from ..inputs.maps import read_map_bytes
     out = sys.stdout
     results, unreadable, failed, passed = [], 0, 0, 0
     for path in args.files:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            report = verify(data, strict=args.strict, path=path)
+            report = verify(read_map_bytes(path), strict=args.strict, path=path)
         except FormatError as e:
             unreadable += 1
             err = e if e.path else e.with_path(path)
             print(f"regn: {err}", file=sys.stderr)
             results.append({"path": path, "ok": False, "error": str(err)})
             continue
-        except OSError as e:
+        except RegnError as e:            # cannot read the file at all
             unreadable += 1
-            msg = f"{path}: cannot read: {e.strerror or e}"
+            msg = str(e)
             print(f"regn: {msg}", file=sys.stderr)
             results.append({"path": path, "ok": False, "error": msg})
             continue

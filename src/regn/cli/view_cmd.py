@@ -23,6 +23,8 @@ def add_parser(sub, name, help_text):
     p.add_argument("--points", metavar="FILE",
                    help="show points (x y z lines, .csv or .npy; '-' for stdin)")
     p.add_argument("--title", help="replace the title")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing OUT (never the input)")
     p.set_defaults(func=run)
 
 
@@ -32,7 +34,7 @@ def run(args) -> int:
     out = args.output
     if not out.lower().endswith((".html", ".htm")):
         raise ExportError(f"{out}: the interactive view is written as .html")
-    check_output(out, [args.file, args.points], force=True)     # never over an input
+    check_output(out, [args.file, args.points], args.force)
     mesh = load_mesh(args.file)
     write_html(mesh, out, path=path_arg(args.path), points=points_arg(args.points),
                title=args.title)

@@ -366,7 +366,7 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
         title = (f"{name}: {mesh.n_vertices} vertices, {mesh.n_tets} tetrahedra, "
                  f"{mesh.n_faces} faces, {ncomp} component{'s' if ncomp != 1 else ''}"
                  f"{note}")
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(title, fontsize=11, parse_math=False)   # '$' in a file name is text
     _figure_legend(fig)
     return fig
 

@@ -36,12 +36,18 @@ NO_TET = 0xFFFFFFFF
 NO_SLOT = 0xFF
 #: Number of all-zero sentinel face records after section 2 [seed, 11/11].
 FACE_SENTINELS = 2
+#: Every pointer is a u32 word, and POF0 counts in words of this many bytes [seed].
+WORD = 4
+#: The bits of float32 1.0: the face record's ``w`` word and the bbox w [seed].
+F32_ONE_BITS = 0x3F800000
 
 #: The six face-slot pairs of a tetrahedron's portal-cost table, in file order
 #: [inferred]: pair p joins face slots PORTAL_PAIRS[p].
 PORTAL_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 
 SECTION_NAMES = ("vertices", "tets", "faces", "cells", "items", "refs")
+#: Section number of each section name.
+SECTION = {name: k for k, name in enumerate(SECTION_NAMES)}
 
 # --- chunk header, 16 bytes, same shape for REGN and POF0 ----------------------
 CHUNK_HEADER = [
@@ -126,6 +132,13 @@ LAYOUTS = {"chunk_header": CHUNK_HEADER, "header": HEADER, "vertices": VERTEX,
 #: Record stride of each section, in section order.
 STRIDES = tuple(SIZES[name] for name in SECTION_NAMES)
 
+#: The record pointers of the grid [seed: the POF0 pointer map], as
+#: (section holding the pointer, its field, section pointed into, null allowed):
+#: a cell's item, an item's first reference, a reference's tetrahedron.
+POINTERS = (("cells", "item_ptr", "items", True),
+            ("items", "refs_ptr", "refs", False),
+            ("refs", "tet_ptr", "tets", False))
+
 
 @lru_cache(maxsize=None)
 def dtype_for(name: str, order: str = BIG) -> np.dtype:
@@ -145,6 +158,13 @@ def field_offsets(name: str) -> dict[str, int]:
     """Byte offset of each field of record ``name`` within the record."""
     dt = dtype_for(name)
     return {field: dt.fields[field][1] for field in dt.names}
+
+
+def element_offset(name: str, field: str, index: int = 0) -> int:
+    """Byte offset within record ``name`` of element ``index`` (flat) of the
+    array field ``field`` (e.g. the header's ``counts[3]``)."""
+    sub, offset = dtype_for(name).fields[field][:2]
+    return offset + index * sub.base.itemsize
 
 
 def align(n: int, to: int = ALIGN) -> int:

@@ -24,15 +24,13 @@ DIALECT_3 = 3
 DIALECT_4 = 4
 DIALECTS = (DIALECT_3, DIALECT_4)
 
-_ONE, _TWO, _LONG = 0x40, 0x80, 0xC0
-
-
-def max_delta(length: int, dialect: int = DIALECT_3) -> int:
-    """Largest word delta an entry of ``length`` bytes can hold."""
-    bits = {1: 6, 2: 14, 3: 22, 4: 30}[length]
-    if length >= 3 and length != dialect:
-        raise ValueError(f"dialect {dialect} has no {length}-byte entries")
-    return (1 << bits) - 1
+#: The top two bits of an entry's first byte: its kind (0 ends the table, 1
+#: and 2 are 1- and 2-byte entries).
+_END, _ONE, _LONG = 0, 1, 3
+#: Payload bits of the first byte.
+_LOW6 = 0x3F
+#: Largest delta a 1-byte and a 2-byte entry hold.
+_MAX1, _MAX2 = (1 << 6) - 1, (1 << 14) - 1
 
 
 class Pof0Table:
@@ -56,72 +54,84 @@ class Pof0Table:
         self.notes = notes
 
 
-def _entry_starts(length: np.ndarray, n: int):
-    """Byte positions where entries start, following the chain from byte 0.
+def _reach(nxt, first, n_nodes):
+    """The nodes visited from node ``first`` along ``nxt`` (node -> next
+    node; a value ``>= n_nodes`` ends the chain), ascending.
 
-    Vectorised by pointer doubling: ``nxt`` maps each byte to the byte after
-    the entry starting there (``n`` at the end marker, ``n + 1`` past the
-    table); the set of positions 2^k..2^(k+1)-1 entries from 0 is the image of
-    the previous set under the k-th power of ``nxt``. O(n log n), no loop
-    over entries.
+    Pointer doubling, so no Python loop over the chain: ``jump`` is ``nxt``
+    applied 2^k times, and the nodes 2^k .. 2^(k+1)-1 steps on are the image
+    of those fewer than 2^k steps on. Node numbers grow along the chain, so
+    the visited nodes come out ascending.
     """
-    pos = np.arange(n, dtype=np.int64)
-    nxt = np.empty(n + 2, dtype=np.int64)
-    nxt[:n] = np.where(length == 0, n, np.minimum(pos + length, n + 1))
-    nxt[n:] = (n, n + 1)
-    # pos + length == n is a clean end, > n an overrun
-    over = (pos + length > n) & (length > 0)
-    nxt[:n][over] = n + 1
-    reached = np.array([0], dtype=np.int64)    # positions 0 .. 2^k - 1 entries on
-    jump = nxt                                  # nxt applied 2^k times
-    overrun = False
+    if first >= n_nodes:
+        return np.zeros(0, np.int64)
+    jump = np.concatenate([nxt, [n_nodes, n_nodes + 1]])   # chain ends map to themselves
+    reached = np.array([first], dtype=np.int64)
     while True:
-        # the positions 2^k .. 2^(k+1)-1 entries on; sentinels (>= n) end the chain
         step = jump[reached]
-        overrun |= bool(np.any(step == n + 1))
-        step = step[step < n]
+        step = step[step < n_nodes]
         if not len(step):
-            break
+            return reached
         reached = np.concatenate([reached, step])
         jump = jump[jump]
-    # no sort needed: block k holds the positions 2^k..2^(k+1)-1 entries on,
-    # in step order, and positions grow along the chain, so ``reached`` is
-    # already ascending
-    if n == 0:
-        reached = reached[:0]
-    chain = reached[reached < n]
-    is_entry = length[chain] > 0
-    starts = chain[is_entry]
-    stop = chain[~is_entry]
-    end = int(stop[0]) if len(stop) else (n if not overrun else n)
-    return starts, end, overrun
 
 
 def _walk(buf, dialect):
-    """The entry chain of table ``buf`` (uint8), vectorised: -> starts (byte
-    positions of the entries), deltas (None after an overrun), end (where
-    the chain stops), overrun (the last entry runs past the table), longer
-    (entries longer than their delta needs), long_entries (3- or 4-byte
-    entries). :func:`regn.checks._kernels.pof0_walk` is the compiled loop
-    with the same results."""
-    by_kind = np.array([0, 1, 2, dialect], dtype=np.int64)
-    length = by_kind[buf >> 6]          # entry length if one started at each byte
-    starts, end, overrun = _entry_starts(length, len(buf))
+    """The entry chain of table ``buf`` (uint8), vectorised.
+
+    -> starts (byte positions of the entries), deltas (None after an
+    overrun), end (where the chain stops: the first end byte, else the
+    table's length), overrun (the last entry runs past the table), longer
+    (entries longer than their delta needs), long_entries (3- or 4-byte).
+
+    Entries tile the table from byte 0 to where the chain stops, and a
+    1-byte entry is followed by the next byte: so the chain is only
+    followed (by :func:`_reach`) over the bytes that could start a longer
+    entry or end the table -- a handful in a REGN's table, where most deltas
+    are small -- and every other byte up to the end is an entry start unless
+    it lies inside a longer entry.
+    """
+    n = len(buf)
+    kind = buf >> 6
+    nodes = np.flatnonzero(kind != _ONE)            # bytes that are not 1-byte entries
+    m = len(nodes)
+    node_kind = kind[nodes]
+    length = np.array([0, 1, 2, dialect], np.int64)[node_kind]
+    after = nodes + length                          # where the next entry starts
+    # the next node on the chain: the first at or after ``after`` (m: none, so
+    # 1-byte entries run to the table's end), m + 1 past the table, and an
+    # end byte stops the chain (m)
+    nxt = np.searchsorted(nodes, after)
+    nxt[after > n] = m + 1
+    nxt[node_kind == _END] = m
+    visited = _reach(nxt, 0, m)
+    stop = visited[node_kind[visited] == _END]      # at most one: the last visited
+    overrun = len(visited) > 0 and nxt[visited[-1]] == m + 1
+    if len(stop):
+        visited = visited[:-1]
+    end = int(nodes[stop[0]]) if len(stop) else n
+    is_entry = np.ones(end, bool)
+    starts_long = nodes[visited]
+    long_len = length[visited]
+    for k in range(1, dialect):                     # the bytes inside longer entries
+        inner = starts_long[long_len > k] + k
+        is_entry[inner[inner < end]] = False
+    starts = np.flatnonzero(is_entry)
     if overrun:
         return starts, None, end, True, 0, 0
-    lens = length[starts]
-    deltas = buf[starts].astype(np.int64) & 0x3F
+    deltas = (buf[starts] & _LOW6).astype(np.int64)
+    at = np.searchsorted(starts, starts_long)       # where the longer entries are
+    value = deltas[at]
     for k in range(1, dialect):
-        more = lens > k
-        idx = np.where(more, starts + k, 0)
-        deltas = np.where(more, (deltas << 8) | buf[idx].astype(np.int64), deltas)
-    shortest = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
-    return (starts, deltas, end, False, int(np.sum(shortest != lens)),
-            int(np.sum(lens >= 3)))
+        more = long_len > k
+        value[more] = (value[more] << 8) | buf[starts_long[more] + k]
+    deltas[at] = value
+    longer = int(np.count_nonzero(_entry_lengths(value, dialect) != long_len))
+    return starts, deltas, end, False, longer, int(np.count_nonzero(long_len > 2))
 
 
 def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
-           data_words: int | None = None, walk=None) -> Pof0Table:
+           data_words: int | None = None) -> Pof0Table:
     """Decode a POF0 body into the word indices it lists.
 
     ``base_offset`` is the object offset of the table's first byte (used only
@@ -129,19 +139,24 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
     below it (inside the data area). Raises :class:`FormatError` on a repeated
     word (a delta of 0 after the first entry), a first delta of 0, an entry
     that runs past the table, or a word outside the data area.
-
-    ``walk`` replaces :func:`_walk` (``regn.verify`` passes the compiled
-    :func:`regn.checks._kernels.pof0_walk`, with the same results).
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown POF0 dialect {dialect!r}")
     buf = np.frombuffer(table, dtype=np.uint8)
     n = len(buf)
-    starts, deltas, end, overrun, longer, long_entries = (walk or _walk)(buf, dialect)
-    end = int(end)
+    # A valid table lists fewer words than the data area has, each entry at
+    # most ``dialect`` bytes: its entries and end byte lie in the first
+    # dialect * (data_words + 1) bytes. Only those are walked, so memory
+    # follows the data area whatever the table's size. Past them the entries
+    # already outnumber the data area's words: an error is found among them.
+    scope = buf if data_words is None else buf[:dialect * (data_words + 1)]
+    starts, deltas, end, overrun, longer, long_entries = _walk(scope, dialect)
+    if overrun and len(scope) < n:              # cut by the scope, not by the table
+        scope = scope[:int(starts[-1])]
+        starts, deltas, end, overrun, longer, long_entries = _walk(scope, dialect)
     if overrun:
         last = int(starts[-1])
-        need = dialect if buf[last] >> 6 == 3 else int(buf[last] >> 6)
+        need = dialect if buf[last] >> 6 == _LONG else int(buf[last] >> 6)
         raise FormatError(
             f"POF0 entry at table byte {last} needs {need} bytes "
             f"but the table has {n - last} left",
@@ -175,14 +190,17 @@ def decode(table: bytes, dialect: int = DIALECT_3, *, base_offset: int = 0,
     return Pof0Table(words, dialect, canonical, int(long_entries), end, notes)
 
 
-def encode(words, dialect: int = DIALECT_3, *, pack=None) -> bytes:
+def _entry_lengths(deltas, dialect):
+    """The shortest entry length (bytes) of each delta."""
+    return np.where(deltas <= _MAX1, 1, np.where(deltas <= _MAX2, 2, dialect))
+
+
+def encode(words, dialect: int = DIALECT_3) -> bytes:
     """Canonical table for a set of word indices.
 
     Sorted ascending without repeats, each delta in its shortest form, zero
     bytes up to a multiple of 4. Raises ``ValueError`` when a delta is too
-    large for the dialect or word 0 is listed. ``pack`` is an optional
-    compiled byte packer (``regn.verify`` passes
-    :func:`regn.checks._kernels.pof0_pack`; the same bytes).
+    large for the dialect or word 0 is listed.
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown POF0 dialect {dialect!r}")
@@ -195,20 +213,20 @@ def encode(words, dialect: int = DIALECT_3, *, pack=None) -> bytes:
     if len(deltas) and deltas.max() > limit:
         raise ValueError(f"a POF0 delta of {int(deltas.max())} words exceeds the "
                          f"{dialect}-byte dialect's {limit}")
-    if pack is not None:
-        return pack(np.ascontiguousarray(deltas, np.int64), dialect).tobytes()
-    lens = np.where(deltas <= 0x3F, 1, np.where(deltas <= 0x3FFF, 2, dialect))
-    total = int(lens.sum())
+    lens = _entry_lengths(deltas, dialect)
+    ends = np.cumsum(lens)
+    total = int(ends[-1]) if len(ends) else 0
     out = np.zeros((total + 3) // 4 * 4, dtype=np.uint8)
-    pos = np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
-    tag = np.where(lens == 1, _ONE, np.where(lens == 2, _TWO, _LONG)).astype(np.int64)
-    for k in range(dialect):
-        has = lens > k
-        shift = 8 * (lens - 1 - k)
-        byte = (deltas >> np.where(has, shift, 0)) & 0xFF
-        if k == 0:
-            byte = byte | tag
-        out[pos[has] + k] = byte[has]
+    # most entries are 1 byte: the kind bits and the delta in one go, then the
+    # lower bytes of the longer entries, last byte first
+    first = ends - lens
+    out[first] = (np.minimum(lens, _LONG) << 6) | (deltas >> (8 * (lens - 1)))
+    longer = np.flatnonzero(lens > 1)
+    rest, at = deltas[longer], ends[longer]
+    for k in range(1, dialect):
+        more = lens[longer] > k
+        out[at[more] - k] = rest[more] & 0xFF
+        rest = rest >> 8
     return out.tobytes()
 
 

@@ -15,11 +15,13 @@ import numpy as np
 from ..errors import FormatError
 from . import pof0
 from .chunk import Frame, frame_at
-from .layout import (HEADER_SIZE, NO_SLOT, NO_TET, SECTION_NAMES,
-                     STRIDES, dtype_for, field_offsets)
+from .layout import (HEADER_SIZE, NO_SLOT, NO_TET, POINTERS, SECTION, SECTION_NAMES,
+                     SIZES, STRIDES, WORD, dtype_for, element_offset, field_offsets)
 
 REGN_TAG = b"REGN"
 _HDR = field_offsets("header")
+#: What a record holding a pointer is called in messages.
+_NOUN = {"cells": "cell", "items": "item", "refs": "reference"}
 
 
 @dataclass
@@ -54,6 +56,13 @@ class RegnParts:
     @property
     def counts(self) -> tuple:
         return tuple(int(c) for c in self.header["counts"])
+
+    @property
+    def data_words(self) -> np.ndarray:
+        """The data area as u32 words in the file's byte order (word ``w`` is
+        the one POF0 calls ``w``)."""
+        return np.frombuffer(self.data, dtype=self.byte_order + "u4",
+                             count=self.frame.data_size // WORD)
 
 
 def _err(msg, offset, section=None):
@@ -104,13 +113,13 @@ def _parse(buf, start, path):
     n_cells = dims[0] * dims[1] * dims[2]
     if n_cells != counts[3]:
         raise _err(f"grid dims {dims[0]}x{dims[1]}x{dims[2]} = {n_cells} cells but the "
-                   f"cell count is {counts[3]}", d0 + _HDR["counts"] + 6)
+                   f"cell count is {counts[3]}", d0 + element_offset("header", "counts", 3))
 
     ptrs = [int(p) for p in header["section_ptrs"]]
     sections = {}
     for k, name in enumerate(SECTION_NAMES):
         p, n, stride = ptrs[k], counts[k], STRIDES[k]
-        at = d0 + _HDR["section_ptrs"] + 4 * k
+        at = d0 + element_offset("header", "section_ptrs", k)
         if p < HEADER_SIZE or p > size:
             raise _err(f"section {k} ({name}) pointer {p:#x} is outside the data area "
                        f"({HEADER_SIZE:#x}..{size:#x})", at)
@@ -118,22 +127,21 @@ def _parse(buf, start, path):
         if p + span > size:
             raise _err(f"section {k} ({name}): {n} records of {stride} bytes from {p:#x} "
                        f"run past the data area's end at {size:#x}",
-                       d0 + _HDR["counts"] + 2 * k)
+                       d0 + element_offset("header", "counts", k))
         sections[name] = np.frombuffer(data, dtype=dtype_for(name, order), count=n,
                                        offset=p)
-    n_v, n_t, n_f, n_c, n_i, n_r = counts
+    n_r = counts[SECTION["refs"]]
     misaligned = {}
-    cell_item = _to_index(sections["cells"]["item_ptr"], ptrs, 4, 32, n_i, "cell", 3, 8,
-                          4, True, d0, misaligned)
-    item_ref_start = _to_index(sections["items"]["refs_ptr"], ptrs, 5, 4, n_r, "item", 4,
-                               32, 0x14, False, d0, misaligned)
+    cell_pointer, item_pointer, _ = POINTERS
+    cell_item = _to_index(sections, ptrs, counts, cell_pointer, d0, misaligned)
+    item_ref_start = _to_index(sections, ptrs, counts, item_pointer, d0, misaligned)
     n_refs = sections["items"]["n"].astype(np.int64)
     over = item_ref_start + n_refs > n_r
     if over.any():
         i = int(np.argmax(over))
         raise _err(f"item {i} lists {int(n_refs[i])} references from reference "
                    f"{int(item_ref_start[i])}, past the {n_r} there are",
-                   d0 + ptrs[4] + 32 * i + 0x10, "items")
+                   _record_at(d0, ptrs, "items", i, "n"), "items")
 
     table = bytes(buf[fr.table_start:fr.end])
     trailer = bytes(buf[fr.end:]) if start == 0 else b""
@@ -142,20 +150,29 @@ def _parse(buf, start, path):
                      str(path) if path is not None else None)
 
 
-def _to_index(values, ptrs, target, stride, count, what, rec_section, rec_stride,
-              fld_off, allow_null, d0, misaligned):
-    """Pointers -> record indices in section ``target``; each must land inside
-    it (a null pointer is -1 where allowed). Pointers that fall inside a record
-    rather than on its start are counted in ``misaligned`` for verify."""
-    v = values.astype(np.int64)
+def _record_at(d0, ptrs, section, i, field=None):
+    """Buffer offset of record ``i`` of ``section`` (of its ``field``)."""
+    at = d0 + ptrs[SECTION[section]] + SIZES[section] * i
+    return at + (field_offsets(section)[field] if field else 0)
+
+
+def _to_index(sections, ptrs, counts, pointer, d0, misaligned):
+    """The pointer field ``pointer`` (an entry of :data:`POINTERS`) of every
+    record -> record indices in the section it points into; each must land
+    inside it (a null pointer is -1 where allowed). Pointers that fall inside
+    a record rather than on its start are counted in ``misaligned``."""
+    section, field, target, allow_null = pointer
+    k, stride, count = SECTION[target], SIZES[target], counts[SECTION[target]]
+    what = _NOUN[section]
+    v = sections[section][field].astype(np.int64)
     null = v == 0 if allow_null else np.zeros(len(v), dtype=bool)
-    rel = v - ptrs[target]
+    rel = v - ptrs[k]
     bad = ((rel < 0) | (rel >= stride * count)) & ~null
     if bad.any():
         i = int(np.argmax(bad))
-        raise _err(f"{what} {i} points at {int(v[i]):#x}, outside section {target} "
-                   f"({ptrs[target]:#x}..{ptrs[target] + stride * count:#x})",
-                   d0 + ptrs[rec_section] + rec_stride * i + fld_off)
+        raise _err(f"{what} {i} points at {int(v[i]):#x}, outside section {k} "
+                   f"({ptrs[k]:#x}..{ptrs[k] + stride * count:#x})",
+                   _record_at(d0, ptrs, section, i, field))
     misaligned[what] = int(np.count_nonzero((rel % stride != 0) & ~null))
     return np.where(null, -1, rel // stride)
 
@@ -186,10 +203,8 @@ def _check_records(parts):
         if bad.any():
             t = first_bad(bad.any(axis=1))
             raise _err(f"tetrahedron {t} names {what} {vals[t].tolist()}, but there are "
-                       f"{limit}", d0 + ptrs[1] + 96 * t + field_offsets("tets")[fld],
-                       "tets")
+                       f"{limit}", _record_at(d0, ptrs, "tets", t, fld), "tets")
     faces = sections["faces"]
-    fo = field_offsets("faces")
     checks = (("tet_a", faces["tet_a"] >= n_t, "tetrahedron A"),
               ("tet_b", (faces["tet_b"] >= n_t) & (faces["tet_b"] != NO_TET),
                "tetrahedron B"),
@@ -199,19 +214,18 @@ def _check_records(parts):
         if bad.any():
             f = first_bad(bad)
             raise _err(f"face {f} has {what} = {int(faces[fld][f])}, out of range",
-                       d0 + ptrs[2] + 48 * f + fo[fld], "faces")
+                       _record_at(d0, ptrs, "faces", f, fld), "faces")
     verts = sections["vertices"]["xyz"]
     finite = np.isfinite(verts).all(axis=1)
     if not finite.all():
         v = first_bad(~finite)
-        raise _err(f"vertex {v} is not finite: {verts[v].tolist()}", d0 + ptrs[0] + 12 * v,
-                   "vertices")
-    parts.ref_tet = _to_index(sections["refs"]["tet_ptr"], ptrs, 1, 96, n_t, "reference",
-                              5, 4, 0, False, d0, parts.misaligned)
+        raise _err(f"vertex {v} is not finite: {verts[v].tolist()}",
+                   _record_at(d0, ptrs, "vertices", v), "vertices")
+    parts.ref_tet = _to_index(sections, ptrs, parts.counts, POINTERS[2], d0,
+                              parts.misaligned)
 
 
-
-def read_pof0(parts: RegnParts, expected_words=None, *, walk=None) -> pof0.Pof0Table:
+def read_pof0(parts: RegnParts, expected_words=None) -> pof0.Pof0Table:
     """Decode the POF0 table, choosing the dialect as the spec says.
 
     The seed's 3-byte form is tried first; if it does not decode into an
@@ -219,18 +233,17 @@ def read_pof0(parts: RegnParts, expected_words=None, *, walk=None) -> pof0.Pof0T
     and equal to ``expected_words`` when given), the 4-byte form is tried.
     When neither is acceptable the first one that decodes at all is returned
     (verify then reports the mismatch); when neither decodes, the 3-byte
-    error is raised. ``walk``: see :func:`regn.format.pof0.decode`.
+    error is raised.
     """
     if parts._pof0 is not None:
         return parts._pof0
-    size = parts.frame.data_size
-    words_in_data = size // 4
+    words_in_data = parts.frame.data_size // WORD
     base = parts.frame.table_start
     results, errors = [], []
     for dialect in pof0.DIALECTS:
         try:
             t = pof0.decode(parts.pof0_body, dialect, base_offset=base,
-                            data_words=words_in_data, walk=walk)
+                            data_words=words_in_data)
         except FormatError as e:
             errors.append(e)
             continue
@@ -248,9 +261,7 @@ def read_pof0(parts: RegnParts, expected_words=None, *, walk=None) -> pof0.Pof0T
 
 
 def _acceptable(parts, words, expected):
-    data_words = np.frombuffer(parts.data, dtype=parts.byte_order + "u4",
-                               count=parts.frame.data_size // 4)
-    vals = data_words[words]
+    vals = parts.data_words[words]
     if np.any(vals >= parts.frame.data_size):
         return False
     if expected is not None:
@@ -267,12 +278,13 @@ def expected_pointer_words(section_offsets, cell_ptr_nonzero, n_items, n_refs):
     pointer is non-zero, the refs pointer of every item, and every reference.
     """
     off = section_offsets
-    header = (_HDR["section_ptrs"] + 4 * np.arange(6)) // 4
-    cells = (off[3] + 8 * np.flatnonzero(cell_ptr_nonzero) + 4) // 4
-    items = (off[4] + 32 * np.arange(n_items) + 0x14) // 4
-    refs = (off[5] + 4 * np.arange(n_refs)) // 4
+    holders = {"cells": np.flatnonzero(cell_ptr_nonzero), "items": np.arange(n_items),
+               "refs": np.arange(n_refs)}
+    groups = [element_offset("header", "section_ptrs", np.arange(6))]
+    for section, field, _, _ in POINTERS:
+        groups.append(off[SECTION[section]] + SIZES[section] * holders[section]
+                      + field_offsets(section)[field])
     # the groups are each ascending (and in order, in a canonical layout):
     # the stable sort (timsort) is linear on such runs
-    words = np.sort(np.concatenate([header, cells, items, refs]).astype(np.int64),
-                    kind="stable")
+    words = np.sort(np.concatenate(groups).astype(np.int64) // WORD, kind="stable")
     return words[np.concatenate([[True], words[1:] != words[:-1]])] if len(words) else words

@@ -12,9 +12,13 @@ import numpy as np
 
 from ..errors import LimitError
 from . import pof0
-from .layout import (ALIGN, BIG, CHUNK_HEADER_SIZE, FACE_SENTINELS, HEADER_SIZE,
-                     SECTION_NAMES, STRIDES, U16_MAX, align, dtype_for)
+from .layout import (ALIGN, BIG, CHUNK_HEADER_SIZE, FACE_SENTINELS, HEADER_SIZE, POINTERS,
+                     SECTION, SECTION_NAMES, SIZES, STRIDES, U16_MAX, align, dtype_for)
 from .reader import expected_pointer_words
+
+
+#: The sections whose records hold pointers.
+_HOLDERS = {section for section, _, _, _ in POINTERS}
 
 
 def canonical_offsets(counts) -> tuple:
@@ -26,14 +30,13 @@ def canonical_offsets(counts) -> tuple:
     for k, n in enumerate(counts):
         pos = align(pos, ALIGN)
         offs.append(pos)
-        pos += n * STRIDES[k] + (FACE_SENTINELS * STRIDES[2] if k == 2 else 0)
+        pos += n * STRIDES[k] + (FACE_SENTINELS * STRIDES[k] if k == SECTION["faces"] else 0)
     return tuple(offs), align(pos, ALIGN)
 
 
 def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
               byte_order=BIG, dialect=pof0.DIALECT_3, chunk_header=None,
-              pof0_header=None, trailer=b"", pack=None, as_bytearray=False,
-              table=None) -> bytes:
+              pof0_header=None, trailer=b"", as_bytearray=False, table=None) -> bytes:
     """Bytes of one REGN object (chunk + POF0 chunk + trailer).
 
     ``header`` is a header record (any byte order); counts and section
@@ -41,11 +44,10 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
     ``sections`` maps names to structured arrays of the layout dtypes (any
     byte order); pointer fields in them are recomputed from ``cell_item``
     (item index per cell, -1 for none), ``item_ref_start`` and ``ref_tet``.
-    ``pack``: see :func:`regn.format.pof0.encode`. ``as_bytearray`` returns
-    the buffer the object was built in (no final copy; ``regn.verify``
-    only compares it). ``table``: the POF0 table's bytes when the caller
-    knows them already (``regn.verify``, for a read table that is the
-    canonical encoding of exactly these pointer words).
+    ``as_bytearray`` returns the buffer the object was built in (no final
+    copy; ``regn.verify`` only compares it). ``table``: the POF0 table's
+    bytes when the caller knows them already (``regn.verify``, for a read
+    table that is the canonical encoding of exactly these pointer words).
     """
     counts = [len(sections[name]) for name in SECTION_NAMES]
     for name, n in zip(SECTION_NAMES, counts):
@@ -54,9 +56,9 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
                             f"{U16_MAX}")
     offs, data_size = canonical_offsets(counts)
     if table is None:
-        words = expected_pointer_words(offs, np.asarray(cell_item) >= 0, counts[4],
-                                       counts[5])
-        table = pof0.encode(words, dialect, pack=pack)
+        words = expected_pointer_words(offs, np.asarray(cell_item) >= 0,
+                                       counts[SECTION["items"]], counts[SECTION["refs"]])
+        table = pof0.encode(words, dialect)
     trailer = bytes(trailer)
     # the whole object in one buffer: chunk header, data area, POF0 chunk
     buf = bytearray(CHUNK_HEADER_SIZE + data_size + CHUNK_HEADER_SIZE + len(table)
@@ -73,13 +75,14 @@ def serialize(*, header, sections, cell_item, item_ref_start, ref_tet,
     for name in SECTION_NAMES:
         arr = np.asarray(sections[name])
         want = dtype_for(name, byte_order)
-        if name in ("cells", "items", "refs") or arr.dtype != want:
+        if name in _HOLDERS or arr.dtype != want:
             arr = arr.astype(want)          # a copy: pointers are rewritten
         recs[name] = np.ascontiguousarray(arr)
-    cell_item = np.asarray(cell_item, dtype=np.int64)
-    recs["cells"]["item_ptr"] = np.where(cell_item >= 0, offs[4] + 32 * cell_item, 0)
-    recs["items"]["refs_ptr"] = offs[5] + 4 * np.asarray(item_ref_start, np.int64)
-    recs["refs"]["tet_ptr"] = offs[1] + 96 * np.asarray(ref_tet, np.int64)
+    targets = (cell_item, item_ref_start, ref_tet)       # in the order of POINTERS
+    for (section, field, target, null), index in zip(POINTERS, targets):
+        index = np.asarray(index, dtype=np.int64)
+        ptr = offs[SECTION[target]] + SIZES[target] * index
+        recs[section][field] = np.where(index >= 0, ptr, 0) if null else ptr
     for k, name in enumerate(SECTION_NAMES):
         raw = recs[name].view(np.uint8).reshape(-1)
         data[offs[k]:offs[k] + len(raw)] = raw

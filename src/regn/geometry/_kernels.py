@@ -234,7 +234,7 @@ def _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, eps, fast):
 
 
 @kernel
-def _cell_coord(x, origin, size, n):
+def cell_coord(x, origin, size, n):
     """geometry.cell_coords for one coordinate: floor((x - origin) / size),
     NaN and +-inf to 0, clipped to 0..n-1."""
     v = np.floor((x - origin) / size)
@@ -318,8 +318,8 @@ def membership_pairs(pts, t0, t1, bbox_min, cell_size, dims, eps):
             mx = _nmax(_nmax(pts[t, 0, e], pts[t, 1, e]), _nmax(pts[t, 2, e], pts[t, 3, e]))
             if not (mn > -NO_OVERFLOW and mx < NO_OVERFLOW):
                 fast = False
-            lo[e] = _cell_coord(mn - eps, bbox_min[e], cell_size[e], dims[e])
-            hi[e] = _cell_coord(mx + eps, bbox_min[e], cell_size[e], dims[e])
+            lo[e] = cell_coord(mn - eps, bbox_min[e], cell_size[e], dims[e])
+            hi[e] = cell_coord(mx + eps, bbox_min[e], cell_size[e], dims[e])
         for iz in range(lo[2], hi[2] + 1):
             lo2 = bbox_min[2] + float(iz) * cell_size[2]
             hi2 = lo2 + cell_size[2]
@@ -510,6 +510,107 @@ def closest_points_on_triangles(P, T):
             T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 1, 0], T[k, 1, 1], T[k, 1, 2],
             T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], P[k, 0], P[k, 1], P[k, 2])
     return out
+
+
+@kernel
+def point_triangle_distances(P, T):
+    """(K,3) points, (K,3,3) triangles -> (K,) distance from point k to
+    triangle k."""
+    out = np.empty(P.shape[0])
+    for k in range(P.shape[0]):
+        x, y, z = closest_point_on_triangle(
+            T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 1, 0], T[k, 1, 1], T[k, 1, 2],
+            T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], P[k, 0], P[k, 1], P[k, 2])
+        out[k] = np.sqrt((x - P[k, 0]) ** 2 + (y - P[k, 1]) ** 2 + (z - P[k, 2]) ** 2)
+    return out
+
+
+@kernel
+def nearest_triangle_distances(P, T):
+    """(N,3) points, (F,3,3) triangles -> (N,) distance from each point to
+    the nearest triangle (inf when there are none)."""
+    out = np.full(P.shape[0], np.inf)
+    for i in range(P.shape[0]):
+        best = np.inf
+        for k in range(T.shape[0]):
+            x, y, z = closest_point_on_triangle(
+                T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 1, 0], T[k, 1, 1], T[k, 1, 2],
+                T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], P[i, 0], P[i, 1], P[i, 2])
+            d2 = (x - P[i, 0]) ** 2 + (y - P[i, 1]) ** 2 + (z - P[i, 2]) ** 2
+            if d2 < best:
+                best = d2
+        out[i] = np.sqrt(best)
+    return out
+
+
+# ===========================================================================
+# A tetrahedron against a ball or a box (the temporary blockers of
+# regn.query.filters): exact up to rounding, closed sets (touching counts),
+# False when a number involved is NaN.
+# ===========================================================================
+
+
+@kernel
+def _orient(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """6 x the signed volume of (a, b, c, d)."""
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    vx, vy, vz = cx - ax, cy - ay, cz - az
+    wx, wy, wz = _cross(ux, uy, uz, vx, vy, vz)
+    return wx * (dx - ax) + wy * (dy - ay) + wz * (dz - az)
+
+
+@kernel
+def point_in_tet(pts, t, px, py, pz):
+    """Is p in the closed tetrahedron ``pts[t]`` ((T,4,3) points): on the
+    side of each face plane where the opposite vertex lies, or on it? A
+    flat tetrahedron holds nothing (its faces do the work)."""
+    x0, y0, z0 = pts[t, 0, 0], pts[t, 0, 1], pts[t, 0, 2]
+    x1, y1, z1 = pts[t, 1, 0], pts[t, 1, 1], pts[t, 1, 2]
+    x2, y2, z2 = pts[t, 2, 0], pts[t, 2, 1], pts[t, 2, 2]
+    x3, y3, z3 = pts[t, 3, 0], pts[t, 3, 1], pts[t, 3, 2]
+    total = _orient(x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3)
+    if not (total > 0.0 or total < 0.0):
+        return False
+    s = 1.0 if total > 0.0 else -1.0
+    return (_orient(px, py, pz, x1, y1, z1, x2, y2, z2, x3, y3, z3) * s >= 0.0
+            and _orient(x0, y0, z0, px, py, pz, x2, y2, z2, x3, y3, z3) * s >= 0.0
+            and _orient(x0, y0, z0, x1, y1, z1, px, py, pz, x3, y3, z3) * s >= 0.0
+            and _orient(x0, y0, z0, x1, y1, z1, x2, y2, z2, px, py, pz) * s >= 0.0)
+
+
+@kernel
+def tet_meets_ball(pts, t, cx, cy, cz, r):
+    """Does the closed tetrahedron ``pts[t]`` meet the closed ball of centre
+    c and radius r: c inside it, or the closest point of one of its faces
+    (:func:`closest_point_on_triangle`) within r of c?"""
+    if point_in_tet(pts, t, cx, cy, cz):
+        return True
+    rr = r * r
+    met = False
+    for k in range(4):
+        a = 1 if k == 0 else 0           # the face opposite vertex k
+        b = 2 if k <= 1 else 1
+        c = 3 if k <= 2 else 2
+        qx, qy, qz = closest_point_on_triangle(
+            pts[t, a, 0], pts[t, a, 1], pts[t, a, 2], pts[t, b, 0], pts[t, b, 1],
+            pts[t, b, 2], pts[t, c, 0], pts[t, c, 1], pts[t, c, 2], cx, cy, cz)
+        met |= (qx - cx) ** 2 + (qy - cy) ** 2 + (qz - cz) ** 2 <= rr
+    return met
+
+
+@kernel
+def tet_meets_box(pts, t, lo0, lo1, lo2, hi0, hi1, hi2):
+    """Does the closed tetrahedron ``pts[t]`` meet the closed box lo..hi: a
+    vertex inside it, else the separating-axis decision of
+    :func:`membership` (no widening)?"""
+    if _vertex_in_box(pts, t, lo0, lo1, lo2, hi0, hi1, hi2):
+        return True
+    fast = (abs(lo0) < NO_OVERFLOW and abs(lo1) < NO_OVERFLOW and abs(lo2) < NO_OVERFLOW
+            and abs(hi0) < NO_OVERFLOW and abs(hi1) < NO_OVERFLOW and abs(hi2) < NO_OVERFLOW)
+    for v in range(4):
+        for e in range(3):
+            fast &= abs(pts[t, v, e]) < NO_OVERFLOW
+    return _pair_meets(pts, t, lo0, lo1, lo2, hi0, hi1, hi2, 0.0, fast)
 
 
 # ===========================================================================

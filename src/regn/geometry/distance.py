@@ -26,38 +26,16 @@ def _dot(a, b):
     return np.einsum("...i,...i->...", a, b)
 
 
-def point_segment_distance(p, a, b):
-    """Distance from points ``p`` to segments ``[a, b]`` (broadcast, (...,3))."""
-    d = b - a
-    dd = _dot(d, d)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(dd > 0, _dot(p - a, d) / np.where(dd > 0, dd, 1.0), 0.0)
-    t = np.clip(t, 0.0, 1.0)
-    return np.linalg.norm(p - (a + t[..., None] * d), axis=-1)
-
-
 def point_triangle_distance(p, a, b, c):
-    """Exact distance from points ``p`` to closed triangles ``abc`` (broadcast).
-
-    The projection onto the plane is the answer when it falls inside the
-    triangle; otherwise the closest point is on the boundary, so the distance
-    is the least of the three edge distances. Degenerate (zero-area) triangles
-    fall through to the edge distances.
-    """
-    ab = b - a
-    ac = c - a
-    n = np.cross(ab, ac)
-    nn = _dot(n, n)
-    s1 = _dot(np.cross(ab, p - a), n)
-    s2 = _dot(np.cross(c - b, p - b), n)
-    s3 = _dot(np.cross(a - c, p - c), n)
-    inside = (s1 >= 0) & (s2 >= 0) & (s3 >= 0) & (nn > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dplane = np.abs(_dot(p - a, n)) / np.sqrt(np.where(nn > 0, nn, 1.0))
-    dedge = np.minimum(np.minimum(point_segment_distance(p, a, b),
-                                  point_segment_distance(p, b, c)),
-                       point_segment_distance(p, c, a))
-    return np.where(inside, np.minimum(dplane, dedge), dedge)
+    """Exact distance from points ``p`` to closed triangles ``abc``, pair by
+    pair after broadcasting (``(..., 3)`` each; the compiled closest-point
+    test of :func:`regn.geometry._kernels.closest_point_on_triangle`)."""
+    from ._kernels import point_triangle_distances
+    p, a, b, c = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (p, a, b, c)))
+    shape = p.shape[:-1]
+    tri = np.stack([a, b, c], axis=-2).reshape(-1, 3, 3)
+    return point_triangle_distances(np.ascontiguousarray(p.reshape(-1, 3)),
+                                    tri).reshape(shape)
 
 
 def segment_segment_distance(p1, q1, p2, q2):
@@ -245,12 +223,9 @@ def points_triangles_distance(points, tri_points, tri_lo, tri_hi, max_distance=n
     out = np.full(len(p), np.inf)
     tp = tri_points
     if not np.isfinite(max_distance):
-        step = max(1, 2_000_000 // max(len(tp), 1))
-        for s in range(0, len(p), step):
-            d = point_triangle_distance(p[s:s + step, None, :], tp[None, :, 0],
-                                        tp[None, :, 1], tp[None, :, 2])
-            out[s:s + step] = d.min(axis=1)
-        return out
+        from ._kernels import nearest_triangle_distances
+        return nearest_triangle_distances(np.ascontiguousarray(p),
+                                          np.ascontiguousarray(tp, np.float64))
     for t, i in box_point_pairs(tri_lo - max_distance, tri_hi + max_distance, p):
         for s in range(0, len(t), PAIR_CHUNK):
             tt, ii = t[s:s + PAIR_CHUNK], i[s:s + PAIR_CHUNK]

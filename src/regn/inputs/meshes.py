@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from .. import _atomic
 from ..errors import BuildError, RegnError
 
 
@@ -15,6 +16,7 @@ def read_meshio(path, what="mesh", error=RegnError):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise error(f"{path}: no such {what} file")
+    _atomic.note_input(path)
     if path.lower().endswith(".xdmf"):
         # the XML-inline form regn writes is read here: meshio's XDMF reader
         # needs h5py even for inline data

@@ -10,18 +10,29 @@ import os
 
 import numpy as np
 
+from .. import _atomic
 from ..builder.obstacles import Sphere, TriangleMesh
 from ..errors import BuildError
 from .meshes import read_meshio
 
 
-def _num(text, where):
+#: The largest magnitude a map can store (its coordinates are float32).
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _num(text, where, name):
     try:
         x = float(text)
     except ValueError:
-        raise BuildError(f"{where}: not a number: {text!r}") from None
-    if not math.isfinite(x):
-        raise BuildError(f"{where}: not a finite number: {text!r}")
+        raise BuildError(f"{where}: {name} is not a number: {text!r}") from None
+    return _in_range(x, where, name)
+
+
+def _in_range(x, where, name):
+    """``x`` when finite and storable as float32, else BuildError."""
+    if not math.isfinite(x) or abs(x) > FLOAT32_MAX:
+        raise BuildError(f"{where}: {name} must be a finite number within "
+                         f"+-{FLOAT32_MAX:.4g} (float32), got {x!r}")
     return x
 
 
@@ -29,6 +40,12 @@ def _sphere_from(x, y, z, r, where):
     if not r > 0:
         raise BuildError(f"{where}: radius must be > 0, got {r:g}")
     return Sphere((x, y, z), r)
+
+
+def _json_int(text):
+    """JSON integers as floats, so 10**400 is inf (refused as out of
+    range) rather than an int float() cannot convert."""
+    return float(text)
 
 
 def load_spheres(path):
@@ -44,6 +61,7 @@ def load_spheres(path):
     try:
         with open(path, encoding="utf-8-sig") as fh:
             text = fh.read()
+        _atomic.note_input(path)
     except OSError as e:
         raise BuildError(f"{path}: cannot read sphere file: {e.strerror or e}") from None
     except UnicodeDecodeError:
@@ -56,9 +74,12 @@ def load_spheres(path):
 
 def _spheres_json(path, text):
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError as e:
         raise BuildError(f"{path}: line {e.lineno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise BuildError(f"{path}: JSON nested too deeply (a sphere file is a list "
+                         "of objects)") from None
     if isinstance(data, dict) and isinstance(data.get("spheres"), list):
         data = data["spheres"]
     if not isinstance(data, list):
@@ -75,13 +96,14 @@ def _spheres_json(path, text):
         vals = []
         for k in ("x", "y", "z", rkey):
             v = item[k]
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
+            if not isinstance(v, float):     # ints arrive as floats, bools do not
                 raise BuildError(f"{where}: {k} must be a number, got {v!r}")
-            if not math.isfinite(v):
-                raise BuildError(f"{where}: {k} must be finite, got {v!r}")
-            vals.append(float(v))
+            vals.append(_in_range(v, where, k))
         out.append(_sphere_from(*vals, where))
     return out
+
+
+_MAX_LINE = 4096
 
 
 def _spheres_csv(path, text):
@@ -92,6 +114,9 @@ def _spheres_csv(path, text):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
+        if len(line) > _MAX_LINE:
+            raise BuildError(f"{path}: line {lineno} is longer than {_MAX_LINE} "
+                             "characters, not a sphere")
         if "," in line:
             fields = [f.strip() for f in next(csv.reader([line]))]
         else:
@@ -113,7 +138,8 @@ def _spheres_csv(path, text):
         idx = cols or [0, 1, 2, 3]
         if len(fields) < max(idx) + 1 or (cols is None and len(fields) != 4):
             raise BuildError(f"{where}: expected 4 columns x, y, z, radius, got {len(fields)}")
-        x, y, z, r = (_num(fields[k], where) for k in idx)
+        x, y, z, r = (_num(fields[k], where, name)
+                      for k, name in zip(idx, ("x", "y", "z", "radius")))
         out.append(_sphere_from(x, y, z, r, where))
     return out
 
@@ -133,6 +159,11 @@ def load_obstacle_mesh(path, inflation=0.0):
         raise BuildError(f"{path}: unexpected point array of shape {pts.shape}")
     if pts.shape[1] == 2:
         raise BuildError(f"{path}: a 2D mesh; an obstacle needs 3D points")
+    bad = ~(np.abs(pts) <= FLOAT32_MAX).all(axis=1)       # NaN fails the test too
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise BuildError(f"{path}: point {i} {pts[i].tolist()} is not a finite number "
+                         f"within +-{FLOAT32_MAX:.4g} (float32)")
     tris = []
     other = set()
     for block in m.cells:

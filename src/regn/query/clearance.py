@@ -31,6 +31,7 @@ never takes a path below r.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -38,7 +39,7 @@ import numpy as np
 from ..errors import QueryError
 from ..status import NAMES, OK, TOO_NARROW, UNREACHABLE
 from ..tolerances import CLEARANCE_MARGIN_REL
-from . import as_point, as_radius, scratch
+from . import as_radius, scratch
 
 #: The mesh's clearance structures, in the search graph's internal face
 #: numbering (:func:`portal_clearance`).
@@ -116,21 +117,35 @@ def _edge_bounds(graph, witness, clear):
     return np.vstack([lo, pad]), np.vstack([hi, pad])
 
 
-def radius_graph(mesh, r_eff):
-    """(graph, near) for paths keeping ``r_eff``, cached for the last few
-    radii. ``graph``: the search graph of :mod:`regn.query.path` without
-    the edges whose clearance is below r_eff (a masked copy of the edge
-    table; the search state is shared); a tetrahedron that lost an edge
-    also loses the search's no-turning-back shortcut (its costs, masked,
-    need not obey the triangle inequality). ``near``: (start, walls), for
-    each tetrahedron the wall triangles (rows of the wall BVH) that may
-    come within r_eff of it, which the smoother keeps away."""
-    from .nearest import _wall_bvh
-    from .path import _Arena, _graph, _kernels as path_kernels
-    cache = scratch(mesh).setdefault("radius_graphs", OrderedDict())
-    if r_eff in cache:
+#: A search graph's edge table masked for one radius, and the walls near
+#: each tetrahedron for it (:func:`radius_graph`).
+RadiusGraph = namedtuple("RadiusGraph", ["edge", "edge_int", "near", "arena"])
+
+
+def radius_graph(mesh, r_eff) -> RadiusGraph:
+    """The :class:`RadiusGraph` for paths keeping ``r_eff``, cached for the
+    last few radii. ``edge`` / ``edge_int``: the edge table of
+    :mod:`regn.query.path`'s search graph without the edges whose clearance
+    is below r_eff (a search uses them in place of its slot's; the face
+    rows are the slot's own); a tetrahedron that lost an edge also loses
+    the search's no-turning-back shortcut (its costs, masked, need not obey
+    the triangle inequality). ``near``: (start, walls), for each
+    tetrahedron the wall triangles (rows of the wall BVH) that may come
+    within r_eff of it, which the smoother keeps away."""
+    s = scratch(mesh)
+    with s.setdefault("radius_lock", threading.Lock()):
+        cache = s.setdefault("radius_graphs", OrderedDict())
+        if r_eff not in cache:
+            cache[r_eff] = _masked(mesh, r_eff)
+            while len(cache) > _RADIUS_GRAPHS:
+                cache.popitem(last=False)
         cache.move_to_end(r_eff)
         return cache[r_eff]
+
+
+def _masked(mesh, r_eff) -> RadiusGraph:
+    from .nearest import _wall_bvh
+    from .path import _Arena, _graph, _kernels as path_kernels
     base = _graph(mesh)["graph"]
     K = path_kernels()
     pc = portal_clearance(mesh)
@@ -142,8 +157,7 @@ def radius_graph(mesh, r_eff):
     edge_int = arena["edge"]
     edge_int[:] = base.edge_int
     edge = edge_int.view(np.float32)
-    was_open = base.edge[:, 0:12:2] >= 0
-    closed = was_open & ~(pc.edge_lo >= r_eff)
+    closed = (base.edge[:, 0:12:2] >= 0) & ~(pc.edge_lo >= r_eff)
     cost = edge[:, 0:12:2]
     cost[closed] = -1.0
     # tetrahedra that lost an edge: no shortcut through them any more
@@ -154,44 +168,39 @@ def radius_graph(mesh, r_eff):
     t0, t1 = edge_int[:, K.ET0], edge_int[:, K.ET1]
     keep = np.where(lost[t0], 0, 1) | np.where(lost[t1], 0, 2)
     edge_int[:, K.EPRUNE] &= keep.astype(np.int32)
-    graph = base._replace(edge=edge, edge_int=edge_int)
     near = (np.zeros(len(base.tet_faces) + 1, np.int64), np.zeros(0, np.int64))
     if bvh is not None:
         from ._keep_clear_kernels import walls_near_tets
         near = walls_near_tets(bvh, np.ascontiguousarray(mesh.tet_points, dtype=np.float64),
                                r_eff)
-    cache[r_eff] = (graph, near, arena)
-    while len(cache) > _RADIUS_GRAPHS:
-        cache.popitem(last=False)
-    return cache[r_eff]
+    return RadiusGraph(edge, edge_int, near, arena)
 
 
 def find_path_radius(mesh, start, goal, radius, smooth=True, cost_scale=None,
-                     exclude=None):
+                     exclude=None, filter=None):
     """:func:`regn.query.path.find_path` for a sphere of ``radius`` > 0 (see
     the module docstring)."""
     from .nearest import _wall_bvh
-    from .path import (Path, _cost_options, _kernels as path_kernels, find_path,
-                       next_query_id, search_options)
-    ends = np.empty((2, 3))
-    ends[0] = as_point(start, "start")
-    ends[1] = as_point(goal, "goal")
+    from .path import (Path, _graph, _kernels as path_kernels, cost_options, find_path,
+                       next_query_id, path_ends, search_options, search_slot)
+    ends = path_ends(start, goal)
     radius = as_radius(radius)
-    if mesh.n_tets == 0 or _wall_bvh(mesh) is None:
-        # no walls: every point is infinitely far from one
-        _cost_options(int(mesh.n_tets), cost_scale, exclude)
-        return find_path(mesh, ends[0], ends[1], smooth, cost_scale, exclude)
-    g, scale, excl, plain, hw = search_options(mesh, cost_scale, exclude)
+    scale, excl = cost_options(mesh, cost_scale, exclude, filter)
+    bvh = _wall_bvh(mesh) if mesh.n_tets else None
+    if bvh is None:                      # no walls: every point is infinitely far from one
+        return find_path(mesh, start, goal, smooth, cost_scale, exclude, filter)
+    g = _graph(mesh)
+    options = search_options(g, scale, excl)
     r_eff = margin_radius(mesh, radius)
     pc = portal_clearance(mesh)
-    graph, near, _ = radius_graph(mesh, r_eff)
-    work = g["work"]
+    masked = radius_graph(mesh, r_eff)
     seed_open = np.zeros((2, 4), dtype=np.bool_)
-    with g["lock"]:
-        qid = next_query_id(g)
+    with search_slot(g) as slot:
+        graph = slot.graph._replace(edge=masked.edge, edge_int=masked.edge_int)
+        work = slot.work
         status, cost, n, length = _kernels().find_path_radius(
-            graph, g["tables"], work, _wall_bvh(mesh), pc.witness, pc.clearance, ends, scale,
-            excl, plain, hw, qid, r_eff, seed_open)
+            graph, g["tables"], work, bvh, pc.witness, pc.clearance, ends, options.scale,
+            options.excl, options.plain, options.hw, next_query_id(slot), r_eff, seed_open)
         if status == OK:
             portals = work.portals[:n].copy()
             corridor = work.corridor[:n + 1].copy()
@@ -200,13 +209,14 @@ def find_path_radius(mesh, start, goal, radius, smooth=True, cost_scale=None,
         raise QueryError("internal error: broken path chain")
     if status == TOO_NARROW:
         # a point's search tells "too narrow" from "no route at all"
-        point = find_path(mesh, ends[0], ends[1], False, cost_scale, exclude)
+        point = find_path(mesh, start, goal, False, cost_scale, exclude, filter)
         return Path(False, NAMES[TOO_NARROW if point.found else UNREACHABLE])
     if status != OK:
         return Path(False, NAMES[status])
     if smooth and n:
         from .keep_clear import smooth_keeping
-        points = smooth_keeping(mesh, ends, corridor, portals, points, radius, r_eff, near)
+        points = smooth_keeping(mesh, ends, corridor, portals, points, radius, r_eff,
+                                masked.near)
     seg = points[1:] - points[:-1]
     length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
     return Path(True, NAMES[OK], float(cost), corridor, portals, points, length)

@@ -46,9 +46,11 @@ row, and its six edges one 64-byte block, so relaxing an edge touches one
 cache line; faces are renumbered along a Z-order curve (faces near in space
 are near in memory); both tables sit in one huge-page arena, and the kernel
 prefetches a face's neighbours before relaxing them. Per-query state is
-stamped with a query id, so nothing is cleared between queries; a lock per
-mesh lets one search at a time use that state (threads calling find_path on
-one mesh take turns; smoothing runs outside the lock).
+stamped with a query id, so nothing is cleared between queries. The rows a
+search writes, its heaps and buffers form a *slot* (:func:`search_slot`):
+a search takes a free one, and threads searching one mesh at once each get
+their own (made on first need as a copy of the face rows, then kept), so
+they run side by side; the edge blocks are shared read-only.
 
 A route may touch a face of a tetrahedron and turn back into it when that
 is cheaper (a start link is unscaled while ``cost_scale`` can make crossing
@@ -63,11 +65,12 @@ length may exceed them. Rounded to nearest instead (as another tool may
 write them), costs can fall a float32 rounding (~1e-8 relative) short, and
 so can an unsmoothed path's cost.
 
-Smoothing (:mod:`regn.query.smooth`): ``points`` is the shortest polyline from
-s to g that crosses the corridor's portal triangles in order; each segment
-joins two faces of one tetrahedron (or s/g and a face of S/G), so the
-polyline stays inside the corridor. ``smooth=False`` gives the
-portal-centroid polyline.
+Smoothing (:mod:`regn.query.smooth`): the shortest polyline from s to g
+that crosses the corridor's portal triangles in order; each segment joins
+two faces of one tetrahedron (or s/g and a face of S/G), so the polyline
+stays inside the corridor. ``points`` keeps only its turning points
+(:mod:`regn.query.waypoints`). ``smooth=False`` gives the portal-centroid
+polyline. For a sphere of some radius: :mod:`regn.query.clearance`.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import namedtuple
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -105,7 +109,7 @@ SearchGraph = namedtuple("SearchGraph", [
 ])
 
 #: A search's scratch: the two open sets (4-ary heaps on parallel arrays)
-#: and the output buffers (one set per mesh, used under its lock).
+#: and the output buffers (one set per slot: see :func:`search_slot`).
 SearchWork = namedtuple("SearchWork", [
     "heap_key0", "heap_node0",     # forward open set: keys, faces
     "heap_key1", "heap_node1",     # backward open set
@@ -195,9 +199,10 @@ def _directed_edges(tt, fi, fj, base, rank, face_tets):
 
 def _graph(mesh) -> dict:
     """The mesh's search state (cached): the :class:`SearchGraph`,
-    :class:`SearchWork` and :class:`regn.query.locate.LocateTables` records,
-    the lock and query id that guard them, whether the Euclidean bound is
-    admissible, and the default cost_scale and exclude arrays."""
+    :class:`SearchWork` and :class:`regn.query.locate.LocateTables` records
+    (``graph``, ``work`` and ``qid`` are those of the first slot; the free
+    slots and their lock), whether the Euclidean bound is admissible, and
+    the default cost_scale and exclude arrays."""
     s = scratch(mesh)
     if "path" in s:
         return s["path"]
@@ -237,17 +242,64 @@ def _graph(mesh) -> dict:
     graph = SearchGraph(edge, edge_int, node, node.view(np.uint16),
                         np.ascontiguousarray(rank[tf]), is_portal[face_order],
                         face_order.astype(np.int64), np.asarray(components(mesh)))
-    # a side pushes at most once per edge plus its <= 4 seeds; a route lists
-    # each face at most once per side, plus the meeting
-    heap, out_len = len(src) + 16, 2 * F + 4
-    work = SearchWork(np.zeros(heap), np.zeros(heap, np.int32), np.zeros(heap),
-                      np.zeros(heap, np.int32), np.zeros(out_len, np.int64),
-                      np.zeros(out_len + 1, np.int64), np.zeros((out_len + 2, 3)))
-    g = dict(lock=threading.Lock(), arena=arena, admissible=admissible, qid=[0],
-             graph=graph, work=work, tables=locate_tables(mesh), ones=np.ones(T),
-             no_excl=np.zeros(T, dtype=np.bool_))
+    # a side pushes at most once per edge plus its <= 4 seeds
+    heap_len = len(src) + 16
+    first = _Slot(graph, _new_work(heap_len, F), arena)
+    g = dict(admissible=admissible, graph=graph, work=first.work, qid=first.qid,
+             heap_len=heap_len, free_slots=[first], slot_lock=threading.Lock(),
+             tables=locate_tables(mesh), ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_))
     s["path"] = g
     return g
+
+
+def _new_work(heap_len, F) -> SearchWork:
+    """Empty heaps and output buffers (a route lists each face at most once
+    per side, plus the meeting)."""
+    out_len = 2 * F + 4
+    return SearchWork(np.zeros(heap_len), np.zeros(heap_len, np.int32), np.zeros(heap_len),
+                      np.zeros(heap_len, np.int32), np.zeros(out_len, np.int64),
+                      np.zeros(out_len + 1, np.int64), np.zeros((out_len + 2, 3)))
+
+
+class _Slot:
+    """One search's private state: the face rows it writes (``graph.node``:
+    costs, bounds, stamps and parents beside the read-only centroids), its
+    heaps and output buffers, and its query id. The edge blocks and every
+    other array of the graph are shared, read-only."""
+
+    __slots__ = ("graph", "work", "qid", "arena")
+
+    def __init__(self, graph, work, arena):
+        self.graph, self.work, self.arena, self.qid = graph, work, arena, [0]
+
+
+def _another_slot(g) -> _Slot:
+    """A new slot: a copy of the face rows with every stamp cleared (so
+    nothing of another slot's searches is read) and fresh buffers."""
+    K = _kernels()
+    graph = g["graph"]
+    arena = _Arena([("node", graph.node.shape, np.float64)])
+    node = arena["node"]
+    node[:] = graph.node
+    node_u16 = node.view(np.uint16)
+    node_u16[:, K.ST0:K.PA1 + 1] = 0
+    return _Slot(graph._replace(node=node, node_u16=node_u16),
+                 _new_work(g["heap_len"], node.shape[0] - 1), arena)
+
+
+@contextmanager
+def search_slot(g):
+    """A slot no other search is using (made when all are busy, kept for
+    later): threads searching one mesh at once each get their own."""
+    with g["slot_lock"]:
+        slot = g["free_slots"].pop() if g["free_slots"] else None
+    if slot is None:
+        slot = _another_slot(g)
+    try:
+        yield slot
+    finally:
+        with g["slot_lock"]:
+            g["free_slots"].append(slot)
 
 
 def _triangle_tets(tf, nb, pc, portal_pairs):
@@ -291,11 +343,12 @@ def _morton_order(points):
 
 
 class _Arena:
-    """Named arrays carved from one anonymous memory map, each on a 64-byte
-    boundary, the map asked for transparent huge pages where the OS offers
-    them (Linux ``MADV_HUGEPAGE``). A search touches a few hundred scattered
-    faces of ~4 MB of arrays, and on 4 KB pages most of those touches also
-    miss the TLB. Zero-filled; elsewhere it is plain memory."""
+    """Named arrays carved from one anonymous memory map, private to the
+    process, each on a 64-byte boundary, the map asked for transparent huge
+    pages where the OS offers them (Linux ``MADV_HUGEPAGE``). A search
+    touches a few hundred scattered faces of ~4 MB of arrays, and on 4 KB
+    pages most of those touches also miss the TLB. Zero-filled; elsewhere it
+    is plain memory."""
 
     ALIGN = 64
     HUGE = 2 << 20
@@ -307,7 +360,12 @@ class _Arena:
             end += -end % self.ALIGN
             offsets[name] = (end, shape, np.dtype(dtype))
             end += int(np.prod(shape)) * np.dtype(dtype).itemsize
-        self._map = mmap.mmap(-1, end + self.HUGE)
+        # private: Python's default anonymous map is shared, and a forked
+        # process (a multiprocessing pool's worker) would then run its
+        # searches in the same memory as its parent and siblings
+        private = {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS} \
+            if hasattr(mmap, "MAP_PRIVATE") else {}
+        self._map = mmap.mmap(-1, end + self.HUGE, **private)
         if hasattr(mmap, "MADV_HUGEPAGE"):
             try:
                 self._map.madvise(mmap.MADV_HUGEPAGE)
@@ -327,50 +385,57 @@ class _Arena:
         return self._arrays[name]
 
 
-def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None) -> Path:
-    """Cheapest flight from ``start`` to ``goal`` (see the module docstring;
-    for a sphere of some radius: :func:`regn.query.clearance.find_path_radius`)."""
+#: What a search reads besides the graph: per-tetrahedron cost factors and
+#: exclusion flags (shared all-ones / all-false arrays when ``plain``) and the
+#: weight of the Euclidean bound.
+SearchOptions = namedtuple("SearchOptions", ["scale", "excl", "plain", "hw"])
+
+#: One search's answer before it becomes a :class:`Path`: a :mod:`regn.status`
+#: code, the cost, the corridor's tetrahedra and portal faces, and the
+#: centroid polyline s, portal centroids, g with its length (None when the
+#: caller smooths it anyway).
+Route = namedtuple("Route", ["status", "cost", "tets", "portals", "polyline", "length"],
+                   defaults=[math.inf, None, None, None, math.inf])
+
+
+def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None,
+              filter=None) -> Path:
+    """Cheapest flight from ``start`` to ``goal`` (see the module docstring);
+    ``filter``, a :class:`regn.query.filters.QueryFilter`, adds its
+    blockers to ``cost_scale`` and ``exclude``."""
+    ends = path_ends(start, goal)
+    scale, excl = cost_options(mesh, cost_scale, exclude, filter)
+    if mesh.n_tets == 0:
+        return Path(False, NAMES[START_OUTSIDE])
+    g = _graph(mesh)
+    options = search_options(g, scale, excl)
+    with search_slot(g) as slot:
+        route = search(g, slot, options, ends, smooth)
+    return route_to_path(mesh, ends, route, smooth)
+
+
+def path_ends(start, goal) -> np.ndarray:
+    """(2,3) float64: the start and goal points, validated."""
     ends = np.empty((2, 3))
     ends[0] = as_point(start, "start")
     ends[1] = as_point(goal, "goal")
-    if mesh.n_tets == 0:
-        _cost_options(int(mesh.n_tets), cost_scale, exclude)
-        return Path(False, NAMES[START_OUTSIDE])
-    g, scale, excl, plain, hw = search_options(mesh, cost_scale, exclude)
-    K = _kernels()
-    graph, work = g["graph"], g["work"]
-    # one search at a time per mesh: the search state and output buffers are
-    # shared (threads wait here instead of corrupting each other's search)
-    with g["lock"]:
-        qid = next_query_id(g)
-        status, cost, n, length = K.find_path(graph, g["tables"], work, ends, scale, excl, plain,
-                                              hw, qid)
-        if status == OK:
-            portals = work.portals[:n].copy()
-            corridor = work.corridor[:n + 1].copy()
-            centroid_polyline = None if smooth and n else work.points[:n + 2].copy()
-    if status != OK:
-        if status == K.BROKEN_CHAIN:
-            raise QueryError("internal error: broken path chain")
-        return Path(False, NAMES[status])
-    if smooth and n:
-        pts = smoothed_turning_points(mesh, ends[0], ends[1], portals)[0]
-        seg = pts[1:] - pts[:-1]
-        length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
-    else:
-        pts = centroid_polyline
-    return Path(True, NAMES[OK], float(cost), corridor, portals, pts, float(length))
+    return ends
 
 
-def search_options(mesh, cost_scale, exclude):
-    """(graph state, scale, exclude, plain, hw) of a search on a mesh with
-    tetrahedra: the validated options, the defaults where they are None, and
-    the heuristic's weight."""
-    if cost_scale is None and exclude is None:
-        scale = excl = None
-    else:
+def cost_options(mesh, cost_scale=None, exclude=None, filter=None):
+    """Validated (scale, exclude) arrays, either None when it changes
+    nothing; a filter's blockers multiply into the one and add to the
+    other."""
+    scale = excl = None
+    if cost_scale is not None or exclude is not None:
         scale, excl = _cost_options(int(mesh.n_tets), cost_scale, exclude)
-    g = _graph(mesh)
+    if filter is not None:
+        scale, excl = filter.applied_to(mesh, scale, excl)
+    return scale, excl
+
+
+def search_options(g, scale, excl) -> SearchOptions:
+    """The :class:`SearchOptions` of validated ``scale`` / ``excl`` arrays."""
     plain = scale is None and excl is None
     # every cost is at least min_scale times its base cost, so the
     # Euclidean bound scaled by min_scale stays admissible and consistent
@@ -386,17 +451,49 @@ def search_options(mesh, cost_scale, exclude):
     # the stored-cost check allows a relative slack of ADMISSIBLE_SLACK;
     # shrinking the bound by as much keeps every reduced cost non-negative
     hw = min_scale * (1.0 - ADMISSIBLE_SLACK) if g["admissible"] else 0.0
-    return g, scale, excl, plain, hw
+    return SearchOptions(scale, excl, plain, hw)
 
 
-def next_query_id(g) -> int:
-    """The next query id of the mesh's search state ``g`` (call under its
-    lock); the uint16 stamps start over before they wrap."""
-    qid = g["qid"][0] = g["qid"][0] + 1
+def search(g, slot, options, ends, smooth=True) -> Route:
+    """One search in ``slot`` (:func:`search_slot`): its :class:`Route`,
+    the arrays copied out of the slot's buffers."""
+    K = _kernels()
+    graph, work = slot.graph, slot.work
+    qid = next_query_id(slot)
+    status, cost, n, length = K.find_path(graph, g["tables"], work, ends, options.scale,
+                                          options.excl, options.plain, options.hw, qid)
+    if status == K.BROKEN_CHAIN:
+        raise QueryError("internal error: broken path chain")
+    if status != OK:
+        return Route(status)
+    polyline = None if smooth and n else work.points[:n + 2].copy()
+    return Route(status, float(cost), work.corridor[:n + 1].copy(), work.portals[:n].copy(),
+                 polyline, float(length))
+
+
+def next_query_id(slot) -> int:
+    """The slot's next query id (the uint16 stamps start over before they
+    wrap)."""
+    qid = slot.qid[0] = slot.qid[0] + 1
     if qid > MAX_QID:
-        g["graph"].node_u16[:, _kernels().ST0:_kernels().ST1 + 1] = 0
-        qid = g["qid"][0] = 1
+        K = _kernels()
+        slot.graph.node_u16[:, K.ST0:K.ST1 + 1] = 0
+        qid = slot.qid[0] = 1
     return qid
+
+
+def route_to_path(mesh, ends, route, smooth=True) -> Path:
+    """The :class:`Path` of a :class:`Route`: smoothed through its portals,
+    or its centroid polyline."""
+    if route.status != OK:
+        return Path(False, NAMES[route.status])
+    if smooth and len(route.portals):
+        pts = smoothed_turning_points(mesh, ends[0], ends[1], route.portals)[0]
+        seg = pts[1:] - pts[:-1]
+        length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
+    else:
+        pts, length = route.polyline, route.length
+    return Path(True, NAMES[OK], route.cost, route.tets, route.portals, pts, length)
 
 
 def _cost_options(T, cost_scale, exclude):

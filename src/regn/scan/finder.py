@@ -5,15 +5,19 @@ data area, then a ``POF0`` chunk exactly where the size says, whose table
 decodes cleanly with every listed word inside the data area and every pointer
 value inside it too. Nothing else (names, a directory, alignment) is assumed.
 
-The search is vectorised: all ``POF0`` occurrences are found with
-``bytes.find``; then, a window at a time, every position whose 4 bytes look
-like a tag has its would-be size field read in both byte orders and the
-implied POF0 position ``s + 16 + size`` looked up among the occurrences. Only
-those hits are checked one by one.
+The search streams through the blob a window at a time (a compiled loop,
+:func:`regn.scan._kernels.window_candidates`): every position whose 4 bytes
+look like a tag has its would-be size field read in both byte orders, and is
+kept when the implied position ``s + 16 + size`` holds a ``POF0`` chunk
+header whose table ends inside the blob. Each window's candidates are checked
+one by one before the next window is searched, so memory is bounded by the
+window whatever the blob holds (a blob of repeated ``POF0`` bytes has a tag
+at every position).
 """
 
 from __future__ import annotations
 
+import mmap
 import sys
 from dataclasses import dataclass, field
 
@@ -21,7 +25,8 @@ import numpy as np
 
 from ..errors import FormatError
 from ..format import pof0 as _pof0
-from ..format.chunk import POF0_TAG, frame_at
+from ..format.chunk import frame_at
+from ..format.layout import CHUNK_HEADER_SIZE
 
 #: Bytes allowed in a tag: A-Z a-z 0-9 and '_' (space too, but not first).
 _TAG_OK = np.zeros(256, dtype=bool)
@@ -29,7 +34,8 @@ for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ ":
     _TAG_OK[_c] = True
 
 EXTENSIONS = {b"REGN": "rgn", b"MCOL": "col"}
-WINDOW = 1 << 24
+#: Starts examined at once: the candidate list never holds more.
+WINDOW = 1 << 20
 
 
 @dataclass
@@ -64,55 +70,29 @@ class Found:
                 "notes": list(self.notes)}
 
 
-def _pof0_positions(buf) -> np.ndarray:
-    out = []
-    find = buf.find
-    p = find(POF0_TAG)
-    while p != -1:
-        out.append(p)
-        p = find(POF0_TAG, p + 1)
-    return np.asarray(out, dtype=np.int64)
-
-
-def candidates(buf, *, progress=None) -> list[tuple[int, str]]:
-    """(start, byte order) of every position whose header points at a ``POF0``."""
-    pofs = _pof0_positions(buf)
-    if not len(pofs):
-        return []
+def candidates(buf, *, progress=None):
+    """(start, byte order) of every position whose header points at a
+    ``POF0`` chunk header that fits in ``buf``, in ascending order, found a
+    window of :data:`WINDOW` starts at a time (memory bounded by the window,
+    whatever the blob holds). A start that fits in both byte orders comes
+    once, big-endian (the order :func:`check` tries first)."""
+    from ._kernels import window_candidates
     arr = np.frombuffer(buf, dtype=np.uint8)
-    last_start = int(pofs[-1]) - 16
-    found = []
-    lo = 0
-    while lo <= last_start:
-        hi = min(lo + WINDOW, last_start + 1)        # starts lo .. hi-1
-        m = hi - lo
-        win = arr[lo:hi + 3]
-        tag_ok = _TAG_OK[win]                 # one table look-up per byte
-        ok = tag_ok[:m] & (win[:m] != 0x20)   # no leading space
-        for k in (1, 2, 3):
-            ok &= tag_ok[k:k + m]
-        s = np.flatnonzero(ok)
-        if len(s):
-            s = s.astype(np.int64) + lo
-            b4, b5, b6, b7 = (arr[s + k].astype(np.uint32) for k in (4, 5, 6, 7))
-            starts = s
-            for order, size in ((">", (b4 << 24) | (b5 << 16) | (b6 << 8) | b7),
-                                ("<", (b7 << 24) | (b6 << 16) | (b5 << 8) | b4)):
-                target = starts + 16 + size.astype(np.int64)
-                idx = np.minimum(np.searchsorted(pofs, target), len(pofs) - 1)
-                hit = pofs[idx] == target
-                found.extend((int(x), order) for x in starts[hit])
-        lo = hi
+    ends = len(arr) - 2 * CHUNK_HEADER_SIZE + 1   # a start needs two chunk headers
+    release = getattr(buf, "madvise", None)       # an mmap: let go of pages passed
+    released = 0
+    for lo in range(0, max(ends, 0), WINDOW):
+        hi = min(lo + WINDOW, ends)               # starts lo .. hi-1
+        starts, little = window_candidates(arr, lo, hi, _TAG_OK)
+        for start, le in zip(starts.tolist(), little.tolist()):
+            yield start, "<" if le else ">"
+        if release is not None and hi - released >= WINDOW:
+            # every object from here on starts at hi or later
+            upto = hi // mmap.PAGESIZE * mmap.PAGESIZE
+            release(mmap.MADV_DONTNEED, released, upto - released)
+            released = upto
         if progress is not None:
-            progress(lo, last_start + 1)
-    found.sort()
-    # a start that matches in both orders (size palindromic) is checked once
-    out, seen = [], set()
-    for s, o in found:
-        if s not in seen:
-            seen.add(s)
-            out.append((s, o))
-    return out
+            progress(hi, ends)
 
 
 def check(buf, start: int):

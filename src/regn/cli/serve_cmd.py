@@ -1,0 +1,297 @@
+"""``regn serve FILE``: one process holding a mesh, answering JSON-lines
+queries on stdin/stdout or, with ``--port``, on a local TCP port.
+
+A request is one JSON object on one line: ``{"id": 7, "query": "path",
+"start": [x, y, z], "goal": [x, y, z]}`` plus that query's options; the
+answer is one line with the same ``id`` and the fields of the query's
+``--json`` output (:mod:`regn.cli._queries` builds both), or ``"result"``
+holding it when that output is a list. A request that cannot be answered
+gets ``{"id": ..., "error": "..."}`` (``id`` null when the line is not a
+JSON object) and the service goes on. docs/queries.md has the protocol.
+
+TCP clients are served on one thread each; the mesh's query caches are
+built before the first request and only read after, and path searches on
+several threads use separate search slots (:func:`regn.query.path.search_slot`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import QueryError, RegnError
+from . import _queries as Q
+from ._common import load_mesh, to_jsonable
+
+#: default bound on a request line, in bytes (the newline not counted)
+MAX_REQUEST = 16 << 20
+#: cost fields kept for requests that ask again (same goal and options)
+FIELD_CACHE = 8
+
+#: every query's fields besides "id" and "query": name -> required?
+PATH_OPTIONS = {"cost_scale": False, "exclude": False, "block_sphere": False,
+                "block_box": False, "block_scale": False}
+FIELDS = {
+    "locate": {"points": True},
+    "nearest": {"points": True},
+    "clearance": {"points": True},
+    "raycast": {"a": True, "b": True},
+    "raycasts": {"segments": True},
+    "path": {"start": True, "goal": True, "smooth": False, **PATH_OPTIONS},
+    "paths": {"segments": True, "smooth": False, **PATH_OPTIONS},
+    "field": {"goal": True, "points": False, **PATH_OPTIONS},
+}
+
+
+def add_parser(subparsers, name, help_text):
+    p = subparsers.add_parser(name, help=help_text, description=help_text)
+    p.add_argument("file", help="REGN file")
+    p.add_argument("--port", type=int, metavar="N",
+                   help="serve TCP clients on this port (0: any free one) instead of "
+                        "stdin/stdout")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind with --port (default 127.0.0.1: this machine only)")
+    p.add_argument("--max-request", type=int, default=MAX_REQUEST, metavar="BYTES",
+                   help=f"longest request line accepted (default {MAX_REQUEST})")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="threads of one 'paths' request (default: one per core)")
+    p.set_defaults(func=_serve)
+    return p
+
+
+def _not_json(token):
+    raise ValueError(f"{token} is not a JSON number")
+
+
+def _numbers(req, key, kinds="iuf"):
+    """A request field as a numpy array of JSON numbers (``kinds="biu"``:
+    booleans or whole numbers); strings, nulls and ragged lists are refused.
+    Shapes are the query's to check."""
+    value = req[key]
+    try:
+        a = np.asarray(value)
+    except ValueError:                   # ragged
+        a = None
+    if a is None or a.dtype.kind not in kinds:
+        what = "numbers" if kinds == "iuf" else "booleans or tetrahedron indices"
+        raise QueryError(f"{key}: must be {what}, got {json.dumps(value)[:60]}")
+    return a
+
+
+def _rows(req, key, width):
+    """A request field as rows of ``width`` numbers (one row alone, or none,
+    is fine)."""
+    a = _numbers(req, key)
+    if a.size == 0:
+        a = a.reshape(0, width)
+    elif a.shape == (width,):
+        a = a[None]
+    if a.ndim != 2 or a.shape[1] != width:
+        raise QueryError(f"{key}: must be rows of {width} numbers, got shape {a.shape}")
+    return a
+
+
+class Service:
+    """Answers request lines for one mesh (thread-safe)."""
+
+    def __init__(self, mesh, workers=None):
+        self.mesh = mesh
+        self.workers = workers
+        self._fields = OrderedDict()
+        self._fields_lock = threading.Lock()
+
+    def warm_up(self):
+        """Build every cache the queries use (and load their kernels) now, so
+        the first requests are as fast as the rest and the caches are only
+        read while clients are served."""
+        if self.mesh.n_tets == 0:
+            return
+        p = self.mesh.random_points(2, seed=0)
+        self.mesh.locate(p)
+        self.mesh.nearest(p)
+        self.mesh.raycast(p[0], p[1])
+        self.mesh.raycast_many(p, p[::-1])
+        self.mesh.find_paths(p, p[::-1], workers=1)
+        self.mesh.cost_field(p[0]).next_waypoint(p)
+        Q.path_options(self.mesh, spheres=[[*p[0], 0.0]], boxes=[[*p[0], *p[0]]])
+
+    # --- one request ------------------------------------------------------------
+    def answer(self, line) -> str:
+        """The answer line (no newline) to one request line (bytes or str)."""
+        rid = None
+        try:
+            try:
+                req = json.loads(line, parse_constant=_not_json)
+            except (ValueError, RecursionError) as exc:      # (UnicodeDecodeError too)
+                raise QueryError(f"not valid JSON ({exc})") from None
+            if not isinstance(req, dict):
+                raise QueryError("a request must be a JSON object")
+            rid = req.get("id")
+            doc = self._dispatch(req)
+            out = {"id": rid, **doc} if isinstance(doc, dict) else {"id": rid, "result": doc}
+            return json.dumps(to_jsonable(out), allow_nan=False)
+        except RegnError as exc:
+            return self.error(rid, str(exc))
+        except Exception as exc:        # a bug: report it, keep serving
+            print(f"regn serve: internal error: {exc!r}", file=sys.stderr)
+            return self.error(rid, f"internal error: {exc!r}")
+
+    @staticmethod
+    def error(rid, message) -> str:
+        return json.dumps({"id": to_jsonable(rid), "error": message})
+
+    def _dispatch(self, req):
+        query = req.get("query")
+        if query not in FIELDS:
+            raise QueryError(f"unknown query {json.dumps(query)}; one of "
+                             f"{', '.join(FIELDS)}")
+        fields = FIELDS[query]
+        unknown = sorted(set(req) - set(fields) - {"id", "query"})
+        if unknown:
+            raise QueryError(f"{query}: unknown field(s) {', '.join(unknown)}")
+        missing = [k for k, required in fields.items() if required and k not in req]
+        if missing:
+            raise QueryError(f"{query}: missing field(s) {', '.join(missing)}")
+        return getattr(self, "_" + query)(req)
+
+    # --- the queries ----------------------------------------------------------------
+    def _locate(self, req):
+        return Q.locate_doc(self.mesh.locate(_rows(req, "points", 3)))
+
+    def _nearest(self, req):
+        return Q.nearest_doc(self.mesh.nearest(_rows(req, "points", 3)))
+
+    def _clearance(self, req):
+        return Q.clearance_doc(self.mesh.distance_to_wall(_rows(req, "points", 3)))
+
+    def _raycast(self, req):
+        return Q.raycast_doc(self.mesh.raycast(_numbers(req, "a"), _numbers(req, "b")))
+
+    def _raycasts(self, req):
+        seg = _rows(req, "segments", 6)
+        return Q.raycasts_doc(self.mesh.raycast_many(seg[:, :3], seg[:, 3:]))
+
+    def _path(self, req):
+        return Q.path_doc(self.mesh.find_path(_numbers(req, "start"), _numbers(req, "goal"),
+                                              smooth=_smooth(req), **self._options(req)))
+
+    def _paths(self, req):
+        seg = _rows(req, "segments", 6)
+        return Q.paths_doc(self.mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=_smooth(req),
+                                                workers=self.workers, **self._options(req)))
+
+    def _field(self, req):
+        goal = _numbers(req, "goal")
+        points = _rows(req, "points", 3) if "points" in req else None
+        key = json.dumps({k: req[k] for k in ("goal", *PATH_OPTIONS) if k in req},
+                         sort_keys=True)
+        with self._fields_lock:
+            field = self._fields.get(key)
+            if field is not None:
+                self._fields.move_to_end(key)
+        if field is None:
+            field = self.mesh.cost_field(goal, **self._options(req))
+            with self._fields_lock:
+                self._fields[key] = field
+                while len(self._fields) > FIELD_CACHE:
+                    self._fields.popitem(last=False)
+        return Q.field_doc(field, points)
+
+    def _options(self, req) -> dict:
+        """find_path's keyword arguments from a request's path options."""
+        scale = req.get("block_scale")
+        if scale is not None and (isinstance(scale, bool)
+                                  or not isinstance(scale, (int, float))):
+            raise QueryError(f"block_scale: must be a number or null, got {json.dumps(scale)}")
+        return Q.path_options(
+            self.mesh, cost_scale=_numbers(req, "cost_scale") if "cost_scale" in req else None,
+            exclude=_numbers(req, "exclude", "biu") if "exclude" in req else None,
+            spheres=_rows(req, "block_sphere", 4) if "block_sphere" in req else (),
+            boxes=_rows(req, "block_box", 6) if "block_box" in req else (),
+            block_scale=scale)
+
+
+def _smooth(req):
+    smooth = req.get("smooth", True)
+    if not isinstance(smooth, bool):
+        raise QueryError(f"smooth: must be true or false, got {json.dumps(smooth)}")
+    return smooth
+
+
+# --- transports -------------------------------------------------------------------------
+def request_lines(stream, limit):
+    """Request lines (bytes) from a binary stream; a line longer than
+    ``limit`` bytes is read to its end, dropped and given as None. Blank
+    lines are skipped."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(limit + 1)
+            yield None
+        elif line.strip():
+            yield line
+
+
+def answer_stream(service, rfile, write, limit):
+    """Answer every request of ``rfile`` through ``write(bytes)``, in order."""
+    for line in request_lines(rfile, limit):
+        text = service.answer(line) if line is not None else \
+            service.error(None, f"request longer than {limit} bytes")
+        write(text.encode() + b"\n")
+
+
+def tcp_server(service, host, port, limit):
+    """A threading TCP server answering each connection's requests."""
+    import socketserver
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            try:
+                answer_stream(service, self.rfile, self.wfile.write, limit)
+            except (ConnectionError, OSError):
+                pass                     # the client went away
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    return Server((host, port), Handler)
+
+
+def _serve(args) -> int:
+    if args.max_request < 1:
+        raise QueryError("--max-request must be at least 1 byte")
+    if args.workers is not None and args.workers < 1:
+        raise QueryError("--workers must be at least 1")
+    service = Service(load_mesh(args.file), workers=args.workers)
+    service.warm_up()
+    if args.port is None:
+        out = sys.stdout.buffer
+
+        def write(data):
+            out.write(data)
+            out.flush()
+        answer_stream(service, sys.stdin.buffer, write, args.max_request)
+        return 0
+    import signal
+    server = tcp_server(service, args.host, args.port, args.max_request)
+    host, port = server.server_address[:2]
+    print(f"regn serve: listening on {host}:{port}", file=sys.stderr, flush=True)
+
+    def stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

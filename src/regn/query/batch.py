@@ -1,0 +1,157 @@
+"""Many path queries in one call, on every core: :func:`find_paths`.
+
+Each query is exactly :func:`regn.query.path.find_path`'s (the same search
+and smoothing, so the same answer bit for bit); the options are validated
+and turned into the search's arrays once for the whole batch. Worker threads
+(the calling one among them) take queries CHUNK at a time from a shared
+counter and search each chunk in a slot of the mesh's search state of their
+own (:func:`regn.query.path.search_slot`); the compiled search and smoother
+release the GIL, so the threads run side by side.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import QueryError
+from ..status import NAMES, OK, START_OUTSIDE
+from . import as_points
+from .path import (Path, _graph, cost_options, route_to_path, search, search_options,
+                   search_slot)
+
+#: queries a worker takes from the counter at a time
+CHUNK = 8
+
+
+@dataclass
+class Paths:
+    """Result of :func:`find_paths`: per query its status, cost and length
+    (inf when not found), and the paths' points, tetrahedra and portals in
+    compressed rows (query i's points are ``points[point_start[i]:
+    point_start[i + 1]]``, and so on). ``paths[i]`` is query i's
+    :class:`~regn.query.path.Path`, equal to ``find_path``'s."""
+    status: np.ndarray
+    cost: np.ndarray
+    length: np.ndarray
+    point_start: np.ndarray
+    points: np.ndarray
+    tet_start: np.ndarray
+    tets: np.ndarray
+    portal_start: np.ndarray
+    portals: np.ndarray
+
+    @property
+    def found(self) -> np.ndarray:
+        """(N,) bool: a path was found."""
+        return self.status == NAMES[OK]
+
+    def __len__(self):
+        return len(self.status)
+
+    def __getitem__(self, i) -> Path:
+        i = range(len(self))[i]          # negative indices; IndexError past the end
+        p, t, f = self.point_start, self.tet_start, self.portal_start
+        return Path(bool(self.status[i] == NAMES[OK]), str(self.status[i]),
+                    float(self.cost[i]), self.tets[t[i]:t[i + 1]],
+                    self.portals[f[i]:f[i + 1]], self.points[p[i]:p[i + 1]],
+                    float(self.length[i]))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    @classmethod
+    def of(cls, paths) -> "Paths":
+        """The :class:`Paths` holding a list of :class:`Path`."""
+        def rows(arrays, empty):
+            start = np.zeros(len(arrays) + 1, np.int64)
+            np.cumsum([len(a) for a in arrays], out=start[1:])
+            return start, np.concatenate(arrays) if arrays else empty
+        point_start, points = rows([p.points for p in paths], np.zeros((0, 3)))
+        tet_start, tets = rows([p.tets for p in paths], np.zeros(0, np.int64))
+        portal_start, portals = rows([p.portals for p in paths], np.zeros(0, np.int64))
+        return cls(np.array([p.status for p in paths], dtype=str),
+                   np.array([p.cost for p in paths], dtype=np.float64),
+                   np.array([p.length for p in paths], dtype=np.float64),
+                   point_start, points.reshape(-1, 3), tet_start, tets.astype(np.int64),
+                   portal_start, portals.astype(np.int64))
+
+
+def _worker_count(workers):
+    """Threads for a batch: every core this process may use by default."""
+    if workers is None:
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:               # not on Linux
+            return os.cpu_count() or 1
+    if isinstance(workers, bool) or not hasattr(workers, "__index__") or int(workers) < 1:
+        raise QueryError(f"workers must be a whole number >= 1 or None, not {workers!r}")
+    return int(workers)
+
+
+def _spread(fn, n, workers):
+    """``fn(start, stop)`` over [0, n) in chunks of CHUNK, on up to
+    ``workers`` threads, each taking the next chunk from a shared counter."""
+    n_chunks = -(-n // CHUNK)
+    threads = min(workers, n_chunks)
+    if threads <= 1:
+        if n:
+            fn(0, n)
+        return
+    claim = itertools.count()                # next() is atomic under the GIL
+
+    def work():
+        for j in iter(claim.__next__, None):
+            if j >= n_chunks:
+                return
+            fn(j * CHUNK, min(n, (j + 1) * CHUNK))
+
+    with ThreadPoolExecutor(threads - 1) as pool:
+        helpers = [pool.submit(work) for _ in range(threads - 1)]
+        work()                               # the calling thread works too
+        for h in helpers:
+            h.result()
+
+
+def _pairs(starts, goals):
+    """(N,2,3) start/goal pairs; a single start or goal goes with every
+    goal or start."""
+    S = as_points(starts, "starts")
+    G = as_points(goals, "goals")
+    if len(S) == 1 and len(G) != 1:
+        S = np.repeat(S, len(G), axis=0)
+    elif len(G) == 1 and len(S) != 1:
+        G = np.repeat(G, len(S), axis=0)
+    if len(S) != len(G):
+        raise QueryError(f"starts and goals must pair up: {len(S)} starts, {len(G)} goals")
+    return np.ascontiguousarray(np.stack([S, G], axis=1))
+
+
+def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
+               filter=None, workers=None) -> Paths:
+    """``find_path(starts[i], goals[i], ...)`` for every i, on ``workers``
+    threads (default: one per core). ``starts`` and ``goals`` are (N,3) (a
+    single point pairs with every point of the other); the options are
+    find_path's. Returns :class:`Paths`."""
+    ends = _pairs(starts, goals)
+    n = len(ends)
+    scale, excl = cost_options(mesh, cost_scale, exclude, filter)
+    workers = _worker_count(workers)
+    if mesh.n_tets == 0:
+        return Paths.of([Path(False, NAMES[START_OUTSIDE])] * n)
+    g = _graph(mesh)
+    options = search_options(g, scale, excl)
+    out = [None] * n
+
+    def solve(start, stop):
+        with search_slot(g) as slot:
+            for i in range(start, stop):
+                route = search(g, slot, options, ends[i], smooth)
+                out[i] = route_to_path(mesh, ends[i], route, smooth)
+
+    _spread(solve, n, workers)
+    return Paths.of(out)

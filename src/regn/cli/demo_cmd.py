@@ -30,6 +30,26 @@ def far_apart_free_points(mesh, rng):
     return a, b
 
 
+#: the radius of the demo's second flight (metres): a ship 2 km across
+DEMO_RADIUS = 1000.0
+
+
+def _radius_path(mesh, a, b):
+    """The same flight for a sphere of DEMO_RADIUS: the portals' clearances
+    are computed first (once per mesh), then the path keeps the radius."""
+    from ..query.clearance import portal_clearance
+    t0 = time.perf_counter()
+    portal_clearance(mesh)
+    t_clear = time.perf_counter() - t0
+    path = mesh.find_path(a, b, radius=DEMO_RADIUS)
+    walls = mesh.distance_to_wall(path.points) if path.found else np.zeros(0)
+    print(f"path for a sphere of radius {DEMO_RADIUS / 1000:g} km: {path.status}"
+          + (f", length {path.length / 1000:.1f} km, {len(path.points)} waypoints "
+             f"(portal clearances computed in {t_clear:.2f} s; no point of the path comes "
+             f"within {DEMO_RADIUS / 1000:g} km of an asteroid: its waypoints keep "
+             f"{walls.min() / 1000:.2f} km or more)" if path.found else ""))
+
+
 def run(args) -> int:
     from ..builder.generate import demo_field, generate
     from ..io import save
@@ -74,6 +94,7 @@ def run(args) -> int:
           f"smoothed length {path.length / 1000:.1f} km "
           f"(straight line {np.linalg.norm(b - a) / 1000:.1f} km), "
           f"{len(path.points)} waypoints")
+    _radius_path(mesh, a, b)
 
     from ..export.render import render
     png = os.path.join(args.dir, "demo.png")

@@ -46,6 +46,16 @@ def segment_box_entry(box, k, ax, ay, az, dx, dy, dz, t_end, pad):
 
 
 @kernel
+def _may_come_within(box, k, point, ax, ay, az, dx, dy, dz, best, best2):
+    """Can segment a -> a + d come closer than best to box k? For a point,
+    its exact distance to the box; for a segment, the slab test of the box
+    grown by best."""
+    if point:
+        return box_d2(box, k, ax, ay, az) < best2
+    return segment_box_entry(box, k, ax, ay, az, dx, dy, dz, 1.0, best) <= 1.0
+
+
+@kernel
 def segment_clearance(box, node, tri, tbox, flat, stack, ax, ay, az, bx, by, bz, cap,
                       any_below):
     """(clearance, triangle, closest point on the segment, on the triangle)
@@ -56,23 +66,24 @@ def segment_clearance(box, node, tri, tbox, flat, stack, ax, ay, az, bx, by, bz,
     anything closer than cap?"). ``stack``: (2 depth + 4,) int64 scratch."""
     dx, dy, dz = bx - ax, by - ay, bz - az
     mx, my, mz = ax + 0.5 * dx, ay + 0.5 * dy, az + 0.5 * dz
+    point = dx == 0.0 and dy == 0.0 and dz == 0.0
     best2 = cap * cap
     best = cap
     bk = -1
     px = py = pz = qx = qy = qz = math.nan
     n = 0
-    if segment_box_entry(box, 0, ax, ay, az, dx, dy, dz, 1.0, best) <= 1.0:
+    if _may_come_within(box, 0, point, ax, ay, az, dx, dy, dz, best, best2):
         stack[0] = 0
         n = 1
     while n > 0:
         n -= 1
         k = stack[n]
-        if not segment_box_entry(box, k, ax, ay, az, dx, dy, dz, 1.0, best) <= 1.0:
+        if not _may_come_within(box, k, point, ax, ay, az, dx, dy, dz, best, best2):
             continue
         first = node[k, 0]
         if node[k, 1] > 0:
             for t in range(first, first + node[k, 1]):
-                if not segment_box_entry(tbox, t, ax, ay, az, dx, dy, dz, 1.0, best) <= 1.0:
+                if not _may_come_within(tbox, t, point, ax, ay, az, dx, dy, dz, best, best2):
                     continue
                 d2, sx, sy, sz, wx, wy, wz = closest_points_segment_triangle(
                     ax, ay, az, bx, by, bz, tri[t, 0], tri[t, 1], tri[t, 2], tri[t, 3],

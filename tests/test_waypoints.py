@@ -90,7 +90,7 @@ def test_dropping_straight_points_keeps_the_length(name, request):
         P = np.empty_like(X)
         length, _ = W.polish(a, b, tri, fv, con, ncon, w, P)
         out = np.empty_like(X)
-        n = W.simplify(a, b, tri, fv, None, None, w, X, 1e-6, 0.0, out)
+        n = W.simplify(a, b, tri, fv, None, None, w, X, 1e-6, 0.0, out, np.empty(len(X), np.int64))
         if np.isfinite(length):
             assert _length(out[:n]) == pytest.approx(_length(P), rel=1e-9)
 
@@ -109,3 +109,21 @@ def test_radius_paths_keep_only_their_turns(demo_map):
         assert path.length <= unsmoothed.length
         ratio.append(len(X) / (len(path.portals) + 2))
     assert len(ratio) > 40 and np.median(ratio) < 0.5
+
+
+def test_pinched_flights_settle_on_their_turns():
+    """On a map riddled with pinches and grazes, every path comes out as its
+    turning points: the polish goes back to its best active set when a
+    release does not pay (and tries the next), and a turn on a wall is
+    nudged just far enough for the walk; none falls back to the
+    smoother's one point per portal."""
+    mesh = random_map(600, seed=5, hole_fraction=0.2, dims=(6, 6, 6))
+    A, B = mesh.random_points(300, seed=1), mesh.random_points(300, seed=2)
+    kept_all = found = 0
+    for a, b in zip(A, B):
+        path = mesh.find_path(a, b)
+        if path.found and len(path.portals):
+            found += 1
+            kept_all += len(path.points) == len(path.portals) + 2
+            assert mesh.line_of_sight(path.points[:-1], path.points[1:]).all()
+    assert found > 250 and kept_all == 0

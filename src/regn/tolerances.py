@@ -82,8 +82,8 @@ CLEARANCE_MARGIN_REL = 1e-9
 WAYPOINT_GAP_REL = 1e-6
 
 #: A point's path bends exactly on portal edges, some of them walls; each
-#: turning point is moved this fraction of the corridor's largest portal
-#: edge away from the corner it turns round, so that no waypoint lies on a
-#: wall (regn.query.waypoints). Far above BARY_TOL, far below any length
-#: that matters.
-WAYPOINT_NUDGE_REL = 1e-7
+#: turning point is moved this fraction of its portal's longest edge (or 10
+#: or 100 times it, the first that the segment walk finds clear) away from
+#: the corner it turns round, so that no waypoint lies on a wall
+#: (regn.query.waypoints). Above BARY_TOL, far below any length that matters.
+WAYPOINT_NUDGE_REL = 1e-8

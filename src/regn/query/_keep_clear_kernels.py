@@ -371,7 +371,8 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
         return k + 2
     _waypoints(tri, s, g, w, trial)
     out = np.empty_like(X)
-    n = simplify(s, g, tri, fvid, kept_start, kept_data, w, trial, gap_rel, 0.0, out)
+    n = simplify(s, g, tri, fvid, kept_start, kept_data, w, trial, gap_rel, 0.0, out,
+                 np.empty(k + 2, dtype=np.int64))
     if _keeps_all(bvh, out[:n], r_check):
         X[:n, :] = out[:n]
         return n

@@ -33,6 +33,8 @@ LENGTH_BUDGET_REL = 1e-9
 #: ... and a point whose dropping saves less than this fraction of that
 #: budget is no turn
 STRAIGHT_REL = 1e-3
+#: nudges tried (each 10 times the one before) before the shrunk portals
+NUDGES = 3
 #: active-set solves at most, Newton steps at most per solve
 MAX_SETS = 32
 MAX_NEWTON = 60
@@ -386,10 +388,11 @@ def _add_broken(tri, con, ncon, uv, var_of, act):
 
 
 @kernel
-def _release_one(tri, con, X, var_of, act):
+def _release_one(tri, con, X, var_of, act, tried):
     """Release the active constraint its bend presses on least, if one is
     not pressed on at all (the direction that shortens the polyline raises
-    its slack); returns whether one was."""
+    its slack) and was not ``tried`` ((k, m) bool) before; returns whether
+    one was, marking it tried."""
     best, i_best, slot_best = 1e-9, -1, -1
     for i in range(tri.shape[0]):
         if var_of[i] < 0:
@@ -398,12 +401,13 @@ def _release_one(tri, con, X, var_of, act):
         scale = math.sqrt(gu * gu + gv * gv)
         for slot in range(2):
             c = act[i, slot]
-            if c >= 0 and scale > 0.0:
+            if c >= 0 and scale > 0.0 and not tried[i, c]:
                 rise = (con[i, c, 1] * gu + con[i, c, 2] * gv) / scale
                 if rise > best:
                     best, i_best, slot_best = rise, i, slot
     if i_best < 0:
         return False
+    tried[i_best, act[i_best, slot_best]] = True
     act[i_best, slot_best] = -1
     if act[i_best, 0] < 0:
         act[i_best, 0], act[i_best, 1] = act[i_best, 1], -1
@@ -438,7 +442,9 @@ def polish(s, g, tri, fvid, con, ncon, w, X):
     the polyline bending only on them exactly (:func:`_newton`), activate
     what a straight stretch breaks until none does, then try releasing the
     bend pressed on least, keeping the release only if the polyline comes
-    out shorter (so the loop cannot cycle; at most MAX_SETS solves). X
+    out shorter, else going back to the best set and trying the next one
+    (each constraint is tried once, so the loop cannot cycle; at most
+    MAX_SETS solves). X
     (k+2,3) gets s, each waypoint's point, g. Returns (length, is_bend
     (k,) bool), length NaN when no solve comes out feasible."""
     k = tri.shape[0]
@@ -456,6 +462,7 @@ def polish(s, g, tri, fvid, con, ncon, w, X):
     scale = math.sqrt((g[0] - s[0]) ** 2 + (g[1] - s[1]) ** 2 + (g[2] - s[2]) ** 2)
     best = math.inf
     best_act = act.copy()
+    tried = np.zeros((k, con.shape[1]), dtype=np.bool_)
     bend = np.zeros(k, dtype=np.bool_)
     for _ in range(MAX_SETS):
         m = _bends(tri, con, ncon, fvid, act, Xw, var_of, A, D, lo, hi, t)
@@ -467,14 +474,17 @@ def polish(s, g, tri, fvid, con, ncon, w, X):
         _crossings(tri, s, g, B, var_of, Xw, uv)
         if _add_broken(tri, con, ncon, uv, var_of, act):
             continue
-        if not length < best:
-            break                        # the last release did not pay
-        best = length
-        best_act[:, :] = act
-        X[:, :] = Xw
-        for i in range(k):
-            bend[i] = var_of[i] >= 0
-        if not _release_one(tri, con, Xw, var_of, act):
+        if length < best:
+            best = length
+            best_act[:, :] = act
+            X[:, :] = Xw
+            for i in range(k):
+                bend[i] = var_of[i] >= 0
+        else:                            # the last release did not pay: back
+            act[:, :] = best_act
+            Xw[:, :] = X
+            _bends(tri, con, ncon, fvid, act, Xw, var_of, A, D, lo, hi, t)
+        if not _release_one(tri, con, Xw, var_of, act, tried):
             break
     if best == math.inf:
         return math.nan, bend
@@ -494,7 +504,7 @@ def _waypoints_of(tri, s, g, w, X):
 
 
 @kernel
-def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, shrink, out):
+def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, shrink, out, origin):
     """The turning points of polyline X (k+2,3; s, one point per portal at
     barycentrics w (k,2), g) into out; returns their number. From
     :func:`polish`'s exact optimum when it settles and is no longer than X:
@@ -503,7 +513,8 @@ def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, shrink, out):
     gap_rel times the length to the point before are then dropped while
     they change the length by at most LENGTH_BUDGET_REL of it
     (:func:`_merge_close`). ``shrink``: see
-    :func:`constraint_table` (then no two waypoints share a bend)."""
+    :func:`constraint_table` (then no two waypoints share a bend).
+    origin[j]: the waypoint out[j] stands for (-1 for s and g)."""
     k = tri.shape[0]
     con, ncon = constraint_table(cstart, cdata, k, shrink)
     if shrink > 0.0:
@@ -518,17 +529,20 @@ def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, shrink, out):
     else:
         bend[:] = True
     out[0, :] = s
+    origin[0] = -1
     n = 1
     for i in range(k):
         if bend[i] and _dist(out, n - 1, src, i + 1) > 0.0:
             out[n, :] = src[i + 1]
+            origin[n] = i
             n += 1
     out[n, :] = g
-    return _merge_close(out, n + 1, gap_rel * base, LENGTH_BUDGET_REL * base)
+    origin[n] = -1
+    return _merge_close(out, origin, n + 1, gap_rel * base, LENGTH_BUDGET_REL * base)
 
 
 @kernel
-def _merge_close(out, n, gap, budget):
+def _merge_close(out, origin, n, gap, budget):
     """Drop from out[:n] each interior point closer than ``gap`` to the
     point kept before it (or to the last point), or where the polyline
     does not turn (dropping it would save less than STRAIGHT_REL of the
@@ -545,8 +559,10 @@ def _merge_close(out, n, gap, budget):
             used += saving
             continue
         out[kept, :] = out[j]
+        origin[kept] = origin[j]
         kept += 1
     out[kept, :] = out[n - 1]
+    origin[kept] = origin[n - 1]
     return kept + 1
 
 
@@ -560,27 +576,35 @@ def _dist(a, i, b, j):
 def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
     """:func:`simplify` for a point's path (the triangles' constraints only),
     from the smoother's polyline X, then each turning point moved
-    ``nudge`` times the largest portal edge away from the corner it turns
+    ``nudge`` times its portal's longest edge away from the corner it turns
     round (against the pull of its neighbours): an exact bend on an edge
     that is a wall lies on the wall, and a segment walked from a point on a
     wall may leave through it at once. Every segment is then walked
     (:func:`regn.query._raycast_kernels.raycast_segment`; ``tables`` a
-    :class:`regn.query.locate.LocateTables`); if one is not clear (the
+    :class:`regn.query.locate.LocateTables`), and if one is not clear the
+    nudge is tried 10 and 100 times larger (NUDGES); if none passes (the
     optimum passes a pinch or grazes a wall edge), the same again on the
-    portals shrunk by ``nudge`` (no nudge needed); if that fails too, the
-    answer is X's own points. Returns the number of points in out."""
+    portals shrunk as much as the largest nudge (no nudge needed); if that
+    fails too, the answer is X's own points. Returns the number of points
+    in out."""
     k = tri.shape[0]
     w = np.empty((k, 2))
     for i in range(k):
         w[i, 0], w[i, 1] = _uv_of(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, 0.0, out)
+    origin = np.empty(k + 2, dtype=np.int64)
+    exact = np.empty_like(out)
+    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, 0.0, exact, origin)
     if n < k + 2:
-        _nudge(tri, out, n, nudge)
-        if _walks_clear(tables, out, n):
-            return n
+        for step in range(NUDGES):       # the smallest nudge the walk accepts
+            out[:n, :] = exact[:n]
+            _nudge(tri, out, origin, n, nudge * 10.0 ** step)
+            if _walks_clear(tables, out, n):
+                return n
     # the exact optimum touches a wall the walk trips on (a pinch, a graze):
-    # the same on portals shrunk by ``nudge``, every point inside them
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, nudge, out)
+    # the same on portals shrunk as much as the largest nudge, every point
+    # inside them
+    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, nudge * 10.0 ** (NUDGES - 1),
+                 out, origin)
     if n < k + 2 and _walks_clear(tables, out, n):
         return n
     out[:k + 2, :] = X
@@ -588,18 +612,18 @@ def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
 
 
 @kernel
-def _nudge(tri, out, n, nudge):
-    """Move each interior point of out[:n] by ``nudge`` times the largest
-    portal size against the pull of its neighbours (away from the corner it
-    turns round)."""
-    size = 0.0
-    for i in range(tri.shape[0]):
+def _nudge(tri, out, origin, n, nudge):
+    """Move each interior point of out[:n] by ``nudge`` times the longest
+    edge of its portal (origin[j]) against the pull of its neighbours (away
+    from the corner it turns round)."""
+    for j in range(1, n - 1):
+        i = origin[j]
+        size = 0.0
         for a in range(3):
             b = (a + 1) % 3
             size = max(size, math.sqrt((tri[i, a, 0] - tri[i, b, 0]) ** 2
                                        + (tri[i, a, 1] - tri[i, b, 1]) ** 2
                                        + (tri[i, a, 2] - tri[i, b, 2]) ** 2))
-    for j in range(1, n - 1):
         gx = gy = gz = 0.0
         for nb in (j - 1, j + 1):
             dn = _dist(out, nb, out, j)

@@ -1,6 +1,7 @@
 """Build time of a disc-sized map from obstacles, as a ratio to scipy's Delaunay.
 
     python benchmarks/bench_build.py [--repeat 3] [--seed 1] [--detail 1]
+    python benchmarks/bench_build.py --fields 10,40,100,200,400 [--seed 1]
 
 The demo stage (a 100 km cube, 10x10x10 cells, ``random_asteroid_field(40,
 seed=1)``) gives a map the size of the largest on the disc (~14 000
@@ -9,6 +10,11 @@ points the builder triangulates (the reference), the free-space
 tetrahedralisation (sampling + Delaunay + exact clearance cull), ``regn.build``
 (faces, adjacency, grid), and the whole ``regn.generate`` without the Monte
 Carlo coverage; then the coverage (200 000 samples) and the clearance check.
+
+``--fields`` builds asteroid fields of those sizes in the demo's cube at the
+defaults (what ``regn build --asteroids N --seed S`` does: detail and grid
+chosen to fit, coverage from 200 000 samples) and prints, for each, the
+seconds, the detail and grid chosen, the counts and the coverage.
 """
 
 import argparse
@@ -32,12 +38,34 @@ def best(fn, repeat):
     return min(times), out
 
 
+def fields(sizes, seed):
+    """One row per asteroid count: generate at the defaults, timed."""
+    from regn.builder.obstacles import random_asteroid_field
+    print("asteroids  seconds  detail  grid      vertices  tets    faces   refs    coverage")
+    for n in sizes:
+        bbox, _ = demo_field(seed=seed)
+        obs = random_asteroid_field(n, seed=seed, half_extent=bbox[1][0])
+        t = time.perf_counter()
+        mesh = generate(bbox, obs, seed=seed)
+        seconds = time.perf_counter() - t
+        rep = mesh.build_report
+        print(f"{n:9d}  {seconds:7.1f}  {rep['detail']:6.3g}  {'x'.join(map(str, mesh.dims)):8s}"
+              f"  {mesh.n_vertices:8d}  {mesh.n_tets:6d}  {mesh.n_faces:6d}  {mesh.n_refs:6d}"
+              f"  {100 * rep['coverage']:6.2f} %")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--detail", type=float, default=1.0)
+    ap.add_argument("--fields", metavar="N,N,...",
+                    help="asteroid counts to build at the defaults, one row each")
     args = ap.parse_args()
+    if args.fields:
+        generate(*demo_field(n=5), coverage_samples=0)        # compile the kernels first
+        fields([int(x) for x in args.fields.split(",")], args.seed)
+        return
     bbox, obs = demo_field(seed=args.seed)
     lo, hi = bbox
     pts = free_space_samples(lo, hi, obs, detail=args.detail, seed=args.seed)
@@ -54,10 +82,10 @@ def main():
           f"{len(pts)} sample points -> {mesh.n_vertices} vertices, {mesh.n_tets} tets, "
           f"{mesh.n_faces} faces, {mesh.n_refs} cell refs (dims {mesh.dims})")
     print(f"scipy Delaunay on the same points   {t_del * 1e3:8.1f} ms   1.00x")
+    sec = {k: v * 1e3 for k, v in rep["seconds"].items()}
     print(f"tetrahedralize_free_space           {t_tet * 1e3:8.1f} ms  {t_tet / t_del:5.2f}x "
-          f"(sample {rep['seconds']['sample'] * 1e3:.0f}, delaunay "
-          f"{rep['seconds']['delaunay'] * 1e3:.0f}, cull {rep['seconds']['clearance_cull'] * 1e3:.0f}, cleanup "
-          f"{rep['seconds']['cleanup'] * 1e3:.0f} ms)")
+          f"(sample {sec['sample']:.0f}, delaunay {sec['delaunay']:.0f}, cull "
+          f"{sec['clearance_cull']:.0f}, cleanup {sec['cleanup']:.0f} ms)")
     print(f"regn.build (faces, adjacency, grid)  {t_build * 1e3:8.1f} ms  {t_build / t_del:5.2f}x")
     print(f"regn.generate without coverage      {t_gen * 1e3:8.1f} ms  {t_gen / t_del:5.2f}x")
     print(f"free-volume coverage: {100 * cov['coverage']:.2f} % of the free volume "
@@ -66,7 +94,7 @@ def main():
     print(f"clearance: {viol} tetrahedra meet an obstacle (exact test, {t_clr * 1e3:.0f} ms)")
     print(f"tets dropped: {rep['dropped_obstacle']} meeting an obstacle, "
           f"{rep['dropped_degenerate']} degenerate, {rep['dropped_slivers']} surface slivers, "
-          f"{rep['dropped_specks']} in specks; "
+          f"{rep['dropped_pinching']} pinching, {rep['dropped_specks']} in specks; "
           f"{np.mean(mesh.tet_volumes):.3g} m^3 mean volume")
 
 

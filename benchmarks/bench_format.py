@@ -24,6 +24,7 @@ import numpy as np
 from scipy.spatial import Delaunay
 
 import regn
+from regn.builder.unpinch import unpinch
 
 
 def disc_sized_map(seed=0, n_points=2_900, h=250_000.0):
@@ -41,8 +42,9 @@ def disc_sized_map(seed=0, n_points=2_900, h=250_000.0):
     cluster = centres[rng.integers(0, 12, n_cluster)] + rng.normal(0, 0.06 * h, (n_cluster, 3))
     pts = np.concatenate([corners, lattice, np.clip(cluster, -h, h)])
     tets = Delaunay(pts).simplices
-    keep = rng.random(len(tets)) > 0.05          # some holes
-    return regn.build(pts, tets[keep], bbox=(-h * np.ones(3), h * np.ones(3)),
+    keep = rng.random(len(tets)) > 0.05          # some holes, without pinches
+    tets = unpinch(pts, tets[keep])[0]
+    return regn.build(pts, tets, bbox=(-h * np.ones(3), h * np.ones(3)),
                       dims=(10, 10, 10))
 
 

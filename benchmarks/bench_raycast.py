@@ -1,33 +1,86 @@
-"""Benchmark the segment walks, raycast and line_of_sight (not part of the tests).
+"""Benchmark the segment queries, line_of_sight, raycast_many and raycast
+(not part of the tests).
 
     pip install -e '.[bench]'
-    python benchmarks/bench_raycast.py [--quick]
+    python benchmarks/bench_raycast.py [--quick] [--rounds N] [--demo demo.rgn]
 
 Two maps: bench_query.py's (~15 000 tets, 30 000 faces, a few large holes
-with few boundary faces) and the demo asteroid field of ``regn.generate``
-(40 asteroids, thousands of boundary faces). Segments join two uniform
-points of the navigable volume. Against, in the same run:
+with few boundary faces) and the demo asteroid field (``regn demo DIR``
+writes it; built here the same way unless ``--demo`` names the file): 40
+asteroids, thousands of wall triangles. Segments join two uniform points of
+the navigable volume.
 
-* trimesh's ray/mesh intersector (rtree-accelerated, the usual choice) on
-  the boundary surface: a segment is blocked when the first hit along its
-  ray lies closer than its end;
-* brute numpy: Moller-Trumbore of each segment against every boundary
-  triangle, 64 segments at a time.
+Side by side (:mod:`compare`, interleaved rounds, every core allowed on both
+sides) with Embree's occlusion query (embreex ``EmbreeScene.run(...,
+query='OCCLUDED', dists=lengths)``, float32, on ``mesh.boundary_surface()``;
+embreex holds the GIL, so it runs on one thread): a segment is clear when
+nothing occludes its ray before its length. The answers are compared
+segment by segment; regn is also timed on one thread (``workers=1``).
 
-Both alternatives are timed on a subset and extrapolated; the answers are
-compared segment by segment (they may differ only on segments grazing an
-edge or vertex, where each method rounds its own way). Single thread
-throughout. Peak memory is traced for each method on its batch.
+Then, alone: raycast_many (every field), one raycast call at a time, and
+trimesh's ray/mesh intersector (rtree) and brute numpy (Moller-Trumbore
+against every wall) on a subset, extrapolated. Peak memory as compare.py
+measures it.
 """
 
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_query import measure, timeit, two_maps  # noqa: E402  (the query bench's map)
+from bench_query import demo_map, make, measure, timeit  # noqa: E402  (the query bench's maps)
+from compare import Row, Side, count, peak_memory, print_table, side_by_side  # noqa: E402
+
+COMMAND = "python benchmarks/bench_raycast.py"
+
+
+def embree_los(m):
+    """(a, b) -> clear, with an Embree scene of the map's boundary surface
+    built here (once): a segment is clear when nothing occludes its ray
+    before its length (float32, as Embree computes)."""
+    from embreex import rtcore_scene
+    from embreex.mesh_construction import TriangleMesh
+    V, F = m.boundary_surface()
+    scene = rtcore_scene.EmbreeScene()
+    TriangleMesh(scene, np.ascontiguousarray(V[F], dtype=np.float32))
+
+    def clear(a, b):
+        d = b - a
+        length = np.linalg.norm(d, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            unit = d / length[:, None]
+        hit = scene.run(a.astype(np.float32), unit.astype(np.float32), query="OCCLUDED",
+                        dists=length.astype(np.float32))
+        return hit == -1
+    return clear
+
+
+def los_rows(m, name, n=100_000, rounds=3):
+    """line_of_sight of ``n`` segments against Embree's occlusion query."""
+    a, b = m.random_points(n, seed=4), m.random_points(n, seed=5)
+    run = embree_los(m)
+    mine = Side(lambda: m.line_of_sight(a, b))
+    theirs = Side(lambda: run(a, b))
+    side_by_side(mine, theirs, rounds)
+    one = Side(lambda: m.line_of_sight(a, b, workers=1))
+    for _ in range(rounds):
+        one.round()
+    same = int(np.sum(mine.answer == theirs.answer))
+    note = (f"regn on one thread {min(one.times) * 1e3:.1f} ms; "
+            f"{np.mean(mine.answer):.3f} clear")
+    return [Row(f"line_of_sight, {count(n)} segments", name, "Embree occlusion (embreex)",
+                mine.times, theirs.times, same, n, peak_memory(mine.run),
+                peak_memory(theirs.run), 1.0, COMMAND, note,
+                cores=(mine.cores, theirs.cores))]
+
+
+def comparison_rows(maps, quick=False, rounds=3):
+    """Every comparison of this bench on ``maps`` ([(name, mesh, ...)])."""
+    n = 20_000 if quick else 100_000
+    return [row for name, m, *_ in maps for row in los_rows(m, name, n, rounds)]
 
 
 def brute_los(m, a, b, chunk=64):
@@ -65,15 +118,24 @@ def trimesh_los(surface, a, b):
 
 
 def main():
+    import regn
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--demo", help="the demo map as `regn demo DIR` wrote it (DIR/demo.rgn)")
     args = ap.parse_args()
     n = 20_000 if args.quick else 100_000
     n_alt = 2_000 if args.quick else 5_000
-    for name, m in two_maps():
+    maps = [("Delaunay", make(2300)[0]),
+            ("demo", regn.load(args.demo) if args.demo else demo_map())]
+    rows = []
+    for name, m in maps:
         print(f"{name}: {m.n_tets} tets, {m.n_faces} faces, "
               f"{len(m.boundary_faces)} boundary faces")
         run_map(m, n, n_alt)
+        rows += comparison_rows([(name, m)], args.quick, args.rounds)
+    print()
+    print_table(rows)
 
 
 def run_map(m, n, n_alt):
@@ -82,7 +144,10 @@ def run_map(m, n, n_alt):
 
     a = m.random_points(n, seed=4)
     b = m.random_points(n, seed=5)
+    t0 = time.perf_counter()
     m.line_of_sight(a[:4], b[:4])           # compile / load the kernel outside the timing
+    print(f"  first call (the segment filter's grid, and kernels loaded): "
+          f"{time.perf_counter() - t0:.2f} s")
     rounds = [timeit(lambda: m.line_of_sight(a, b), 1)[0] for _ in range(3)]
     t_los = min(rounds)
     los = m.line_of_sight(a, b)

@@ -9,7 +9,7 @@ and the demo asteroid field (``regn demo DIR`` writes it; built here the same
 way unless ``--demo`` names that file). Each bench module that defines
 ``comparison_rows(maps, quick, rounds)`` contributes its rows: bench_query.py
 (locate, one-point locate, find_path), bench_walls.py (distance_to_wall),
-bench_raycast.py (line_of_sight) once it has that function. For each row:
+bench_raycast.py (line_of_sight against Embree). For each row:
 regn's time and the alternative's, measured in interleaved rounds in this
 process (ranges over the rounds), the ratio per round, how many answers are
 the same, peak memory, CPU time over wall time (cores used), the issue's goal

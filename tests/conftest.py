@@ -15,9 +15,12 @@ def box_corners(h=H):
 
 
 def random_map(n_points=300, seed=0, hole_fraction=0.1, h=H, dims=(10, 10, 10),
-               **kw):
+               unpinched=False, **kw):
     """Delaunay of the box corners + random points, with some tets removed
-    (holes), built into a REGN mesh."""
+    (holes), built into a REGN mesh. Random holes pinch the boundary (two
+    tetrahedra meeting only at an edge or a vertex); ``unpinched`` drops the
+    few more tetrahedra that make it a closed 2-manifold, as regn's builder
+    does."""
     rng = np.random.default_rng(seed)
     pts = np.concatenate([box_corners(h), rng.uniform(-h, h, (n_points, 3))])
     tri = Delaunay(pts)
@@ -28,6 +31,9 @@ def random_map(n_points=300, seed=0, hole_fraction=0.1, h=H, dims=(10, 10, 10),
     keep = vol > 1e-6 * vol.max()
     drop = rng.random(len(tets)) < hole_fraction
     tets = tets[keep & ~drop]
+    if unpinched:
+        from regn.builder.unpinch import unpinch
+        tets = unpinch(pts, tets)[0]
     used = np.unique(tets)
     remap = np.full(len(pts), -1)
     remap[used] = np.arange(len(used))

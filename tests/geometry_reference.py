@@ -1,5 +1,9 @@
 """Slow, plain numpy references that judge regn.geometry's compiled kernels.
 
+:func:`pinches_reference` counts a boundary's pinch edges and vertices in
+plain Python; :func:`interiors_overlap_depth` decides whether two
+tetrahedra's interiors overlap by a linear programme.
+
 :func:`tets_intersect_boxes` is the full separating-axis test, pair by pair
 (obviously right: two convex sets are disjoint exactly when one of these
 axes separates them). :func:`grid_membership_reference` is the grid rule as
@@ -98,3 +102,58 @@ def grid_membership_reference(tet_points, bbox_min, cell_size, dims):
     cells, tets = cand[keep], tid[keep]
     order = np.lexsort((tets, cells))
     return cells[order], tets[order]
+
+
+def pinches_reference(tets):
+    """``(edges, vertices)``: the boundary edges (sorted vertex pairs) not in
+    exactly two boundary triangles, and the vertices whose boundary
+    triangles, joined across the edges they share, form more than one group
+    — counted face by face, edge by edge, vertex by vertex in plain Python."""
+    from collections import Counter, defaultdict
+    faces = Counter(tuple(sorted(f)) for t in np.asarray(tets).tolist()
+                    for f in (t[1:], [t[0]] + t[2:], t[:2] + [t[3]], t[:3]))
+    tris = [f for f, n in faces.items() if n == 1]
+    edge_count = Counter(e for x, y, z in tris for e in ((x, y), (y, z), (x, z)))
+    edges = sorted(e for e, n in edge_count.items() if n != 2)
+    at = defaultdict(list)
+    for tri in tris:
+        for v in tri:
+            at[v].append(tri)
+    vertices = []
+    for v, around in sorted(at.items()):
+        group = list(range(len(around)))          # union-find over the triangles at v
+
+        def root(i):
+            while group[i] != i:
+                i = group[i]
+            return i
+        for i in range(len(around)):
+            for j in range(i):
+                if len(set(around[i]) & set(around[j])) == 2:   # they share an edge (at v)
+                    group[root(i)] = root(j)
+        if len({root(i) for i in range(len(around))}) > 1:
+            vertices.append(v)
+    return edges, vertices
+
+
+def interiors_overlap_depth(a, b):
+    """The largest t such that some point is a convex combination of the
+    vertices of tetrahedron ``a`` (4,3) with every weight >= t, and of
+    ``b``'s likewise (a linear programme): > 0 exactly when their interiors
+    overlap, <= 0 when they only touch or are apart."""
+    from scipy.optimize import linprog
+    # unknowns: 4 weights of a, 4 of b, t; maximise t
+    c = np.zeros(9)
+    c[8] = -1.0
+    a_eq = np.zeros((5, 9))
+    a_eq[:3, :4] = np.asarray(a, np.float64).T
+    a_eq[:3, 4:8] = -np.asarray(b, np.float64).T
+    a_eq[3, :4] = 1.0
+    a_eq[4, 4:8] = 1.0
+    b_eq = np.array([0, 0, 0, 1, 1], np.float64)
+    a_ub = np.zeros((8, 9))
+    a_ub[np.arange(8), np.arange(8)] = -1.0      # t - w <= 0
+    a_ub[:, 8] = 1.0
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(8), A_eq=a_eq, b_eq=b_eq,
+                  bounds=[(0, 1)] * 8 + [(-1, 1)], method="highs")
+    return -res.fun if res.status == 0 else -1.0

@@ -265,10 +265,19 @@ def test_build_default_grid_follows_disc_conventions():
     assert m.dims == (10, 10, 10) and m.cell_size.tolist() == [10_000.0] * 3
     m = regn.build(box_corners(25_000), tets)
     assert m.dims == (5, 5, 5)
-    # an awkward box is widened until max - min == cell x dims exactly in float32
-    m = regn.build(box_corners(12_345.678), tets)
+    # an awkward box is widened until max - min == cell x dims exactly in float32,
+    # by a few float32 steps around the stored (float32) positions
+    m = regn.build(box_corners(12_345.678), tets, dims=(3, 3, 3))
     assert np.all(m.bbox_max - m.bbox_min == m.cell_size * np.array(m.dims))
-    assert np.all(m.bbox_min <= -12_345.678) and np.all(m.bbox_max >= 12_345.678)
+    assert np.all(m.bbox_min <= m.vertices.min(axis=0))
+    assert np.all(m.bbox_max >= m.vertices.max(axis=0))
+    assert np.allclose(m.bbox_min, -12_345.678, atol=0.01)
+    assert np.allclose(m.bbox_max, 12_345.678, atol=0.01)
+    assert "box moved so that 3x3x3 float32 cells" in m.build_report["box_change"]
+    # left to choose, regn takes a grid that keeps the box as it is
+    m = regn.build(box_corners(12_345.678), tets)
+    assert m.dims == (2, 2, 2) and m.build_report["box_change"] is None
+    assert np.all(m.bbox_max - m.bbox_min == m.cell_size * np.array(m.dims))
 
 
 def test_build_is_deterministic():

@@ -168,6 +168,21 @@ def test_streamed_json_is_the_same_text(rgn_file, monkeypatch, capsys):
     assert [g["status"] for g in got] == mesh.raycast_many(seg[:, :3], seg[:, 3:]).status.tolist()
 
 
+def test_streamed_json_cut_short_stays_one_document(rgn_file, monkeypatch, capsys):
+    """A bad line after earlier blocks were answered: --json output is still one
+    JSON list (the answers so far, then the error object), exit 2, one
+    regn: line on stderr."""
+    monkeypatch.setattr(points_mod, "BLOCK_BYTES", 40)
+    monkeypatch.setattr("sys.stdin", io.StringIO("0 0 0\n" * 30 + "foo\n"))
+    assert main(["locate", str(rgn_file), "--json"]) == 2
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)
+    # the answers of the blocks read before the bad one, then the error
+    assert 0 < len(doc) - 1 < 31 and all(isinstance(t, int) for t in doc[:-1])
+    assert doc[-1]["exit"] == 2 and "line 31" in doc[-1]["error"]
+    assert cap.err.count("regn: ") == 1 and "line 31" in cap.err
+
+
 # --- numbers on the command line ----------------------------------------------------
 @pytest.mark.parametrize("start", [["-1e4", "0", "0"], ["-1.5e3", "-0", "-.5"],
                                    ["-inf", "0", "0"], ["-nan", "0", "0"], ["-1E+4", "0", "0"]])

@@ -85,6 +85,15 @@ def test_pictures_need_force_to_replace(rgn, tmp_path, capsys, command):
     assert out.read_bytes() != b"mine"
 
 
+@pytest.mark.parametrize("name", ["demo.rgn", "demo.png"])
+def test_demo_needs_force_to_replace(tmp_path, capsys, name):
+    """regn demo refuses an existing output before doing any work."""
+    (tmp_path / name).write_text("mine")
+    _refused(capsys, main(["demo", str(tmp_path)]), "exists; pass --force")
+    assert (tmp_path / name).read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
 def test_a_symlink_output_is_written_through(rgn, tmp_path, capsys, map_bytes):
     target = tmp_path / "sub" / "target.rgn"
     target.parent.mkdir()

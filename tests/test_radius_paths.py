@@ -195,7 +195,9 @@ def _smoother_polyline(mesh, a, b, path):
 def test_radius_zero_answers_exactly_as_before(request):
     """Bit for bit: statuses, costs, corridors, portals, the unsmoothed
     polyline and the smoother's polyline of 300 queries on two maps, against
-    the answers recorded with the code before issue 16 (``record`` below).
+    the answers recorded with the code before issue 16 (``record`` below;
+    recorded again with main's code when main's builder changed the field
+    map).
     The path's ``points`` are that polyline reduced to its turning points
     (test_waypoints.py), which issue 16 changed on purpose."""
     path = request.path.parent / GOLDEN

@@ -46,6 +46,19 @@ def bary(d, tets, pts):
 
 
 TIES = {"raycast": 0, "los": 0}      # how often each reference took its edge-tie branch
+CYCLES = {"raycast": 0, "los": 0}    # ... and left a cycle
+
+
+def _ref_forward_exit(d, t, a, b, s_cur):
+    """(slot, fraction) of the first decreasing coordinate of tet t reaching 0
+    strictly past s_cur (first slot on ties), or (-1, inf)."""
+    la = bary(d, np.array([t]), a[None])[0]
+    dl = bary(d, np.array([t]), b[None])[0] - la
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ss = np.where(dl < 0, -la / dl, np.inf)
+    ss = np.where(ss > s_cur, ss, np.inf)              # (NaN fails the test)
+    j = int(np.argmin(ss))
+    return (j, float(ss[j])) if np.isfinite(ss[j]) else (-1, np.inf)
 
 
 def _ref_exit(d, t, a, b, s_cur):
@@ -79,11 +92,13 @@ def ref_raycast(mesh, a, b):
     crossed = [t]
     prev = -1
     s_cur = 0.0
+    entered = []                         # (tet, came from) entered at fraction s_cur
     for _ in range(d["T"] + 8):
         s, j, inb = _ref_exit(d, np.array([t]), a[None], b[None], np.array([s_cur]))
         if inb[0]:
             return ("clear", -1, 1.0, b.copy(), nan3, crossed)
         j = int(j[0])
+        s = float(s[0])
         nxt = int(nbv[t, j])
         if nxt == prev and nxt >= 0:
             # edge tie: the other decreasing coordinate that reaches 0 first
@@ -96,9 +111,20 @@ def ref_raycast(mesh, a, b):
                 break
             j = int(np.argmin(ss))
             nxt = int(nbv[t, j])
-        if not s[0] <= 1.0 + 1e-12:          # the exit lies past b: not clear
+        if s > s_cur:
+            entered = []
+        elif (nxt, t) in entered[:K.RING]:
+            # it would go round in circles: the first crossing past s_cur instead
+            CYCLES["raycast"] += 1
+            j, s = _ref_forward_exit(d, t, a, b, s_cur)
+            if j < 0:
+                break
+            nxt = int(nbv[t, j])
+            entered = []
+        entered.append((nxt, t))
+        if not s <= 1.0 + 1e-12:             # the exit lies past b: not clear
             break
-        s_cur = float(s[0])
+        s_cur = s
         if nxt < 0:
             slot = int(np.flatnonzero(opp[t] == j)[0])
             f = int(tf[t, slot])
@@ -125,6 +151,7 @@ def ref_line_of_sight(mesh, a, b):
     nbv = d["nbv"]
     s_cur = np.zeros(n)
     prev = np.full(n, -1, dtype=np.int64)
+    entered = [[] for _ in range(n)]      # (tet, came from) entered at fraction s_cur
     for _ in range(d["T"] + 8):
         if not len(act):
             break
@@ -148,6 +175,16 @@ def ref_line_of_sight(mesh, a, b):
             jj = np.argmin(ss, axis=1)
             fin = np.isfinite(ss[np.arange(len(bi)), jj])
             nxt[bi] = np.where(fin, nbv[t[bi], jj], -1)
+        for r in range(len(act)):
+            i = act[r]
+            if s[r] > s_cur[i]:
+                entered[i] = []
+            elif nxt[r] >= 0 and (nxt[r], t[r]) in entered[i][:K.RING]:
+                CYCLES["los"] += 1
+                jr, s[r] = _ref_forward_exit(d, t[r], a[i], b[i], s_cur[i])
+                nxt[r] = nbv[t[r], jr] if jr >= 0 else -1
+                entered[i] = []
+            entered[i].append((nxt[r], t[r]))
         go = (nxt >= 0) & (s <= 1.0 + 1e-12)
         act, t, nxt, s = act[go], t[go], nxt[go], s[go]
         prev[act] = t
@@ -256,12 +293,14 @@ def test_line_of_sight_matches_numpy_walk(mesh):
 
 def test_adversarial_segments_match_numpy_walk(mesh):
     A, B = adversarial_segments(mesh, seed=7)
-    before = dict(TIES)
+    before, cycles = dict(TIES), dict(CYCLES)
     np.testing.assert_array_equal(mesh.line_of_sight(A, B), ref_line_of_sight(mesh, A, B))
     for a, b in zip(A, B):
         _same_raycast(mesh.raycast(a, b), ref_raycast(mesh, a, b))
-    # the edge-tie branches were exercised by both rules
+    # the edge-tie and cycle branches were exercised by both rules (a segment
+    # along an edge goes round the edge's tets at one fraction)
     assert TIES["los"] > before["los"] and TIES["raycast"] > before["raycast"]
+    assert CYCLES["los"] > cycles["los"] and CYCLES["raycast"] > cycles["raycast"]
 
 
 def test_line_of_sight_is_raycast_clear(mesh):
@@ -375,21 +414,30 @@ def test_non_finite_and_outside_input(mesh):
     assert mesh.line_of_sight(np.zeros((0, 3)), np.zeros((0, 3))).shape == (0,)
 
 
+def _seen():
+    return np.empty((K.RING, 2), np.int64)
+
+
 def test_kernel_stops_on_cycles_and_nan_geometry():
-    """A corrupted adjacency cycle ends at the step cap; NaN rows never loop;
-    a neighbour index out of range is never followed."""
+    """A corrupted adjacency cycle ends as soon as it would repeat itself (no
+    way forward: stuck), or at the step cap; NaN rows never loop; a neighbour
+    index out of range is never followed."""
     row = _tet_row(UNIT)
     nbv = np.array([[1] * 4, [2] * 4, [0] * 4], np.int64)   # 0 -> 1 -> 2 -> 0
     buf = np.empty(100, np.int64)
 
-    def run(W, a, b, nb=nbv):
-        return K.walk_segment(W, nb, *a, *b, 0, 50, buf)
+    def run(W, a, b, nb=nbv, cap=50):
+        return K.walk_segment(W, nb, *a, *b, 0, cap, buf, _seen())
 
     W = np.tile(row, (3, 1))                   # three copies of the unit tet
-    # b is far along x: every copy's exit is the x face, at s = 0.9 / 4.9
+    # b is far along x: every copy's exit is the x face, at s = 0.9 / 4.9;
+    # entering 1 from 0 again at that fraction would repeat the walk, and no
+    # coordinate crosses later
     out = run(W, (0.1, 0.1, 0.1), (5.0, 0.2, 0.2))
-    assert out[0] == status.LOST and out[4] == 51
-    np.testing.assert_array_equal(buf[:6], [0, 1, 2, 0, 1, 2])
+    assert out[0] == K.STUCK and out[4] == 4
+    np.testing.assert_array_equal(buf[:4], [0, 1, 2, 0])
+    out = run(W, (0.1, 0.1, 0.1), (5.0, 0.2, 0.2), cap=2)
+    assert out[0] == status.LOST and out[4] == 3
     # a outside its tet, the exit (s = 2.8) past b: not clear, and no guess
     assert run(W, (-2.0, 0.1, 0.1), (-1.0, 0.1, 0.1))[0] == K.BEYOND
     Wn = np.full_like(W, np.nan)
@@ -446,7 +494,7 @@ def test_kernel_edge_tie_rule(case):
     W = np.concatenate([_tet_row(UNIT)] * 3 + [_tet_row(BIG)])
     nbv = np.array([nb0, nb1, [-1] * 4, [-1] * 4], np.int64)
     buf = np.empty(16, np.int64)
-    out = K.walk_segment(W, nbv, *a, *b, 0, 12, buf)
+    out = K.walk_segment(W, nbv, *a, *b, 0, 12, buf, _seen())
     assert (out[0], out[1], out[2]) == (OUTCOMES[want[0]], want[1], want[2]), out
 
 
@@ -455,14 +503,14 @@ def test_kernel_fraction_rules():
     walls = np.full((1, 4), -1, np.int64)
     W = _tet_row(UNIT)
     # straight out through the slanted face: l0 = 0.7 - 1.9 s reaches 0 at s = 0.7 / 1.9
-    out = K.walk_segment(W, walls, 0.1, 0.1, 0.1, 2.0, 0.1, 0.1, 0, 9, buf)
+    out = K.walk_segment(W, walls, 0.1, 0.1, 0.1, 2.0, 0.1, 0.1, 0, 9, buf, _seen())
     assert (out[0], out[2]) == (status.HIT, 0)
     assert out[3] == pytest.approx(0.7 / 1.9, rel=1e-12)
     # a NaN crossing counts as never: in a tet 1e-300 across, x = 1e10
     # overflows l1 to inf and -l1 / dl1 = -inf / -inf; the exit is y (slot 2)
     W = _tet_row(np.array(UNIT) * 1e-300)
     out = K.walk_segment(W, np.array([[-1, 0, -1, -1]]), 1e10, 1e-301, 1e-301,
-                         1e-301, -1e-300, 1e-301, 0, 9, buf)
+                         1e-301, -1e-300, 1e-301, 0, 9, buf, _seen())
     assert (out[0], out[2]) == (status.HIT, 2)
     assert out[3] == pytest.approx(0.1 / 1.1, rel=1e-9)
 

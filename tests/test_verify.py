@@ -22,7 +22,7 @@ CHECK_KEYS = {"name", "kind", "status", "passed", "total", "detail"}
 
 @pytest.fixture(scope="module")
 def base():
-    m = random_map(250, seed=7, hole_fraction=0.15)
+    m = random_map(250, seed=7, hole_fraction=0.15, unpinched=True)
     return m, m.dumps()
 
 
@@ -50,7 +50,7 @@ def failing(report):
                                                 (3, "<", 4), (4, ">", 3)])
 def test_built_maps_pass_strict(seed, order, dialect):
     m = random_map(120 + 60 * seed, seed=seed, hole_fraction=0.05 + 0.05 * seed,
-                   dims=(10, 8, 6), byte_order=order, pof0_dialect=dialect)
+                   dims=(10, 8, 6), byte_order=order, pof0_dialect=dialect, unpinched=True)
     b = m.dumps()
     for subject in (m, b, regn.loads(b)):
         r = verify(subject, strict=True)
@@ -407,8 +407,9 @@ def _snapped_map(seed, dims, step):
     p = pts[tets]
     vol = np.abs(np.einsum("ij,ij->i", np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]),
                            p[:, 3] - p[:, 0]))
-    return regn.build(pts, tets[vol > 1e-9 * vol.max()], bbox=(-H * np.ones(3),
-                      H * np.ones(3)), dims=dims)
+    from regn.builder.unpinch import unpinch      # dropping flat ones pinches
+    tets = unpinch(pts, tets[vol > 1e-9 * vol.max()])[0]
+    return regn.build(pts, tets, bbox=(-H * np.ones(3), H * np.ones(3)), dims=dims)
 
 
 @pytest.mark.parametrize("seed,dims", [(2, (10, 10, 10)), (9, (7, 5, 3)), (4, (1, 1, 1))])
@@ -468,3 +469,33 @@ def test_trivial_map_passes_strict(trivial_map):
     r = verify(trivial_map, strict=True)
     assert r.ok and failing(r) == set() and r.roundtrip_identical
     assert r.pof0_dialect == 3 and "both dialects" in r.pof0_note
+
+
+# --- the boundary is a closed 2-manifold; no two tetrahedra overlap --------------
+
+def test_pinches_fail_only_strict_verify():
+    pinched = random_map(250, seed=7, hole_fraction=0.15)
+    r = verify(pinched)
+    assert r.ok and failing(r) == {"boundary_no_pinch_edges", "boundary_no_pinch_vertices"}
+    assert not verify(pinched, strict=True).ok
+    edges = r["boundary_no_pinch_edges"]
+    assert edges.kind == "inferred" and 0 < edges.total - edges.passed < edges.total
+    assert "boundary edges not in exactly two boundary triangles" in edges.detail
+
+
+def test_overlapping_tetrahedra_fail_strict_verify(base):
+    # an interior vertex moved through its neighbours: the tetrahedra around
+    # it fold over others (as a writer with a bug, or a hand-edited file, would)
+    m, b = base
+    tets = m.tets
+    interior = np.setdiff1d(np.arange(m.n_vertices), np.unique(m.face_vertices[m.boundary_faces]))
+    v = int(interior[0])
+    across = m.vertices[v] + 3 * (m.vertices[tets[np.any(tets == v, axis=1)]].mean(axis=(0, 1))
+                                  - m.vertices[v]) + 4000.0
+    bad = patch(b, DATA + offsets(b)[0] + 12 * v, ">3f", *np.clip(across, -4.9e4, 4.9e4))
+    r = verify(bad, strict=True)
+    c = r["tets_do_not_overlap"]
+    assert c.status == "fail" and c.kind == "inferred" and c.passed < c.total
+    assert "pairs of tetrahedra overlapping by more than 0.1 m" in c.detail
+    assert r["boundary_no_pinch_edges"].status == "pass"       # topology unchanged
+    assert verify(b, strict=True)["tets_do_not_overlap"].status == "pass"

@@ -53,11 +53,13 @@ def _check_turning_points(mesh, a, b, path):
 
 
 def test_the_demo_flight_keeps_only_its_turns(demo_map):
-    """The flight the issue measured: 71 waypoints, 13 segments under 10 m."""
+    """The flight the issue measured: 71 waypoints, 13 segments under 10 m
+    (its corridor crosses some 70 portals; the number moves with the
+    builder)."""
     a, b = np.array([-47700.0, -47600.0, -48200.0]), np.array([46400.0, 49500.0, 45200.0])
     path = demo_map.find_path(a, b)
     n, k = _check_turning_points(demo_map, a, b, path)
-    assert k == 69 and n <= 20
+    assert k >= 60 and n <= 20
     assert np.diff(path.points, axis=0).__abs__().sum(axis=1).min() > 100.0
 
 
@@ -91,8 +93,11 @@ def test_dropping_straight_points_keeps_the_length(name, request):
         length, _ = W.polish(a, b, tri, fv, con, ncon, w, P)
         out = np.empty_like(X)
         n = W.simplify(a, b, tri, fv, None, None, w, X, 1e-6, 0.0, out, np.empty(len(X), np.int64))
-        if np.isfinite(length):
-            assert _length(out[:n]) == pytest.approx(_length(P), rel=1e-9)
+        # the polish settles, never longer than the smoother's polyline (a
+        # bend between two points on its own line once stalled Newton's
+        # method there), and dropping the straight points keeps its length
+        assert length <= _length(X) * (1 + 1e-12)
+        assert _length(out[:n]) == pytest.approx(_length(P), rel=1e-9)
 
 
 def test_radius_paths_keep_only_their_turns(demo_map):

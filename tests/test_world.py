@@ -226,11 +226,12 @@ def test_agent_radius_closing_a_gap_splits_the_space():
 
 
 def test_impossible_budget_is_a_clear_limit_error():
-    bbox, obs = demo_field()
-    with pytest.raises(LimitError, match="lower --detail or pass --dims"):
-        generate(bbox, obs, detail=1000)
-    # a grid past the limit gets the same advice (before any costly work)
-    with pytest.raises(LimitError, match="grid cells.*lower --detail or pass --dims"):
+    obs = random_asteroid_field(5, seed=1, half_extent=5000)
+    with pytest.raises(LimitError, match=r"at --detail 1000 the mesh needs \d+ vertices.*"
+                       r"lower --detail \([\d.]+ fits\), or leave it out"):
+        generate(((-5000,) * 3, (5000,) * 3), obs, detail=1000, coverage_samples=0)
+    # a grid past the limit is refused before any costly work
+    with pytest.raises(LimitError, match="grid 60x60x60 has 216000 grid cells.*--dims"):
         generate(((0, 0, 0), (1000, 1000, 1000)), [], dims=(60, 60, 60), coverage_samples=0)
 
 
@@ -302,4 +303,4 @@ def test_cli_build_writes_a_loadable_file(tmp_path, capsys):
     capsys.readouterr()
     rc = main(["build", "--asteroids", "5", "--detail", "5000", "-o", str(tmp_path / "c.rgn")])
     err = capsys.readouterr().err
-    assert rc == 2 and "lower --detail" in err and not (tmp_path / "c.rgn").exists()
+    assert rc == 2 and "lower --detail (" in err and not (tmp_path / "c.rgn").exists()

@@ -16,9 +16,19 @@ so ``regn --help``, ``regn info`` and ``regn.load`` never import numba.
 
 :func:`prefetch` is a cache-prefetch hint usable inside kernels (the search
 kernels issue one per neighbour before relaxing them); it changes no result.
+
+:func:`run_chunks` spreads a batch over threads: the batch is cut into
+contiguous chunks and each thread calls a nogil kernel on one chunk at a time.
+Every element is computed by the same code whatever chunk it falls in, so the
+answers are the same for any number of workers; ``workers`` (see
+:func:`worker_count`) is the knob the batch queries expose.
 """
 
 from __future__ import annotations
+
+import itertools
+import os
+import threading
 
 import numba
 from llvmlite import ir
@@ -29,22 +39,44 @@ from numba.core.extending import intrinsic
 OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 
 
-def kernel(fn=None, *, parallel=False, inline=False):
+def kernel(fn=None, *, parallel=False, inline=False, borrows=False):
     """Compile ``fn`` with regn's options (usable bare or with arguments).
 
     ``parallel=True`` lets the kernel use :data:`prange` over all of numba's
     threads; ``inline=True`` inlines a small helper into its callers.
+    ``borrows=True`` compiles a helper without numba's reference counting:
+    it only reads and writes the arrays it is given and allocates none (numba
+    refuses to compile an allocation then). A counted helper updates the
+    count of each array argument atomically on every call, which costs more
+    than the work of a small helper called in a hot loop.
     """
     opts = dict(OPTIONS)
     if parallel:
         opts["parallel"] = True
     if inline:
         opts["inline"] = "always"
+    if borrows:
+        opts["_nrt"] = False
 
     def wrap(f):
         return numba.njit(**opts)(f)
 
     return wrap if fn is None else wrap(fn)
+
+
+def entry_point(dispatcher, args):
+    """The compiled entry point of kernel ``dispatcher`` for the types of
+    ``args`` (compiled, or loaded from numba's cache, on first use).
+
+    Calling it skips numba's type dispatch, which costs ~3 us for a call
+    passing records (namedtuples) of arrays: worth it for a single query
+    whose kernel runs for microseconds. The caller keeps it with the records
+    and must pass arguments of exactly those types on every call (numba does
+    not check them then)."""
+    sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+    if sig not in dispatcher.overloads:
+        dispatcher.compile(sig)
+    return dispatcher.overloads[sig].entry_point
 
 
 @intrinsic
@@ -63,3 +95,88 @@ def prefetch(typingctx, array, flat_index):
                           ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
     return types.void(array, flat_index), codegen
+
+
+def worker_count(workers=None) -> int:
+    """The number of threads a batch may use: ``None`` for every core this
+    process may run on, else a whole number >= 1 (QueryError otherwise)."""
+    if workers is None:
+        return _CORES[0] or _cores()
+    from .errors import QueryError
+    if isinstance(workers, bool) or not hasattr(workers, "__index__"):
+        raise QueryError(f"workers must be a whole number >= 1 or None, not {workers!r}")
+    if int(workers) < 1:
+        raise QueryError(f"workers must be >= 1, not {int(workers)}")
+    return int(workers)
+
+
+_CORES = [0]
+
+
+def _cores() -> int:
+    """The cores this process may run on (asked once)."""
+    try:
+        _CORES[0] = len(os.sched_getaffinity(0))
+    except AttributeError:                  # not on Linux
+        _CORES[0] = os.cpu_count() or 1
+    return _CORES[0]
+
+
+_POOL = []
+_POOL_LOCK = threading.Lock()
+
+
+def _pool():
+    """One process-wide thread pool with a thread per core (made on first use)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            from concurrent.futures import ThreadPoolExecutor
+            _POOL.append(ThreadPoolExecutor(max_workers=_cores(),
+                                            thread_name_prefix="regn-worker"))
+    return _POOL[0]
+
+
+def run_chunks(fn, n, workers=None, *, chunk=65536, min_chunk=2048):
+    """Call ``fn(start, stop, worker)`` over ``[0, n)`` in contiguous chunks
+    on ``worker_count(workers)`` threads.
+
+    Chunks hold at most ``chunk`` items (a caller's memory bound) and, when
+    several threads are used, are cut smaller, down to ``min_chunk``, so that
+    each thread gets about four of them. ``worker`` (0 .. threads-1) names
+    the thread running the call, so ``fn`` can keep per-thread scratch in a
+    list indexed by it. The calling thread is worker 0 and runs chunks too;
+    the others come from one shared pool. Each thread takes the next
+    unclaimed chunk until none is left, so uneven chunks balance out. ``fn``
+    should spend its time in a nogil kernel: the threads run side by side
+    only while the GIL is released. One thread (``workers=1``, or a batch of
+    one chunk) runs every chunk inline, in order. Calls may nest (a worker
+    thread may call run_chunks): helpers that never started are cancelled,
+    not waited for, so a busy pool cannot deadlock. The first exception
+    raised by ``fn`` is raised here, after every started chunk has finished.
+    """
+    threads = worker_count(workers)
+    n = int(n)
+    if n <= 0:
+        return
+    n_chunks = max(-(-n // chunk), min(4 * threads, n // min_chunk))
+    size = -(-n // n_chunks)
+    n_chunks = -(-n // size)
+    threads = min(threads, n_chunks)
+    claim = itertools.count()              # next() on it is atomic under the GIL
+
+    def work(worker):
+        while True:
+            j = next(claim)
+            if j >= n_chunks:
+                return
+            fn(j * size, min(n, (j + 1) * size), worker)
+
+    helpers = [_pool().submit(work, w) for w in range(1, threads)]
+    try:
+        work(0)
+    finally:
+        for h in helpers:
+            h.cancel()                     # never started: nothing left to do
+        for h in helpers:
+            if not h.cancelled():
+                h.result()                 # re-raises a helper's exception

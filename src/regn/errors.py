@@ -45,7 +45,16 @@ class FormatError(RegnError, ValueError):
 
 
 class LimitError(RegnError, ValueError):
-    """A mesh does not fit the format: a u16 count (or another limit) is exceeded."""
+    """A mesh does not fit the format: a u16 count (or another limit) is exceeded.
+
+    ``what`` names the count (``"faces"``, ``"cell references"`` ...) and
+    ``count`` how many were needed, when known.
+    """
+
+    def __init__(self, message: str, *, what: str | None = None, count: int | None = None):
+        super().__init__(message)
+        self.what = what
+        self.count = count
 
 
 class BuildError(RegnError, ValueError):

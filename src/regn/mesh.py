@@ -10,6 +10,7 @@ by accident). The queries hang off the mesh as methods; each one lives in
 
 from __future__ import annotations
 
+import importlib
 from functools import cached_property
 
 import numpy as np
@@ -29,6 +30,30 @@ def _float64(a):
     is data for ``verify`` to report, not a warning for the caller."""
     with np.errstate(invalid="ignore"):
         return a.astype(np.float64)
+
+
+#: The query functions by name, each imported on its first use (``import regn``
+#: stays light) and kept here after: an import statement run on every call
+#: would cost more than a single locate's whole kernel.
+_QUERIES = {}
+
+
+#: The default radius of the queries (a point agent); a call passing it skips
+#: the radius check.
+_NO_RADIUS = 0.0
+
+
+def _radius(radius) -> float:
+    """A query's ``radius`` argument checked (:func:`regn.query.as_radius`)."""
+    return _query("regn.query", "as_radius")(radius)
+
+
+def _query(module, name):
+    """The function ``name`` of module ``module`` (imported on first use)."""
+    fn = _QUERIES.get(name)
+    if fn is None:
+        fn = _QUERIES[name] = getattr(importlib.import_module(module), name)
+    return fn
 
 
 class Mesh:
@@ -379,36 +404,34 @@ class Mesh:
                            self.dims)
 
     # --- queries (each lives in regn.query) ------------------------------------
-    def locate(self, points, *, return_barycentric=False, method="auto"):
+    def locate(self, points, *, return_barycentric=False, method="auto", workers=None):
         """(N,3) -> (N,) tetrahedron holding each point, -1 outside, like
         ``scipy.spatial.Delaunay.find_simplex``. ``method="grid"`` follows the
-        game's own chain through the stored cell lists; see
-        :func:`regn.query.locate.locate`."""
-        from .query.locate import locate
-        return locate(self, points, return_barycentric=return_barycentric,
-                      method=method)
+        game's own chain through the stored cell lists; ``workers`` threads
+        (None: every core); see :func:`regn.query.locate.locate`."""
+        locate = _query("regn.query.locate", "locate")
+        return locate(self, points, return_barycentric=return_barycentric, method=method,
+                      workers=workers)
 
-    def nearest(self, points, *, radius=0.0):
+    def nearest(self, points, *, radius=_NO_RADIUS, workers=None):
         """Closest point of the navigable volume (where a sphere of ``radius``
-        metres fits, when > 0); see :func:`regn.query.nearest.nearest`."""
-        from .query import as_radius
-        if as_radius(radius) > 0.0:
-            from .query.free_space import nearest_free
-            return nearest_free(self, points, radius)
-        from .query.nearest import nearest
-        return nearest(self, points)
+        metres fits, when > 0), on ``workers`` threads (None: every core); see
+        :func:`regn.query.nearest.nearest`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            return _query("regn.query.free_space", "nearest_free")(self, points, radius,
+                                                                   workers=workers)
+        return _query("regn.query.nearest", "nearest")(self, points, workers=workers)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
-                  filter=None, radius=0.0):
+                  filter=None, radius=_NO_RADIUS):
         """Shortest flight from ``start`` to ``goal``, avoiding a
         :class:`regn.QueryFilter`'s blockers (for a sphere of ``radius``
         metres when > 0); see :func:`regn.query.path.find_path`."""
-        from .query import as_radius
-        if as_radius(radius) > 0.0:
-            from .query.clearance import find_path_radius
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            find_path_radius = _query("regn.query.clearance", "find_path_radius")
             return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude,
                                     filter)
-        from .query.path import find_path
+        find_path = _query("regn.query.path", "find_path")
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
                          exclude=exclude, filter=filter)
 
@@ -416,67 +439,60 @@ class Mesh:
                    filter=None, workers=None):
         """:meth:`find_path` for (N,3) starts and goals at once, on ``workers``
         threads (default: every core); see :func:`regn.query.batch.find_paths`."""
-        from .query.batch import find_paths
+        find_paths = _query("regn.query.batch", "find_paths")
         return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
                           exclude=exclude, filter=filter, workers=workers)
 
     def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
         """Every tetrahedron's cost to ``goal`` and its next portal toward it,
         from one search; see :func:`regn.query.field.cost_field`."""
-        from .query.field import cost_field
+        cost_field = _query("regn.query.field", "cost_field")
         return cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
 
-    def raycast(self, a, b, *, radius=0.0):
+    def raycast(self, a, b, *, radius=_NO_RADIUS):
         """Walk segment a->b (sweep a sphere of ``radius`` metres when > 0);
         see :func:`regn.query.raycast.raycast`."""
-        from .query import as_radius
-        if as_radius(radius) > 0.0:
-            from .query.sweep import raycast_radius
-            return raycast_radius(self, a, b, radius)
-        from .query.raycast import raycast
-        return raycast(self, a, b)
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            return _query("regn.query.sweep", "raycast_radius")(self, a, b, radius)
+        return _query("regn.query.raycast", "raycast")(self, a, b)
 
-    def raycast_many(self, a, b, *, radius=0.0):
-        """:meth:`raycast` over (N,3) segment ends at once: arrays of its fields
-        (without the tetrahedra crossed); see :func:`regn.query.raycast.raycast_many`."""
-        from .query import as_radius
-        if as_radius(radius) > 0.0:
-            from .query.sweep import raycast_many_radius
-            return raycast_many_radius(self, a, b, radius)
-        from .query.raycast import raycast_many
-        return raycast_many(self, a, b)
+    def raycast_many(self, a, b, *, radius=_NO_RADIUS, workers=None):
+        """:meth:`raycast` over (N,3) segment ends at once, on ``workers``
+        threads: arrays of its fields (without the tetrahedra crossed); see
+        :func:`regn.query.raycast.raycast_many`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            raycast_many_radius = _query("regn.query.sweep", "raycast_many_radius")
+            return raycast_many_radius(self, a, b, radius, workers=workers)
+        raycast_many = _query("regn.query.raycast", "raycast_many")
+        return raycast_many(self, a, b, workers=workers)
 
-    def line_of_sight(self, a, b, *, radius=0.0):
+    def line_of_sight(self, a, b, *, radius=_NO_RADIUS, workers=None):
         """(N,3),(N,3) -> (N,) bool, clear or not (for a sphere of ``radius``
-        when > 0); see :func:`regn.query.raycast.line_of_sight`."""
-        from .query import as_radius
-        if as_radius(radius) > 0.0:
-            from .query.sweep import line_of_sight_radius
-            return line_of_sight_radius(self, a, b, radius)
-        from .query.raycast import line_of_sight
-        return line_of_sight(self, a, b)
+        when > 0), on ``workers`` threads; see
+        :func:`regn.query.raycast.line_of_sight`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            line_of_sight_radius = _query("regn.query.sweep", "line_of_sight_radius")
+            return line_of_sight_radius(self, a, b, radius, workers=workers)
+        line_of_sight = _query("regn.query.raycast", "line_of_sight")
+        return line_of_sight(self, a, b, workers=workers)
 
-    def distance_to_wall(self, points):
+    def distance_to_wall(self, points, *, workers=None):
         """(N,3) -> (N,) distance to the nearest boundary face; see
         :func:`regn.query.nearest.distance_to_wall`."""
-        from .query.nearest import distance_to_wall
-        return distance_to_wall(self, points)
+        distance_to_wall = _query("regn.query.nearest", "distance_to_wall")
+        return distance_to_wall(self, points, workers=workers)
 
-    def random_points(self, n, seed=None, *, radius=0.0):
+    def random_points(self, n, seed=None, *, radius=_NO_RADIUS):
         """(n,3) points uniform in the navigable volume (over the positions
         with clearance ``radius`` metres, when > 0); see
         :func:`regn.query.sample.random_points`."""
-        from .query import as_radius
-        if as_radius(radius) > 0.0:
-            from .query.free_space import random_free
-            return random_free(self, n, radius, seed)
-        from .query.sample import random_points
-        return random_points(self, n, seed)
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            return _query("regn.query.free_space", "random_free")(self, n, radius, seed)
+        return _query("regn.query.sample", "random_points")(self, n, seed)
 
     def components(self) -> np.ndarray:
         """(T,) connected-component label of each tetrahedron (through shared faces)."""
-        from .query.sample import components
-        return components(self)
+        return _query("regn.query.sample", "components")(self)
 
     # --- export ----------------------------------------------------------------
     def to_meshio(self):

@@ -20,6 +20,12 @@ GEOM_REL = 1e-5
 #: "Touching counts" tests, relative to the map's size.
 TOUCH_REL = 1e-9
 
+#: Two tetrahedra whose interiors overlap by less than this fraction of the
+#: map's size (0.1 m on a 100 km map) only touch: rounding positions to
+#: float32 (6e-8 relative) moves a vertex that lay on a neighbour's face a
+#: few ulps into it. A real overlap is metres to kilometres deep.
+OVERLAP_REL = 1e-6
+
 #: A tetrahedron whose volume is below this fraction of its bounding cube
 #: (largest extent cubed) is degenerate.
 DEGENERATE_REL = 1e-12
@@ -87,3 +93,10 @@ WAYPOINT_GAP_REL = 1e-6
 #: the corner it turns round, so that no waypoint lies on a wall
 #: (regn.query.waypoints). Above BARY_TOL, far below any length that matters.
 WAYPOINT_NUDGE_REL = 1e-8
+
+#: The segment filter of line_of_sight decides a segment only when every wall
+#: is at least this fraction of the map's scale (largest |bbox coordinate| +
+#: largest extent) away from it, or crossed that far inside its edges; closer
+#: calls go to the exact walk (a thousand times BARY_TOL: ~0.15 m on a
+#: +-50 km map).
+SIGHT_MARGIN_REL = 1e-6

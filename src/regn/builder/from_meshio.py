@@ -6,9 +6,9 @@ import os
 
 import numpy as np
 
-from ..errors import ExportError
+from ..errors import BuildError, ExportError
 from ..inputs.meshes import load_tet_mesh, read_meshio, tetra_cells
-from .tetmesh import build
+from .tetmesh import build, check_vertex_indices
 
 
 def from_meshio(m, *, bbox=None, dims=None, **build_kwargs):
@@ -22,7 +22,12 @@ def from_meshio(m, *, bbox=None, dims=None, **build_kwargs):
 
 def from_mesh_file(path, bbox=None, dims=None):
     """A :class:`regn.Mesh` from any tetrahedral mesh file meshio reads
-    (.msh .vtu .vtk .mesh ...): its tetra cells, with the points they use."""
+    (.msh .vtu .vtk .mesh ...): its tetra cells, with the points they use.
+    A BuildError names the file."""
     pts, tets = load_tet_mesh(path)
-    used, inv = np.unique(tets.ravel(), return_inverse=True)
-    return build(pts[used], inv.reshape(-1, 4), bbox=bbox, dims=dims)
+    try:
+        check_vertex_indices(tets, len(pts))     # before the points are picked
+        used, inv = np.unique(tets.ravel(), return_inverse=True)
+        return build(pts[used], inv.reshape(-1, 4), bbox=bbox, dims=dims)
+    except BuildError as e:
+        raise BuildError(f"{os.fspath(path)}: {e}") from None

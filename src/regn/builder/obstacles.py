@@ -461,6 +461,13 @@ def _by_kind(obstacles):
 # a random field
 # --------------------------------------------------------------------------------------
 
+def check_seed(seed):
+    """BuildError unless ``seed`` is an integer >= 0 (what numpy's
+    generators take)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise BuildError(f"seed must be an integer >= 0, got {seed!r}")
+
+
 def random_asteroid_field(n=40, seed=0, half_extent=50_000.0, *, centre=(0.0, 0.0, 0.0)):
     """A deterministic asteroid field: ``n`` spheres in the cube
     ``centre +- half_extent``.
@@ -474,6 +481,7 @@ def random_asteroid_field(n=40, seed=0, half_extent=50_000.0, *, centre=(0.0, 0.
     n = int(n)
     if n < 0:
         raise BuildError(f"asteroid count must be >= 0, got {n}")
+    check_seed(seed)
     h = float(half_extent)
     if not (math.isfinite(h) and h > 0):
         raise BuildError(f"half extent must be > 0, got {half_extent}")

@@ -3,7 +3,12 @@
 Given vertices and tetrahedra, compute faces (slot k opposite vertex k,
 numbered by first appearance), orientation, adjacency, planes, centres and
 radii, portal costs, and the grid (every tetrahedron that meets each closed
-cell box). The same input always gives the same bytes.
+cell box; the box and dims from :mod:`.frame`). The same input always gives
+the same bytes.
+
+A mesh is built or refused: indices in range, every position finite in
+float32, no degenerate tetrahedron, no face listed three times, no two
+tetrahedra overlapping, every count within the format's u16 limits.
 """
 
 from __future__ import annotations
@@ -16,56 +21,20 @@ from ..errors import BuildError, LimitError
 from ..format import pof0
 from ..format.layout import (BIG, F32_ONE_BITS, NO_SLOT, NO_TET, PORTAL_PAIRS,
                              U16_MAX, dtype_for)
-from ..geometry.grid import cell_ijk, grid_membership
+from ..geometry.grid import cell_ijk
+from ..geometry.manifold import pinches
+from ..geometry.overlap import overlapping_tets
 from ..geometry.tets import (FACE_SLOTS, degenerate_threshold, face_keys,
                              signed_volumes, sorted_face_vertices)
 from ..mesh import Mesh
-
-#: Grid defaults, the disc's conventions: cells of about 10 km, at most 10 per axis.
-DEFAULT_CELL = 10_000.0
-MAX_DIMS = 10
-#: A face record's ``w`` word: 1.0 as float32 bits.
+from .frame import F32_MAX, check_float32_box, fit_grid
 
 
-def _limit(count, what, hint):
+def _over_limit(count, what, hint):
+    """LimitError when ``count`` ``what`` exceed the format's u16 limit."""
     if count > U16_MAX:
         raise LimitError(f"the mesh needs {count} {what}, more than the format's "
-                         f"u16 limit of {U16_MAX}: {hint}")
-
-
-def default_dims(extent) -> tuple:
-    """About 10 km cells, 1..10 per axis."""
-    return tuple(int(np.clip(np.ceil(e / DEFAULT_CELL - 1e-9), 1, MAX_DIMS))
-                 for e in extent)
-
-
-def grid_frame(lo, hi, dims):
-    """A header box and cell size with ``extent == max - min == cell * dims``
-    exactly in float32, containing [lo, hi].
-
-    Kept as given when the arithmetic is already exact (the disc's boxes,
-    e.g. +-50 000 with 10 cells); otherwise min is rounded down and the cell
-    size up to a power-of-two quantum, which keeps every number an exact
-    float32 multiple of it.
-    """
-    lo = np.asarray(lo, np.float64)
-    hi = np.asarray(hi, np.float64)
-    d = np.asarray(dims, np.float64)
-    lo32 = lo.astype(np.float32).astype(np.float64)
-    hi32 = hi.astype(np.float32).astype(np.float64)
-    cell32 = ((hi32 - lo32) / d).astype(np.float32).astype(np.float64)
-    ext32 = (hi32 - lo32).astype(np.float32).astype(np.float64)
-    if (np.all(lo32 <= lo) and np.all(hi32 >= hi) and np.all(hi32 - lo32 == ext32)
-            and np.all(cell32 * d == ext32) and np.all(cell32 > 0)):
-        return lo32, hi32, cell32
-    span = np.maximum(hi - lo, 1e-3)
-    mag = np.maximum(np.maximum(np.abs(lo), np.abs(hi)), span)
-    q = 2.0 ** np.ceil(np.log2(mag / 2.0 ** 20))
-    new_lo = np.floor(lo / q) * q
-    cell = np.ceil((hi - new_lo) / d / q) * q
-    cell = np.maximum(cell, q)
-    new_hi = new_lo + cell * d
-    return new_lo, new_hi, cell
+                         f"u16 limit of {U16_MAX}: {hint}", what=what, count=int(count))
 
 
 def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
@@ -79,61 +48,126 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
         flipped by swapping their last two vertices).
     bbox : ((3,), (3,)), optional — the play volume's box; default the
         vertices' bounds. It must contain every vertex.
-    dims : (nx, ny, nz), optional — grid cells per axis; default about 10 km
-        cells, at most 10 per axis.
+    dims : (nx, ny, nz), optional — grid cells per axis; default the finest
+        grid from about 10 km cells (at most 10 per axis) down whose cell
+        references fit the format (see :func:`.frame.fit_grid`).
 
-    Raises :class:`BuildError` for a degenerate tetrahedron, a face shared by
-    more than two tetrahedra, bad indices or non-finite positions, and
-    :class:`LimitError` for a count past the format's u16 limit.
+    The box written is ``bbox`` exactly whenever float32 allows (else the
+    change is in the report). ``mesh.build_report`` holds the grid chosen,
+    any change of the box, and the boundary's pinch edges and vertices.
+
+    Raises :class:`BuildError` for bad indices, positions that are not
+    finite in float32, a degenerate tetrahedron, a face shared by more than
+    two tetrahedra or overlapping tetrahedra, and :class:`LimitError` for a
+    count past the format's u16 limit.
     """
     v32, tets = _checked_input(vertices, tets)
     v = v32.astype(np.float64)                  # every derived value uses stored positions
     tets = _oriented(v, tets)
     pts = v[tets]                               # (T,4,3)
     faces = _matched_faces(tets)
+    box = _box(v, bbox)
+    _check_no_overlap(pts, tets, *box)
     face_rec, centroid = _face_records(pts, faces, byte_order)
     tet_rec = _tet_records(pts, tets, faces, centroid, byte_order)
-    lo, hi, cell, dims = _grid_box(v, bbox, dims)
-    grid = _grid_records(pts, lo, cell, dims, byte_order)
+    frame, pairs = fit_grid(pts, *box, dims)
+    grid = _grid_records(pairs, frame, byte_order)
+    lo, hi, cell, _ = frame
 
     header = np.zeros(1, dtype=dtype_for("header", byte_order))[0]
     header["bbox_min"] = [*lo, 1.0]
     header["bbox_max"] = [*hi, 1.0]
     header["extent"] = hi - lo
     header["cell_size"] = cell
-    header["dims"] = dims
+    header["dims"] = frame.dims
     vert_rec = np.zeros(len(v32), dtype=dtype_for("vertices", byte_order))
     vert_rec["xyz"] = v32
     sections = {"vertices": vert_rec, "tets": tet_rec, "faces": face_rec,
                 "cells": grid.cells, "items": grid.items, "refs": grid.refs}
-    return Mesh(header=header, sections=sections, cell_item=grid.cell_item,
+    mesh = Mesh(header=header, sections=sections, cell_item=grid.cell_item,
                 item_ref_start=grid.ref_start, ref_tet=grid.ref_tets,
                 byte_order=byte_order, pof0_dialect=pof0_dialect)
+    found = pinches(tets)
+    mesh.build_report = {"dims": list(frame.dims), "dims_chosen": dims is None,
+                         "box_change": frame.change(*box),
+                         "pinch_edges": len(found.edges), "pinch_vertices": len(found.vertices)}
+    return mesh
 
 
 def _checked_input(vertices, tets):
     """(float32 vertices (V,3), int64 tets (T,4)) after checking shapes,
-    indices, finiteness, repeated vertices and the u16 limits."""
+    indices, positions (finite in float32), repeated vertices and the u16
+    limits."""
     verts = np.asarray(vertices, dtype=np.float64)
     tets = np.asarray(tets)
     if verts.ndim != 2 or verts.shape[1] != 3:
         raise BuildError(f"vertices must be (V,3), got shape {verts.shape}")
     if tets.ndim != 2 or tets.shape[1] != 4:
         raise BuildError(f"tetrahedra must be (T,4), got shape {tets.shape}")
-    if not np.issubdtype(tets.dtype, np.integer):
-        if len(tets) and not np.all(np.equal(np.mod(tets, 1), 0)):
-            raise BuildError("tetrahedron vertex indices must be integers")
+    _over_limit(len(verts), "vertices", "use a coarser mesh")
+    _over_limit(len(tets), "tetrahedra", "use a coarser mesh")
+    check_vertex_indices(tets, len(verts))
     tets = tets.astype(np.int64)
-    if not np.isfinite(verts).all():
-        raise BuildError("vertices contain NaN or infinite coordinates")
-    _limit(len(verts), "vertices", "use fewer sample points")
-    _limit(len(tets), "tetrahedra", "use a coarser mesh")
-    if len(tets) and (tets.min() < 0 or tets.max() >= len(verts)):
-        raise BuildError(f"tetrahedron vertex indices must be in 0..{len(verts) - 1}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        v32 = verts.astype(np.float32)
+    bad = ~np.isfinite(v32).all(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise BuildError(f"vertex {i} {verts[i].tolist()} is not finite in float32 (the "
+                         f"format stores positions as float32, at most {F32_MAX:.4g} m)")
     if len(tets) and np.any(np.sort(tets, axis=1)[:, 1:] == np.sort(tets, axis=1)[:, :-1]):
         t = int(np.argmax(np.any(np.diff(np.sort(tets, axis=1), axis=1) == 0, axis=1)))
         raise BuildError(f"tetrahedron {t} repeats a vertex: {tets[t].tolist()}")
-    return verts.astype(np.float32), tets
+    return v32, tets
+
+
+def check_vertex_indices(tets, n_vertices):
+    """BuildError unless every entry of ``tets`` is an integer in
+    0..n_vertices-1 (a negative index is refused, never wrapped)."""
+    tets = np.asarray(tets)
+    if not len(tets):
+        return
+    if not np.issubdtype(tets.dtype, np.integer):
+        with np.errstate(invalid="ignore"):
+            whole = np.isfinite(tets) & (np.mod(tets, 1) == 0)
+        if not whole.all():
+            t = int(np.argmax(~whole.all(axis=1)))
+            raise BuildError(f"tetrahedron {t} lists {tets[t].tolist()}: vertex indices "
+                             "must be integers")
+    bad = (tets < 0) | (tets >= n_vertices)
+    if bad.any():
+        t = int(np.argmax(bad.any(axis=1)))
+        k = int(np.argmax(bad[t]))
+        raise BuildError(f"tetrahedron {t} lists vertex {tets[t, k].item()}: vertex indices "
+                         f"must be in 0..{n_vertices - 1}")
+
+
+def _box(v, bbox):
+    """``(lo, hi)``: the given box (finite in float32, holding every
+    vertex), or the vertices' bounds."""
+    if bbox is None:
+        if not len(v):
+            return np.zeros(3), np.ones(3)
+        return check_float32_box(v.min(axis=0), v.max(axis=0))
+    lo, hi = check_float32_box(*(np.asarray(b, dtype=np.float64).reshape(3) for b in bbox))
+    if len(v) and (np.any(v.min(axis=0) < lo) or np.any(v.max(axis=0) > hi)):
+        raise BuildError("some vertices lie outside the given bbox")
+    return lo, hi
+
+
+def _check_no_overlap(pts, tets, lo, hi):
+    """BuildError when the tetrahedra fill more than the box, or two of them
+    overlap (see :func:`regn.geometry.overlap.overlapping_tets`)."""
+    total = float(np.abs(signed_volumes(pts)).sum())
+    box = float(np.prod(hi - lo))
+    if total > box * (1 + 1e-6):
+        raise BuildError(f"the tetrahedra's volumes add up to {100 * total / box:.4g} % of the "
+                         "box's: some of them overlap")
+    found = overlapping_tets(pts, tets)
+    if len(found.pairs):
+        a, b = (int(x) for x in found.pairs[0])
+        raise BuildError(f"{len(found.pairs)} pairs of tetrahedra overlap (by more than "
+                         f"{found.tolerance:.3g} m), e.g. tetrahedra {a} and {b}")
 
 
 def _oriented(v, tets):
@@ -175,7 +209,7 @@ def _matched_faces(tets) -> _Faces:
     rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
     face_of = rank[inverse.ravel()]                          # (4T,) face index
     n_f = len(uniq)
-    _limit(n_f, "faces", "use a coarser mesh")
+    _over_limit(n_f, "faces", "use a coarser mesh")
     order = np.argsort(face_of, kind="stable")
     starts = np.searchsorted(face_of[order], np.arange(n_f))
     pos_a = order[starts]
@@ -234,27 +268,6 @@ def _tet_records(pts, tets, faces, centroid, byte_order):
     return rec
 
 
-def _grid_box(v, bbox, dims):
-    """``(lo, hi, cell, dims)``: the header box and cell size (see
-    :func:`grid_frame`) around ``bbox`` (default the vertices' bounds)."""
-    if bbox is None:
-        lo, hi = (v.min(axis=0), v.max(axis=0)) if len(v) else (np.zeros(3), np.ones(3))
-    else:
-        lo, hi = (np.asarray(b, dtype=np.float64).reshape(3) for b in bbox)
-        if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or np.any(hi <= lo):
-            raise BuildError(f"bbox must be finite with max > min, got {lo} .. {hi}")
-        if len(v) and (np.any(v.min(axis=0) < lo) or np.any(v.max(axis=0) > hi)):
-            raise BuildError("some vertices lie outside the given bbox")
-    if dims is None:
-        dims = default_dims(hi - lo)
-    dims = tuple(int(x) for x in dims)
-    if len(dims) != 3 or min(dims) < 1:
-        raise BuildError(f"grid dims must be three positive integers, got {dims}")
-    _limit(dims[0] * dims[1] * dims[2], "grid cells", "use fewer cells per axis (--dims)")
-    lo, hi, cell = grid_frame(lo, hi, dims)
-    return lo, hi, cell, dims
-
-
 class _Grid(NamedTuple):
     cells: np.ndarray       # section 3 records
     items: np.ndarray       # section 4 records
@@ -264,12 +277,12 @@ class _Grid(NamedTuple):
     ref_tets: np.ndarray    # (R,) tetrahedron of each reference
 
 
-def _grid_records(pts, lo, cell, dims, byte_order) -> _Grid:
-    """The grid: every tetrahedron listed in each closed cell box it meets."""
-    n_cells = dims[0] * dims[1] * dims[2]
-    ref_cells, ref_tets = grid_membership(pts, lo, cell, dims)
-    _limit(len(ref_tets), "cell references",
-           "use a coarser mesh or fewer cells (--dims / --detail)")
+def _grid_records(pairs, frame, byte_order) -> _Grid:
+    """The grid records from the (cell, tetrahedron) ``pairs`` of every
+    tetrahedron meeting each closed cell box of ``frame``."""
+    lo, _, cell, dims = frame
+    n_cells = frame.n_cells
+    ref_cells, ref_tets = pairs
     occupied, ref_start, per_cell = np.unique(ref_cells, return_index=True,
                                               return_counts=True)
     cell_item = np.full(n_cells, -1, dtype=np.int64)

@@ -2,12 +2,20 @@
 
 Sample points — the 8 box corners, points on the box faces and edges (jittered
 only within their face/edge, so the walls stay exactly planar), a jittered
-interior lattice kept away from the obstacles, and two shells of points just
-outside each inflated obstacle — take their Delaunay tetrahedralisation
-(scipy/qhull), then drop every tetrahedron that meets an inflated obstacle
-(exact test, on the float32 positions the file will store) and every
-near-degenerate one. What is left never touches an inflated obstacle; its
-coverage of the true free volume is measured by Monte Carlo.
+interior lattice kept away from the obstacles, a shell of points just outside
+each inflated sphere (two for a triangle-mesh obstacle) and rings where a
+sphere crosses a wall — take their Delaunay tetrahedralisation (scipy/qhull),
+then drop every tetrahedron that meets an inflated obstacle (exact test, on
+the float32 positions the file will store) and every near-degenerate one,
+peel flat tetrahedra off the surface, drop the fewest tetrahedra that make the
+boundary a closed 2-manifold (:mod:`.unpinch`) and the specks left apart.
+What is left never touches an inflated obstacle; its coverage of the true
+free volume is measured by Monte Carlo.
+
+``detail`` scales the number of sample points (about linearly): the lattice
+and the shells are denser or sparser, down to :data:`MIN_SHELL_POINTS` a
+sphere. :class:`LimitError` means the sample alone is past the format's
+vertex limit; the finished counts are for the caller to fit.
 """
 
 from __future__ import annotations
@@ -25,28 +33,26 @@ from ..geometry.tets import (degenerate_threshold, edge_lengths, face_keys,
                              locate_in_tets, signed_volumes)
 from ..tolerances import DEGENERATE_REL, SAMPLE_MERGE_REL
 from .obstacles import Sphere, TriangleMesh, obstacles_contain, tets_intersect_obstacles
+from .unpinch import unpinch
 
 
 def _inflate(obstacles, r):
     return [ob.inflated(r) for ob in obstacles]
 
 
-def _sphere_shells(ob, spacing, offsets):
-    """Two Fibonacci shells just outside a (already inflated) sphere, with the
-    inner shell's point count on both."""
-    R = ob.radius
-    n = int(np.clip(np.ceil(4 * np.pi * (R * (1 + offsets[0])) ** 2 / spacing ** 2 * 1.1),
-                    12, 4000))
-    c = np.asarray(ob.centre, np.float64)
-    return np.vstack([c + R * (1 + eps) * fibonacci_sphere(n, 0.5 * k)
-                      for k, eps in enumerate(offsets)])
+def _sphere_shell(ob, offset, n):
+    """A Fibonacci shell of ``n`` points at ``(1 + offset)`` times the radius
+    of a (already inflated) sphere."""
+    return np.asarray(ob.centre, np.float64) + ob.radius * (1 + offset) * fibonacci_sphere(n)
+
 
 #: Interior lattice cells per axis (for a cube) at detail 1.
 BASE_LATTICE = 10
 #: Shell point spacing as a fraction of the inflated radius at detail 1.
-BASE_SHELL_FRAC = 1.0
-#: The two shells, as relative offsets outside the inflated surface.
-SHELL_OFFSETS = (0.02, 0.3)
+BASE_SHELL_FRAC = 0.7
+#: Points on a sphere's shell, at least and at most.
+MIN_SHELL_POINTS = 12
+MAX_SHELL_POINTS = 4000
 #: Surface tetrahedra flatter than this quality are peeled off ...
 SLIVER_QUALITY = 0.02
 #: ... as long as the volume removed stays below this fraction of the mesh's.
@@ -54,7 +60,9 @@ SLIVER_BUDGET = 0.005
 #: Connected pieces smaller than this fraction of the largest piece's volume are
 #: dropped (isolated slivers left in the creases between touching obstacles).
 SPECK_REL = 1e-4
-ADVICE = "lower --detail or pass --dims"
+#: Coverage samples: drawn and located this many at a time, and at most.
+COVERAGE_CHUNK = 1_000_000
+MAX_COVERAGE_SAMPLES = 100_000_000
 
 
 def _f32_inward(lo, hi):
@@ -83,53 +91,62 @@ def _box_points(lo, hi, n, rng, jitter=0.3):
     return pts[boundary], pts[~boundary], h
 
 
-def _sphere_offsets(rel_spacing):
-    """Relative offsets of a sphere's two shells for a point spacing of
-    ``rel_spacing`` radii: the inner shell sits beyond the sagitta of its
-    Delaunay chord triangles (so the tetrahedra on them stay clear of the
-    sphere), the outer one most of a spacing further out."""
-    s = float(rel_spacing)
-    inner = 1.5 * s * s / 6 + 0.005
-    return (inner, inner + 0.7 * s)
+def _sphere_plan(R, spacing):
+    """``(n, offset, spacing)``: the point count of a sphere's shell for a
+    point spacing of about ``spacing`` (at least :data:`MIN_SHELL_POINTS`),
+    the shell's offset relative to the radius ``R``, and the spacing the
+    ``n`` points give. The shell sits beyond the sagitta of its Delaunay
+    chord triangles, so the tetrahedra on them stay clear of the sphere."""
+    n = int(np.clip(np.ceil(4 * np.pi * R * R / (spacing * spacing) * 1.1),
+                    MIN_SHELL_POINTS, MAX_SHELL_POINTS))
+    s = float(np.sqrt(4 * np.pi * 1.1 / n))         # radii between neighbours
+    return n, 1.5 * s * s / 6 + 0.005, s * R
 
 
-def _wall_rings(ob, R, spacing, lo, hi, offsets=SHELL_OFFSETS):
+def _wall_rings(ob, R, spacing, lo, hi, offset):
     """Points on the box walls (and edges) just outside an inflated sphere that
-    crosses them: the 2-D (and 1-D) analogue of the shells, so the walls are
-    sampled where the sphere meets them."""
+    crosses them, at ``(1 + offset) R`` from its centre: the 2-D (and 1-D)
+    analogue of the shell, so the walls are sampled where the sphere meets
+    them."""
     c = np.array(ob.centre)
     out = []
-    for eps in offsets:
-        Rs = R * (1 + eps)
-        for ax in range(3):
-            for wall in (lo[ax], hi[ax]):
-                d = abs(wall - c[ax])
-                if d >= Rs:
-                    continue
-                rc = np.sqrt(Rs * Rs - d * d)
-                n = int(np.clip(np.ceil(2 * np.pi * rc / spacing * 1.2), 6, 2000))
-                th = 2 * np.pi * (np.arange(n) + 0.5 * (eps != offsets[0])) / n
-                u, v = [k for k in range(3) if k != ax]
-                p = np.empty((n, 3))
-                p[:, ax] = wall
-                p[:, u] = c[u] + rc * np.cos(th)
-                p[:, v] = c[v] + rc * np.sin(th)
-                out.append(p)
-                # the box edges lying in this wall
-                for u2, v2 in ((u, v), (v, u)):
-                    for w in (lo[u2], hi[u2]):
-                        d2 = rc * rc - (w - c[u2]) ** 2
-                        if d2 <= 0:
-                            continue
-                        for sgn in (-1, 1):
-                            q = np.empty(3)
-                            q[ax], q[u2] = wall, w
-                            q[v2] = c[v2] + sgn * np.sqrt(d2)
-                            out.append(q[None])
+    Rs = R * (1 + offset)
+    for ax in range(3):
+        for wall in (lo[ax], hi[ax]):
+            d = abs(wall - c[ax])
+            if d >= Rs:
+                continue
+            rc = np.sqrt(Rs * Rs - d * d)
+            n = int(np.clip(np.ceil(2 * np.pi * rc / spacing * 1.2), 6, 2000))
+            th = 2 * np.pi * np.arange(n) / n
+            u, v = [k for k in range(3) if k != ax]
+            p = np.empty((n, 3))
+            p[:, ax] = wall
+            p[:, u] = c[u] + rc * np.cos(th)
+            p[:, v] = c[v] + rc * np.sin(th)
+            out.append(p)
+            out.extend(_ring_on_edges(c, rc, ax, wall, u, v, lo))
+            out.extend(_ring_on_edges(c, rc, ax, wall, u, v, hi))
     if not out:
         return np.zeros((0, 3))
     p = np.vstack(out)
     return p[np.all((p >= lo) & (p <= hi), axis=1)]
+
+
+def _ring_on_edges(c, rc, ax, wall, u, v, corner):
+    """Where a ring of radius ``rc`` about ``c`` in the wall ``x[ax] = wall``
+    crosses the box edges of that wall through ``corner``: (1,3) points."""
+    out = []
+    for u2, v2 in ((u, v), (v, u)):
+        d2 = rc * rc - (corner[u2] - c[u2]) ** 2
+        if d2 <= 0:
+            continue
+        for sgn in (-1, 1):
+            q = np.empty(3)
+            q[ax], q[u2] = wall, corner[u2]
+            q[v2] = c[v2] + sgn * np.sqrt(d2)
+            out.append(q[None])
+    return out
 
 
 def _obstacle_scale(ob):
@@ -205,6 +222,45 @@ def _checked(bbox_min, bbox_max, obstacles, agent_radius, detail):
     return obstacles, r, detail, lo, hi
 
 
+def _lattice_cells(ext, detail):
+    """(3,) interior lattice cells per axis at ``detail``; LimitError (before
+    anything is allocated) when their points alone pass the vertex limit."""
+    cells = BASE_LATTICE * detail ** (1 / 3)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        n = np.maximum(1.0, np.round(ext / (ext.max() / cells)))
+        est = float(np.prod(n + 1))
+    if not est <= U16_MAX:
+        raise LimitError(f"the free-space sample needs about {est:.4g} vertices, more than "
+                         f"the format's u16 limit of {U16_MAX}", what="vertices",
+                         count=int(min(est, 2 ** 62)))
+    return n.astype(np.int64)
+
+
+def _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng):
+    """``(points, snap, keep_out)``: the shells (and wall rings) around each
+    inflated obstacle, how close to a wall each point snaps onto it (a
+    quarter of its obstacle's spacing), and how far from each obstacle the
+    lattice keeps away."""
+    frac = BASE_SHELL_FRAC / np.sqrt(detail)
+    shells, snap, keep_out = [], [], []
+    for ob in obstacles:
+        R = _obstacle_scale(ob)
+        spacing = min(max(frac * R, 1e-6 * ext.max()), h.min())
+        if isinstance(ob, Sphere):
+            n_shell, offset, spacing = _sphere_plan(R, spacing)
+            shells += [_sphere_shell(ob, offset, n_shell),
+                       _wall_rings(ob, R, spacing, lo, hi, offset)]
+            keep_out.append(offset * R + 0.5 * min(spacing * 2, h.min()))
+        else:
+            shells += [ob.shell(spacing, rng)[0],
+                       ob.inflated(0.5 * spacing).shell(spacing, rng)[0]]
+            keep_out.append(0.5 * spacing + 0.5 * min(spacing * 2, h.min()))
+        snap.append(np.full(len(shells[-2]) + len(shells[-1]), 0.25 * spacing))
+    if not shells:
+        return np.zeros((0, 3)), np.zeros(0), keep_out
+    return np.vstack(shells), np.concatenate(snap), keep_out
+
+
 def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, detail=1.0,
                        seed=0):
     """(N,3) float32-exact points that :func:`tetrahedralize_free_space` triangulates:
@@ -212,36 +268,13 @@ def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, de
     obstacles, r, detail, lo, hi = _checked(bbox_min, bbox_max, obstacles, agent_radius, detail)
     ext = hi - lo
     rng = np.random.default_rng(seed)
-    # --- sample points ---------------------------------------------------------
-    cells = BASE_LATTICE * detail ** (1 / 3)
-    h_target = ext.max() / cells
-    n = np.maximum(1, np.round(ext / h_target)).astype(int)
-    est = int(np.prod(n + 1))
-    if est > U16_MAX:
-        raise LimitError(f"the free-space sample needs about {est} vertices, more than the "
-                         f"format's u16 limit of {U16_MAX}: {ADVICE}")
-    bpts, ipts, h = _box_points(lo, hi, n, rng)
-    frac = BASE_SHELL_FRAC / np.sqrt(detail)
-    shells, keep_out = [], []
+    bpts, ipts, h = _box_points(lo, hi, _lattice_cells(ext, detail), rng)
     obstacles = _inflate(obstacles, r)          # from here on, tests use distance 0
-    for ob in obstacles:
-        R = _obstacle_scale(ob)
-        spacing = max(frac * R, 1e-6 * ext.max())
-        spacing = min(spacing, h.min())
-        if isinstance(ob, Sphere):
-            offs = _sphere_offsets(spacing / R)
-            shells.append(_sphere_shells(ob, spacing, offs))
-            shells.append(_wall_rings(ob, R, spacing, lo, hi, offs))
-            keep_out.append(offs[-1] * R + 0.5 * min(spacing * 2, h.min()))
-        else:
-            shells.append(ob.shell(spacing, rng)[0])
-            shells.append(ob.inflated(0.5 * spacing).shell(spacing, rng)[0])
-            keep_out.append(0.5 * spacing + 0.5 * min(spacing * 2, h.min()))
-    sp = np.vstack(shells) if shells else np.zeros((0, 3))
-    if len(sp) + len(bpts) + len(ipts) > 4 * U16_MAX:
-        raise LimitError(f"the free-space sample needs about {len(sp) + len(bpts) + len(ipts)} "
-                         f"vertices, more than the format's u16 limit of {U16_MAX}: {ADVICE}")
-
+    sp, snap, keep_out = _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng)
+    total = len(sp) + len(bpts) + len(ipts)
+    if total > 4 * U16_MAX:
+        raise LimitError(f"the free-space sample needs about {total} vertices, more than the "
+                         f"format's u16 limit of {U16_MAX}", what="vertices", count=total)
     # interior lattice points away from every obstacle's shells
     keep = np.ones(len(ipts), dtype=bool)
     for ob, gap in zip(obstacles, keep_out):
@@ -251,21 +284,17 @@ def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, de
     bpts = bpts[~obstacles_contain(obstacles, bpts)]
     # shell points: snap those near a wall onto it, drop those outside or inside others
     if len(sp):
-        tol = 0.25 * h
-        sp = np.where(np.abs(sp - lo) <= tol, lo, sp)
-        sp = np.where(np.abs(sp - hi) <= tol, hi, sp)
-        inside_box = np.all((sp >= lo) & (sp <= hi), axis=1)
-        sp = sp[inside_box]
+        sp = np.where(np.abs(sp - lo) <= snap[:, None], lo, sp)
+        sp = np.where(np.abs(sp - hi) <= snap[:, None], hi, sp)
+        sp = sp[np.all((sp >= lo) & (sp <= hi), axis=1)]
         sp = sp[~obstacles_contain(obstacles, sp)]
     corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
                         for z in (lo[2], hi[2])])
     pts = np.vstack([corners, bpts, ipts, sp])
-    pts = pts.astype(np.float32).astype(np.float64)
-    pts = np.clip(pts, lo, hi)
+    pts = np.clip(pts.astype(np.float32).astype(np.float64), lo, hi)
     # merge near-duplicates (keep the first: corners, walls, lattice, shells)
-    tree = cKDTree(pts)
-    pairs = tree.query_pairs(SAMPLE_MERGE_REL * float(np.linalg.norm(ext)),
-                             output_type="ndarray")
+    pairs = cKDTree(pts).query_pairs(SAMPLE_MERGE_REL * float(np.linalg.norm(ext)),
+                                     output_type="ndarray")
     if len(pairs):
         drop = np.zeros(len(pts), dtype=bool)
         drop[np.maximum(pairs[:, 0], pairs[:, 1])] = True
@@ -280,8 +309,9 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
 
     Returns ``(vertices (V,3) float64 — float32-exact, tets (T,4) int64, report)``.
     ``report`` is a dict of counts and seconds per stage. Raises
-    :class:`LimitError` (with advice) when the sample needs more than 65 535
-    vertices or tetrahedra.
+    :class:`LimitError` when the sample alone needs more than 65 535
+    vertices (the other counts are the caller's to fit: see
+    :func:`regn.generate`), :class:`BuildError` when no free space is left.
     """
     t0 = time.perf_counter()
     times = {}
@@ -291,7 +321,7 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     times["sample"] = time.perf_counter() - t0
     if len(pts) > U16_MAX:
         raise LimitError(f"the free-space sample needs {len(pts)} vertices, more than the "
-                         f"format's u16 limit of {U16_MAX}: {ADVICE}")
+                         f"format's u16 limit of {U16_MAX}", what="vertices", count=len(pts))
 
     # --- Delaunay ---------------------------------------------------------------
     t1 = time.perf_counter()
@@ -312,6 +342,7 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     tets = simp[kept]
     t3 = time.perf_counter()
     tets, n_slivers = _peel_slivers(pts, tets)
+    tets, n_pinch = unpinch(pts, tets)
     tets, n_small = _drop_specks(pts, tets, SPECK_REL)
     used, inv = np.unique(tets.ravel(), return_inverse=True)
     verts = pts[used]
@@ -321,42 +352,64 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     report = {
         "sample_points": int(len(pts)), "delaunay_tets": int(len(simp)),
         "dropped_obstacle": int(hit.sum()), "dropped_degenerate": int(degen.sum()),
-        "dropped_slivers": int(n_slivers), "dropped_specks": int(n_small),
+        "dropped_slivers": int(n_slivers), "dropped_pinching": int(n_pinch),
+        "dropped_specks": int(n_small),
         "vertices": int(len(verts)), "tets": int(len(tets)),
         "obstacles": len(obstacles), "agent_radius": r, "detail": detail, "seed": int(seed),
         "bbox": [lo.tolist(), hi.tolist()], "seconds": times,
     }
-    if len(tets) > U16_MAX:
-        raise LimitError(f"the mesh needs {len(tets)} tetrahedra, more than the format's "
-                         f"u16 limit of {U16_MAX}: {ADVICE}")
     if not len(tets):
         raise BuildError("no free space left: every tetrahedron meets an obstacle")
     return verts, tets, report
 
 
 def free_volume_coverage(vertices, tets, bbox_min, bbox_max, obstacles=(),
-                         agent_radius=0.0, samples=200_000, seed=0):
+                         agent_radius=0.0, samples=200_000, seed=0, locate=None):
     """Monte Carlo fraction of the free volume (box minus inflated obstacles)
     covered by the tetrahedra. Returns a dict: ``coverage``, ``free_fraction``
     (free volume / box volume), ``samples``, ``in_obstacle_hits`` (samples
     located in a tet yet inside an inflated obstacle — 0 when clearance holds).
+    The samples are drawn and located :data:`COVERAGE_CHUNK` at a time, so
+    memory does not grow with their number (at most
+    :data:`MAX_COVERAGE_SAMPLES`). ``locate(points)``, if given, finds the
+    tetrahedron holding each point (-1 for none) — a built mesh's
+    :meth:`regn.Mesh.locate` is far faster than the search among bare
+    tetrahedra used otherwise.
     """
+    samples = _checked_samples(samples)
     lo = np.asarray(bbox_min, np.float64).reshape(3)
     hi = np.asarray(bbox_max, np.float64).reshape(3)
     rng = np.random.default_rng(seed)
-    p = rng.uniform(lo, hi, size=(int(samples), 3))
-    blocked = obstacles_contain(list(obstacles), p, float(agent_radius))
-    free = ~blocked
-    loc = np.full(len(p), -1, dtype=np.int64)
-    loc[free] = locate_in_tets(vertices, tets, p[free])
-    loc[blocked] = locate_in_tets(vertices, tets, p[blocked], rounds=())
-    nfree = int(free.sum())
+    n_free = n_covered = n_hits = 0
+    for start in range(0, samples, COVERAGE_CHUNK):
+        p = rng.uniform(lo, hi, size=(min(COVERAGE_CHUNK, samples - start), 3))
+        blocked = obstacles_contain(list(obstacles), p, float(agent_radius))
+        n_free += int((~blocked).sum())
+        if locate is not None:
+            n_covered += int((locate(p[~blocked]) >= 0).sum())
+            n_hits += int((locate(p[blocked]) >= 0).sum())
+            continue
+        n_covered += int((locate_in_tets(vertices, tets, p[~blocked]) >= 0).sum())
+        # in an obstacle: only the 8 nearest tetrahedra are checked
+        n_hits += int((locate_in_tets(vertices, tets, p[blocked], rounds=()) >= 0).sum())
     return {
-        "coverage": float((loc[free] >= 0).sum() / max(nfree, 1)),
-        "free_fraction": nfree / len(p),
-        "samples": int(samples),
-        "in_obstacle_hits": int((loc[blocked] >= 0).sum()),   # 8 nearest tets checked
+        "coverage": n_covered / max(n_free, 1),
+        "free_fraction": n_free / max(samples, 1),
+        "samples": samples,
+        "in_obstacle_hits": n_hits,
     }
+
+
+def _checked_samples(samples):
+    """The sample count as an int; BuildError outside 0..MAX_COVERAGE_SAMPLES."""
+    try:
+        n = int(samples)
+    except (TypeError, ValueError, OverflowError):
+        n = -1
+    if not 0 <= n <= MAX_COVERAGE_SAMPLES or n != samples:
+        raise BuildError(f"coverage samples must be a whole number in "
+                         f"0..{MAX_COVERAGE_SAMPLES}, got {samples}")
+    return n
 
 
 def clearance_violations(vertices, tets, obstacles, agent_radius=0.0):

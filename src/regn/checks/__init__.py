@@ -15,7 +15,8 @@ check's ``detail`` names the first offending records and what was seen there.
 The checks are declared in one module per part of the spec, in report order:
 :mod:`.chunk` (frame, POF0, sections), :mod:`.header`, :mod:`.grid` (the
 grid's records), :mod:`.geometry` (vertices in the box; later the grid
-rule), :mod:`.faces`, :mod:`.tets`, :mod:`.roundtrip`. Tolerances
+rule), :mod:`.faces`, :mod:`.tets`, :mod:`.topology` (the mesh as a whole:
+pinches, overlaps), :mod:`.roundtrip`. Tolerances
 (:mod:`regn.tolerances`): ``UNIT_TOL`` for face normals, ``GEOM_REL`` times
 the map's scale for distances (plane residuals, centre/radius, portal costs).
 """
@@ -26,12 +27,13 @@ import time
 
 import numpy as np
 
-from . import chunk, faces, geometry, grid, header, roundtrip, tets
+from . import chunk, faces, geometry, grid, header, roundtrip, tets, topology
 from ._report import Check, VerifyReport
 
 #: Every check's declaration (:class:`._report.Statement`), in report order.
 STATEMENTS = tuple(s for part in (chunk.PART, header.PART, grid.PART, geometry.VERTICES,
-                                  faces.PART, tets.PART, geometry.GRID, roundtrip.PART)
+                                  faces.PART, tets.PART, geometry.GRID, topology.PART,
+                                  roundtrip.PART)
                    for s in part.statements)
 #: Every check, in report order: (name, kind). Names are stable.
 CHECKS = tuple((s.name, s.kind) for s in STATEMENTS)

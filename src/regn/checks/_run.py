@@ -20,7 +20,7 @@ import numpy as np
 from ..format.layout import NO_SLOT, NO_TET, PORTAL_PAIRS, dtype_for
 from ..geometry import grid_membership_split
 from ..tolerances import GEOM_REL
-from . import geometry, tets
+from . import geometry, tets, topology
 
 #: Below this many tetrahedra everything runs on the caller's thread
 #: (starting threads costs more than the work they would overlap).
@@ -165,4 +165,5 @@ def start(mesh, original) -> Run:
     # the records holds the GIL and would hold up the next thread's start
     _start_membership(run)
     run.start(tets.measures)              # decodes the records, measures the faces first
+    topology.start(run)
     return run

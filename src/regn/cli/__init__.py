@@ -3,13 +3,16 @@
 Each subcommand is a module in this package with ``add_parser(subparsers)``
 and ``run(args) -> int``; modules are imported only when their command runs
 (so ``regn --help`` stays fast), and library errors become one line on
-stderr and a non-zero exit, never a traceback.
+stderr and a non-zero exit, never a traceback. With ``--json`` the error is
+also printed to stdout as one JSON object, ``{"error": message, "exit":
+code}`` (usage errors too).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import re
 import sys
 
@@ -47,8 +50,33 @@ COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors also go to stdout as JSON when the
+    command line asks for ``--json``."""
+
+    json_errors = False
+
+    def error(self, message):
+        if _Parser.json_errors:
+            _print_json_error(f"{self.prog}: {message}", 2)
+        super().error(message)
+
+
+def _print_json_error(message, code):
+    print(json.dumps({"error": message, "exit": code}))
+
+
+def _failed(args, message, code, exc=None):
+    """Print the one-line error (and its JSON with ``--json``, unless a
+    streamed answer list already ended with it); the exit code."""
+    print(f"regn: {message}", file=sys.stderr)
+    if getattr(args, "json", False) and not getattr(exc, "reported_in_json", False):
+        _print_json_error(message, code)
+    return code
+
+
 def _parser(only=None):
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="regn", description="Read, check, query, build and draw REGN navigation "
         "meshes (the tetrahedral nav meshes of a space-combat title's stages).")
     from .. import __version__
@@ -68,6 +96,7 @@ def _parser(only=None):
 def main(argv=None) -> int:
     """Run the CLI; returns the exit code (tests call this in-process)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _Parser.json_errors = "--json" in argv
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = _parser(command if command in COMMANDS else None)
     if command not in COMMANDS:
@@ -82,19 +111,16 @@ def main(argv=None) -> int:
         with protected_inputs():            # no command writes over what it reads
             return int(args.func(args) or 0)
     except RegnError as e:
-        print(f"regn: {e}", file=sys.stderr)
-        return getattr(args, "error_exit", 2)
+        return _failed(args, str(e), getattr(args, "error_exit", 2), e)
     except BrokenPipeError:
         return 0
     except (OSError, ValueError) as e:
         # Anything the library did not wrap (an unreadable path, a bad number).
         msg = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         where = f"{e.filename}: " if isinstance(e, OSError) and e.filename else ""
-        print(f"regn: {where}{msg}", file=sys.stderr)
-        return 2
+        return _failed(args, f"{where}{msg}", 2, e)
     except KeyboardInterrupt:
-        print("regn: interrupted", file=sys.stderr)
-        return 130
+        return _failed(args, "interrupted", 130)
 
 
 def entry() -> None:

@@ -67,8 +67,20 @@ class JsonList:
             self.stream.write(self.sep + body[1:-1])
             self.sep = ", "
 
+    @property
+    def started(self) -> bool:
+        return self.sep != "["
+
     def close(self):
         self.stream.write("[]\n" if self.sep == "[" else "]\n")
+
+    def fail(self, exc: BaseException, code: int = 2):
+        """End a list cut short by ``exc``: its last item is the error object
+        ``{"error": message, "exit": code}``, so the output stays one JSON
+        document, and ``exc`` is marked as reported there."""
+        self.extend([{"error": str(exc), "exit": code}])
+        self.close()
+        exc.reported_in_json = True
 
 
 def read_points(source=None, *, width=3):

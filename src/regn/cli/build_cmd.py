@@ -2,11 +2,18 @@
 
   regn build --box X0 Y0 Z0 X1 Y1 Z1 [--spheres F.csv|F.json] [--obstacles A.obj ...]
              [--agent-radius R] [--dims NX NY NZ] [--detail D] [--seed S] -o OUT.rgn
-  regn build --asteroids N --seed S --half-extent H -o OUT.rgn
-  regn build --from-mesh MESH.msh|.vtu|.vtk|.xdmf|.mesh -o OUT.rgn
+  regn build --asteroids N [--seed S] [--half-extent H | --box ...] -o OUT.rgn
+  regn build --from-mesh MESH.msh|.vtu|.vtk|.xdmf|.mesh [--box ...] [--dims ...] -o OUT.rgn
 
-Prints a build report (counts, free-volume coverage, clearance check, seconds
-per stage; --json for JSON). An existing OUT is refused without --force.
+The result always fits the format: without --detail and --dims, regn takes the
+highest detail from 1 down and the finest grid from about 10 km cells down
+that fit, and says what it chose. Given ones are kept, or refused with a value
+that fits. The box given is the box written (when float32 cannot hold it
+exactly, the report says what moved and by how much).
+
+Prints a build report (counts, detail and grid, free-volume coverage,
+clearance check, seconds per stage; --json for JSON). An existing OUT is
+refused without --force.
 """
 
 from __future__ import annotations
@@ -14,6 +21,15 @@ from __future__ import annotations
 import os
 import sys
 import time
+
+#: Monte Carlo samples of the coverage figure, unless told.
+COVERAGE_SAMPLES = 200_000
+#: The most asteroids --asteroids takes (each needs sample points around it,
+#: so far fewer fit the format).
+MAX_ASTEROIDS = 65_535
+#: Options of the obstacle modes (not of --from-mesh), as argparse names them.
+OBSTACLE_OPTIONS = ("spheres", "obstacles", "half_extent", "agent_radius", "detail", "seed",
+                    "coverage_samples")
 
 
 def add_parser(sub, name, help_text):
@@ -32,18 +48,21 @@ def add_parser(sub, name, help_text):
                    help="sphere obstacles: CSV x,y,z,radius (optional header) or JSON list")
     p.add_argument("--obstacles", nargs="+", default=[], metavar="MESH",
                    help="closed triangle-surface obstacles (.obj .ply .stl .off)")
-    p.add_argument("--half-extent", type=float, default=50_000.0, metavar="H",
+    p.add_argument("--half-extent", type=float, metavar="H",
                    help="--asteroids: the cube +-H (default 50000)")
-    p.add_argument("--agent-radius", type=float, default=0.0, metavar="R",
+    p.add_argument("--agent-radius", type=float, metavar="R",
                    help="inflate every obstacle by R (default 0)")
     p.add_argument("--dims", nargs=3, type=int, metavar=("NX", "NY", "NZ"),
-                   help="grid cells per axis (default about 10 km cells, at most 10)")
-    p.add_argument("--detail", type=float, default=1.0, metavar="D",
-                   help="sampling density multiplier (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="jitter / asteroid seed (default 0)")
-    p.add_argument("--coverage-samples", type=int, default=200_000, metavar="N",
+                   help="grid cells per axis (default: the finest from about 10 km cells, "
+                   "at most 10, down whose cell references fit)")
+    p.add_argument("--detail", type=float, metavar="D",
+                   help="sampling density multiplier; higher keeps more of the free volume "
+                   "(default: the highest from 1 down that fits)")
+    p.add_argument("--seed", type=int, metavar="S",
+                   help="jitter / asteroid seed, >= 0 (default 0)")
+    p.add_argument("--coverage-samples", type=int, metavar="N",
                    help="Monte Carlo samples for the coverage figure (0 skips it; "
-                   "default 200000)")
+                   f"default {COVERAGE_SAMPLES}, at most 100000000)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.rgn", help="file to write")
     p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -77,14 +96,21 @@ def _text_report(out, rep):
     s = rep.get("seconds", {})
     lines = [f"wrote {out}"]
     lines.append(f"  {rep['vertices']} vertices, {rep['tets']} tetrahedra, {rep['faces']} faces, "
-                 f"{rep['cells']} cells {tuple(rep['dims'])}, {rep['refs']} cell refs")
+                 f"{rep['cells']} cells {'x'.join(map(str, rep['dims']))}"
+                 f"{' (chosen to fit)' if rep.get('dims_chosen') else ''}, "
+                 f"{rep['refs']} cell refs")
     if "obstacles" in rep:
         lines.append(f"  {rep['obstacles']} obstacles, agent radius {rep['agent_radius']:g}, "
-                     f"detail {rep['detail']:g}; {rep['sample_points']} sample points, "
+                     f"detail {rep['detail']:.3g}"
+                     f"{' (chosen to fit)' if rep.get('detail_chosen') else ''}; "
+                     f"{rep['sample_points']} sample points, "
                      f"{rep['delaunay_tets']} Delaunay tets ({rep['dropped_obstacle']} meet an "
                      f"obstacle, {rep['dropped_degenerate']} degenerate, "
-                     f"{rep.get('dropped_slivers', 0)} surface slivers, "
-                     f"{rep.get('dropped_specks', 0)} in specks dropped)")
+                     f"{rep['dropped_slivers']} surface slivers, "
+                     f"{rep['dropped_pinching']} pinching, "
+                     f"{rep['dropped_specks']} in specks dropped)")
+    if rep.get("box_change"):
+        lines.append(f"  {rep['box_change']}")
     if rep.get("coverage") is not None:
         lines.append(f"  free-volume coverage {100 * rep['coverage']:.2f} % "
                      f"({rep['coverage_samples']} Monte Carlo samples)")
@@ -92,6 +118,9 @@ def _text_report(out, rep):
         lines.append("  clearance check: " + ("pass (no tetrahedron meets an inflated obstacle)"
                                               if rep["clearance_ok"] else
                                               f"FAIL ({rep['clearance_violations']} tetrahedra)"))
+    if rep.get("pinch_edges") or rep.get("pinch_vertices"):
+        lines.append(f"  warning: the boundary is pinched ({rep['pinch_edges']} edges, "
+                     f"{rep['pinch_vertices']} vertices where tetrahedra meet only there)")
     if "components" in rep:
         lines.append(f"  {rep['components']} connected component(s)")
     if s:
@@ -99,51 +128,94 @@ def _text_report(out, rep):
     return "\n".join(lines)
 
 
-def run(args) -> int:
+def _mode(args):
+    """'box', 'asteroids' or 'from_mesh'; RegnError for a mix, or an option
+    that does not apply."""
     from ..errors import RegnError
-    from ..io import save
     modes = [m for m in ("box", "asteroids", "from_mesh") if getattr(args, m) is not None]
     if args.asteroids is not None and args.box is not None:
         modes.remove("box")                     # --asteroids in a custom box
     if len(modes) != 1:
         raise RegnError("build: give exactly one of --box, --asteroids N, --from-mesh MESH")
+    mode = modes[0]
+    unused = [o for o in OBSTACLE_OPTIONS if getattr(args, o) not in (None, [])]
+    if mode != "from_mesh":
+        unused = ["half_extent"] if mode == "box" and args.half_extent is not None else []
+    if unused:
+        names = ", ".join("--" + o.replace("_", "-") for o in unused)
+        raise RegnError(f"build: {names} {'does' if len(unused) == 1 else 'do'} not apply "
+                        f"with --{mode.replace('_', '-')}")
+    return mode
+
+
+def _from_mesh(args, dims):
+    from ..builder.from_meshio import from_mesh_file
+    t0 = time.perf_counter()
+    bbox = (args.box[:3], args.box[3:]) if args.box else None
+    mesh = from_mesh_file(args.from_mesh, bbox=bbox, dims=dims)
+    rep = dict(mesh.build_report)
+    rep.update({"vertices": mesh.n_vertices, "tets": mesh.n_tets, "faces": mesh.n_faces,
+                "cells": mesh.n_cells, "refs": mesh.n_refs, "source": args.from_mesh,
+                "seconds": {"total": time.perf_counter() - t0}})
+    return mesh, rep
+
+
+def _obstacles(args, mode):
+    """``(bbox, obstacles)`` of an obstacle mode."""
+    from ..builder.frame import check_float32_box
+    from ..builder.obstacles import random_asteroid_field
+    from ..errors import RegnError
+    from ..inputs.obstacles import load_obstacle_mesh, load_spheres
+    obstacles = []
+    if mode == "asteroids":
+        h = 50_000.0 if args.half_extent is None else float(args.half_extent)
+        if not h > 0:
+            raise RegnError(f"--half-extent must be > 0, got {args.half_extent}")
+        if not 0 <= args.asteroids <= MAX_ASTEROIDS:
+            raise RegnError(f"--asteroids must be in 0..{MAX_ASTEROIDS}, got {args.asteroids}")
+        bbox = (args.box[:3], args.box[3:]) if args.box else ((-h,) * 3, (h,) * 3)
+        check_float32_box(*bbox)
+        obstacles += random_asteroid_field(args.asteroids, seed=args.seed or 0, half_extent=h)
+    else:
+        bbox = (args.box[:3], args.box[3:])
+    for f in args.spheres:
+        obstacles += load_spheres(f)
+    for f in args.obstacles:
+        obstacles.append(load_obstacle_mesh(f))
+    return bbox, obstacles
+
+
+def _generate(args, mode, dims):
+    from ..builder.generate import FEWER_OBSTACLES, generate
+    from ..errors import LimitError
+    bbox, obstacles = _obstacles(args, mode)
+    bar = _Progress()
+    try:
+        mesh = generate(bbox, obstacles, agent_radius=args.agent_radius or 0.0, dims=dims,
+                        detail=args.detail, seed=args.seed or 0, progress=bar,
+                        coverage_samples=(COVERAGE_SAMPLES if args.coverage_samples is None
+                                          else args.coverage_samples))
+    except LimitError as e:
+        if mode == "asteroids" and str(e).endswith(FEWER_OBSTACLES):
+            raise LimitError(f"{str(e)[:-len(FEWER_OBSTACLES)]}use fewer asteroids "
+                             "(--asteroids)", what=e.what, count=e.count) from None
+        raise
+    finally:
+        bar.close()
+    return mesh, dict(mesh.build_report)
+
+
+def run(args) -> int:
+    from ..errors import RegnError
+    from ..io import save
+    mode = _mode(args)
     if os.path.exists(args.output) and not args.force:
         raise RegnError(f"{args.output}: exists (pass --force to overwrite)")
     dims = tuple(args.dims) if args.dims else None
-    t0 = time.perf_counter()
-    if modes[0] == "from_mesh":
-        from ..builder.from_meshio import from_mesh_file
-        bbox = (args.box[:3], args.box[3:]) if args.box else None
-        mesh = from_mesh_file(args.from_mesh, bbox=bbox, dims=dims)
-        rep = {"vertices": mesh.n_vertices, "tets": mesh.n_tets, "faces": mesh.n_faces,
-               "cells": mesh.n_cells, "refs": mesh.n_refs, "dims": list(mesh.dims),
-               "source": args.from_mesh,
-               "seconds": {"total": time.perf_counter() - t0}}
+    if mode == "from_mesh":
+        mesh, rep = _from_mesh(args, dims)
     else:
-        from ..builder.generate import generate
-        from ..builder.obstacles import random_asteroid_field
-        from ..inputs.obstacles import load_obstacle_mesh, load_spheres
-        obstacles = []
-        if modes[0] == "asteroids":
-            h = float(args.half_extent)
-            if not h > 0:
-                raise RegnError("--half-extent must be > 0")
-            bbox = (args.box[:3], args.box[3:]) if args.box else ((-h,) * 3, (h,) * 3)
-            obstacles += random_asteroid_field(args.asteroids, seed=args.seed, half_extent=h)
-        else:
-            bbox = (args.box[:3], args.box[3:])
-        for f in args.spheres:
-            obstacles += load_spheres(f)
-        for f in args.obstacles:
-            obstacles.append(load_obstacle_mesh(f))
-        bar = _Progress()
-        try:
-            mesh = generate(bbox, obstacles, agent_radius=args.agent_radius, dims=dims,
-                            detail=args.detail, seed=args.seed, progress=bar,
-                            coverage_samples=max(0, args.coverage_samples))
-        finally:
-            bar.close()
-        rep = dict(mesh.build_report)
+        mesh, rep = _generate(args, mode, dims)
     t1 = time.perf_counter()
     save(mesh, args.output, overwrite=args.force)
     rep.setdefault("seconds", {})["write"] = time.perf_counter() - t1

@@ -18,6 +18,8 @@ def add_parser(sub, name, help_text):
     p.add_argument("dir", nargs="?", default="regn-demo",
                    help="where to write demo.rgn and demo.png (default ./regn-demo)")
     p.add_argument("--seed", type=int, default=1, help="asteroid field seed")
+    p.add_argument("--force", action="store_true",
+                   help="replace DIR/demo.rgn and DIR/demo.png if they exist")
     p.set_defaults(func=run)
 
 
@@ -58,12 +60,15 @@ def run(args) -> int:
     from ..builder.generate import demo_field, generate
     from ..io import save
     from ..checks import verify
+    from ._common import check_output
+    out, png = os.path.join(args.dir, "demo.rgn"), os.path.join(args.dir, "demo.png")
+    for path in (out, png):                 # refused before any work is done
+        check_output(path, [], args.force)
     os.makedirs(args.dir, exist_ok=True)
     t0 = time.perf_counter()
     bbox, obstacles = demo_field(seed=args.seed)
     mesh = generate(bbox, obstacles, dims=(10, 10, 10), seed=args.seed)
-    out = os.path.join(args.dir, "demo.rgn")
-    save(mesh, out)
+    save(mesh, out, overwrite=args.force)
     t_build = time.perf_counter() - t0
     rep = getattr(mesh, "build_report", {}) or {}
     cov = rep.get("coverage")
@@ -101,7 +106,6 @@ def run(args) -> int:
     _radius_path(mesh, rng)
 
     from ..export.render import render
-    png = os.path.join(args.dir, "demo.png")
     render(mesh, png, path=(a, b))
     print(f"drew {png}")
     print(f"done in {time.perf_counter() - t0:.1f} s; try: regn info {out}")

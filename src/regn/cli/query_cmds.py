@@ -7,6 +7,7 @@ import sys
 
 from . import _queries as Q
 from ._common import JsonList, iter_points, load_mesh, print_json, read_points
+from ..errors import RegnError
 
 
 def add_parser(subparsers, name, help_text):
@@ -63,12 +64,17 @@ def _streamed(args, source, answer, text_lines, json_items, width=3) -> int:
     ``json_items(result)`` -> list for the JSON list."""
     mesh = load_mesh(args.file)
     out = JsonList() if args.json else None
-    for rows in iter_points(source, width=width):
-        result = answer(mesh, rows)
-        if out is None:
-            sys.stdout.write(text_lines(result))
-        else:
-            out.extend(json_items(result))
+    try:
+        for rows in iter_points(source, width=width):
+            result = answer(mesh, rows)
+            if out is None:
+                sys.stdout.write(text_lines(result))
+            else:
+                out.extend(json_items(result))
+    except (RegnError, OSError, ValueError) as e:
+        if out is not None and out.started:   # answers already out: end the list
+            out.fail(e)
+        raise
     if out is not None:
         out.close()
     return 0

@@ -14,7 +14,11 @@ metres, over whole batches.
 ``surface``        inside a closed triangle surface (ray parity)
 ``graph``          connected components of tetrahedra through shared faces
 ``sampling``       the Fibonacci sphere
-``_kernels``       the compiled kernels (numba; imported on first use)
+``manifold``       a boundary's pinch edges and pinch vertices
+``overlap``        tetrahedra whose interiors overlap
+``_kernels``       the compiled kernels (numba; imported on first use), and
+                   ``_manifold_kernels``, ``_overlap_kernels``,
+                   ``_graph_kernels`` (the components' own)
 =================  ==========================================================
 
 Tolerances come from :mod:`regn.tolerances`. This package imports numpy

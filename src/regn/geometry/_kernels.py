@@ -614,6 +614,100 @@ def tet_meets_box(pts, t, lo0, lo1, lo2, hi0, hi1, hi2):
 
 
 # ===========================================================================
+# Triangles against grid cells
+# ===========================================================================
+
+
+@kernel
+def _axis_separates(p0, p1, p2, r):
+    """The projections p0, p1, p2 of a triangle miss the box's [-r, r]."""
+    return min(min(p0, p1), p2) > r or max(max(p0, p1), p2) < -r
+
+
+@kernel
+def triangle_meets_box(x0, y0, z0, x1, y1, z1, x2, y2, z2, hx, hy, hz):
+    """Does the closed triangle (vertices relative to the box's centre) meet
+    the closed box of half-extents (hx, hy, hz)? The 13-axis separating-axis
+    test (the box's 3 axes, the triangle's normal, the 9 crosses of its edges
+    with the box's axes); a flat triangle (:func:`triangle_is_flat`, whose
+    normal is rounding noise) is tested as the segments it is, without its
+    normal. NaN vertices separate nothing (a caller skips them)."""
+    sep = (_axis_separates(x0, x1, x2, hx) or _axis_separates(y0, y1, y2, hy)
+           or _axis_separates(z0, z1, z2, hz))
+    e = ((x1 - x0, y1 - y0, z1 - z0), (x2 - x1, y2 - y1, z2 - z1), (x0 - x2, y0 - y2, z0 - z2))
+    if not sep and not triangle_is_flat(x0, y0, z0, x1, y1, z1, x2, y2, z2):
+        nx = e[0][1] * e[1][2] - e[0][2] * e[1][1]
+        ny = e[0][2] * e[1][0] - e[0][0] * e[1][2]
+        nz = e[0][0] * e[1][1] - e[0][1] * e[1][0]
+        d = nx * x0 + ny * y0 + nz * z0
+        sep = abs(d) > abs(nx) * hx + abs(ny) * hy + abs(nz) * hz
+    for k in range(3):
+        ex, ey, ez = e[k]
+        if not sep:       # axis x cross edge = (0, -ez, ey)
+            sep = _axis_separates(-ez * y0 + ey * z0, -ez * y1 + ey * z1, -ez * y2 + ey * z2,
+                                  abs(ez) * hy + abs(ey) * hz)
+        if not sep:       # axis y cross edge = (ez, 0, -ex)
+            sep = _axis_separates(ez * x0 - ex * z0, ez * x1 - ex * z1, ez * x2 - ex * z2,
+                                  abs(ez) * hx + abs(ex) * hz)
+        if not sep:       # axis z cross edge = (-ey, ex, 0)
+            sep = _axis_separates(-ey * x0 + ex * y0, -ey * x1 + ex * y1, -ey * x2 + ex * y2,
+                                  abs(ey) * hx + abs(ex) * hy)
+    return not sep
+
+
+@kernel
+def _triangle_cell_range(tri, k, origin, size, dims, pad):
+    """The inclusive cell range (lo xyz, hi xyz) of triangle k's bounding box
+    grown by ``pad``, clamped to the grid."""
+    lo = np.empty(3, np.int64)
+    hi = np.empty(3, np.int64)
+    for d in range(3):
+        a = min(min(tri[k, 0, d], tri[k, 1, d]), tri[k, 2, d]) - pad
+        b = max(max(tri[k, 0, d], tri[k, 1, d]), tri[k, 2, d]) + pad
+        lo[d] = min(max(np.int64(math.floor((a - origin[d]) / size)), 0), dims[d] - 1)
+        hi[d] = min(max(np.int64(math.floor((b - origin[d]) / size)), 0), dims[d] - 1)
+    return lo, hi
+
+
+@kernel
+def triangle_cells(tri, origin, size, dims, pad):
+    """Every (cell, triangle) pair of the grid of cubic cells (corner
+    ``origin``, edge ``size``, ``dims`` cells; cell (i, j, k) is number
+    (k ny + j) nx + i) where triangle k of ``tri`` (K,3,3), all finite, comes
+    within ``pad`` of the cell: it meets the cell box grown by ``pad`` on
+    every side (which holds every point within ``pad`` of the cell), widened
+    by a further 1e-9 of a cell against rounding. Returns (cells, triangles)
+    int64, triangle by triangle."""
+    half = 0.5 * size + pad + 1e-9 * size
+    count = 0
+    cells = np.empty(0, np.int64)
+    tris = np.empty(0, np.int64)
+    for rep in range(2):
+        if rep == 1:
+            cells = np.empty(count, np.int64)
+            tris = np.empty(count, np.int64)
+            count = 0
+        for k in range(tri.shape[0]):
+            lo, hi = _triangle_cell_range(tri, k, origin, size, dims, pad)
+            for iz in range(lo[2], hi[2] + 1):
+                cz = origin[2] + (iz + 0.5) * size
+                for iy in range(lo[1], hi[1] + 1):
+                    cy = origin[1] + (iy + 0.5) * size
+                    for ix in range(lo[0], hi[0] + 1):
+                        cx = origin[0] + (ix + 0.5) * size
+                        if triangle_meets_box(
+                                tri[k, 0, 0] - cx, tri[k, 0, 1] - cy, tri[k, 0, 2] - cz,
+                                tri[k, 1, 0] - cx, tri[k, 1, 1] - cy, tri[k, 1, 2] - cz,
+                                tri[k, 2, 0] - cx, tri[k, 2, 1] - cy, tri[k, 2, 2] - cz,
+                                half, half, half):
+                            if rep == 1:
+                                cells[count] = (iz * dims[1] + iy) * dims[0] + ix
+                                tris[count] = k
+                            count += 1
+    return cells, tris
+
+
+# ===========================================================================
 # Segments and swept spheres against triangles (issue 16: agents of every
 # size). Scalar kernels on coordinates, like the closest-point section above:
 # the exact closest points of two segments and of a segment and a triangle,

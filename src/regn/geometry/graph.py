@@ -9,16 +9,15 @@ from .tets import face_keys
 
 def components_of_pairs(n, a, b):
     """``(count, labels)`` of the graph of ``n`` nodes with edges ``a[i]-b[i]``:
-    labels (n,) int64, numbered in order of each component's smallest node."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-    if n == 0:
-        return 0, np.zeros(0, dtype=np.int64)
-    a = np.asarray(a, np.int64)
-    g = coo_matrix((np.ones(len(a), dtype=np.int8), (a, np.asarray(b, np.int64))),
-                   shape=(n, n))
-    count, labels = connected_components(g, directed=False)
-    return int(count), labels.astype(np.int64)
+    labels (n,) int64, numbered in order of each component's smallest node
+    (a compiled union-find, :func:`regn.geometry._kernels.component_labels`)."""
+    from ._graph_kernels import component_labels
+    a = np.ascontiguousarray(a, np.int64)
+    b = np.ascontiguousarray(b, np.int64)
+    if len(a) != len(b) or (len(a) and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= n)):
+        raise ValueError(f"edges must join nodes 0 .. {n - 1}")
+    count, labels = component_labels(int(n), a, b)
+    return int(count), labels
 
 
 def components(neighbors):

@@ -16,14 +16,31 @@ import numpy as np
 from ..errors import QueryError
 
 _SCRATCH = weakref.WeakKeyDictionary()
+_NOBODY = (lambda: None, None)
+#: (weak reference to the mesh last asked for, its scratch): a single query
+#: in a loop finds its mesh's caches without the weak dictionary's lookup
+_LAST = _NOBODY
 
 
 def scratch(mesh) -> dict:
     """A per-mesh dict of cached query structures (freed with the mesh)."""
+    global _LAST
+    last_mesh, last = _LAST
+    if last_mesh() is mesh:
+        return last
     try:
-        return _SCRATCH.setdefault(mesh, {})
+        s = _SCRATCH.setdefault(mesh, {})
     except TypeError:  # unhashable / not weak-referenceable: no caching
         return {}
+    _LAST = (weakref.ref(mesh, _forget), s)
+    return s
+
+
+def _forget(ref):
+    """The last mesh asked for is gone: let its scratch go with it."""
+    global _LAST
+    if _LAST[0] is ref:
+        _LAST = _NOBODY
 
 
 def _no_complex(p, name):
@@ -45,6 +62,35 @@ def as_points(points, name="points") -> np.ndarray:
     if p.ndim != 2 or p.shape[1] != 3:
         raise QueryError(f"{name} must be (N,3), got shape {p.shape}")
     return p
+
+
+def point_xyz(point, name="point"):
+    """The three coordinates of one point as floats, read as :func:`as_point`
+    reads them (quickly for :func:`plain_xyz`'s kinds of input)."""
+    xyz = plain_xyz(point)
+    return as_point(point, name).tolist() if xyz is None else xyz
+
+
+def plain_xyz(point):
+    """[x, y, z] floats for a (3,) float64 array or a tuple or list of three
+    Python floats or ints (what a caller asking one query usually has), read
+    as :func:`as_point` would; None for any other input."""
+    kind = type(point)
+    if kind is np.ndarray:
+        if point.dtype is _FLOAT64 and point.shape == (3,):
+            return point.tolist()
+    elif (kind is tuple or kind is list) and len(point) == 3:
+        x, y, z = point
+        if type(x) in _PLAIN and type(y) in _PLAIN and type(z) in _PLAIN:
+            try:
+                return [float(x), float(y), float(z)]
+            except OverflowError:           # an int beyond float: as_point's answer
+                pass
+    return None
+
+
+_PLAIN = (float, int)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def as_point(point, name="point") -> np.ndarray:

@@ -97,12 +97,71 @@ def locate_points(tables, pts, out):
 
 
 @kernel
-def holds_each(W, tets, pts):
-    """(K,) bool: does tets[k] hold pts[k]?"""
-    out = np.empty(tets.shape[0], np.bool_)
-    for k in range(tets.shape[0]):
-        out[k] = holds(W, tets[k], pts[k, 0], pts[k, 1], pts[k, 2])
-    return out
+def locate_point(tables, x, y, z):
+    """locate_points for one point: its tetrahedron, -1 outside."""
+    c = fine_cell(tables.frame, tables.dims, x, y, z)
+    return -1 if c < 0 else locate_in_cell(tables.W, tables.cell_start, tables.cell_tets,
+                                           c, x, y, z)
+
+
+@kernel
+def fine_lists(W, vol, first, last, origin, size, dims):
+    """The fine grid's lists, as CSR (indptr (C+1,), indices): cell c lists
+    every tetrahedron t whose inclusive cell range first[t]..last[t] (an
+    empty range on an axis: none) holds it; the ones holding the cell's
+    centre first, then by volume, largest first (NaN last), then by index."""
+    nx, ny = dims[0], dims[1]
+    n_cells = dims[0] * dims[1] * dims[2]
+    indptr = np.zeros(n_cells + 1, np.int64)
+    for rep in range(2):                     # count, then fill in tet order
+        if rep == 1:
+            for c in range(n_cells):
+                indptr[c + 1] += indptr[c]
+            indices = np.empty(indptr[n_cells], np.int64)
+            fill = indptr[:n_cells].copy()
+        else:
+            indices = np.empty(0, np.int64)
+            fill = indptr[:0]
+        for t in range(W.shape[0]):
+            for iz in range(first[t, 2], last[t, 2] + 1):
+                for iy in range(first[t, 1], last[t, 1] + 1):
+                    c0 = (iz * ny + iy) * nx
+                    for ix in range(first[t, 0], last[t, 0] + 1):
+                        if rep == 0:
+                            indptr[c0 + ix + 1] += 1
+                        else:
+                            indices[fill[c0 + ix]] = t
+                            fill[c0 + ix] += 1
+    outside = np.empty(indices.shape[0], np.bool_)
+    key = np.empty(indices.shape[0])
+    for c in range(n_cells):
+        ix, iy, iz = c % nx, (c // nx) % ny, c // (nx * ny)
+        x = origin[0] + (ix + 0.5) * size[0]
+        y = origin[1] + (iy + 0.5) * size[1]
+        z = origin[2] + (iz + 0.5) * size[2]
+        for r in range(indptr[c], indptr[c + 1]):
+            t = indices[r]
+            outside[r] = not holds(W, t, x, y, z)
+            key[r] = -vol[t] if vol[t] == vol[t] else math.inf
+        _sort_list(indices, outside, key, indptr[c], indptr[c + 1])
+    return indptr, indices
+
+
+@kernel
+def _sort_list(items, first, then, start, stop):
+    """Stable sort of items[start:stop] by (first, then) (insertion sort: the
+    lists are short)."""
+    for r in range(start + 1, stop):
+        f, k, it = first[r], then[r], items[r]
+        q = r - 1
+        while q >= start and (first[q] > f or (first[q] == f and then[q] > k)):
+            first[q + 1] = first[q]
+            then[q + 1] = then[q]
+            items[q + 1] = items[q]
+            q -= 1
+        first[q + 1] = f
+        then[q + 1] = k
+        items[q + 1] = it
 
 
 @kernel

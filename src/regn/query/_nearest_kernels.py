@@ -24,7 +24,7 @@ def flat_flags(tri):
     return out
 
 
-@kernel
+@kernel(borrows=True)
 def box_d2(box, k, px, py, pz):
     """Squared distance from p to box k (lo xyz, hi xyz; 0 inside);
     branch-free (max, not if: which side p lies on is unpredictable)."""

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._jit import kernel, prefetch
 from ..status import CLEAR, HIT, LOST, START_OUTSIDE
 from ..tolerances import BARY_TOL, SEGMENT_END_TOL
 from ._locate_kernels import barycentric, fine_cell, locate_in_cell
+
+#: (tet, came-from) pairs a walk remembers at one fraction (see walk_segment)
+RING = 32
 
 # internal walk outcomes (all "lost" to users)
 STUCK = 100          # an edge tie with no other way out
@@ -65,6 +70,39 @@ def tie_exit(nbv, t, prev, j, la0, la1, la2, la3, d0, d1, d2, d3):
 
 
 @kernel
+def forward_exit(s_cur, la0, la1, la2, la3, d0, d1, d2, d3):
+    """The way out of a cycle: the vertex slot whose decreasing coordinate
+    reaches 0 first strictly past s_cur (first slot on ties; NaN never),
+    with that fraction; (-1, inf) when none does."""
+    best = math.inf
+    bk = -1
+    for k in range(4):
+        if k == 0:
+            l, dl = la0, d0
+        elif k == 1:
+            l, dl = la1, d1
+        elif k == 2:
+            l, dl = la2, d2
+        else:
+            l, dl = la3, d3
+        if dl < 0:
+            s = -l / dl
+            if s > s_cur and s < best:
+                best, bk = s, k
+    return bk, best
+
+
+@kernel
+def seen_before(seen, n_seen, t, prev):
+    """Is (t, prev) among the first n_seen pairs of ``seen`` (RING, 2)?"""
+    found = False
+    for r in range(min(n_seen, seen.shape[0])):
+        if seen[r, 0] == t and seen[r, 1] == prev:
+            found = True
+    return found
+
+
+@kernel
 def _prefetch_neighbours(W, nbv, t):
     """Start loading the rows of t's neighbours (the walk's next tetrahedron
     is one of them), so a step does not wait on a cache miss (~115 -> ~70 ns
@@ -79,12 +117,13 @@ def _prefetch_neighbours(W, nbv, t):
 
 
 @kernel
-def walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, cap, crossed):
+def walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, cap, crossed, seen):
     """Walk a -> b from tetrahedron t, at most ``cap`` steps.
 
     Returns (outcome, tet, exit vertex slot, fraction, tets crossed). The
     crossed tetrahedra are written to ``crossed`` while it has room (the
-    count keeps going, so a caller with a short buffer can retry).
+    count keeps going, so a caller with a short buffer can retry). ``seen``
+    is scratch of (RING, 2) int64.
 
     In t the barycentric coordinates along the segment are linear in the
     fraction s; the segment leaves t where the first decreasing coordinate
@@ -94,10 +133,20 @@ def walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, cap, crossed):
     reaches 0 first: that is where the segment really leaves t. It stops
     (BEYOND, not clear) when the exit fraction exceeds 1 + SEGMENT_END_TOL: b
     should then have been inside t, and only rounding can have said
-    otherwise, so the walk does not guess."""
+    otherwise, so the walk does not guess.
+
+    What the walk does in a tet depends only on the tet, the one it came
+    from and the fraction reached, so entering a tet again from the same tet
+    at the same fraction would go round in circles until the step cap (as
+    around an edge the segment runs along, whose coordinates rounding makes
+    cross at that fraction). The walk remembers the (tet, came-from) pairs
+    entered since the fraction last grew (the first RING of them) and, rather
+    than enter one again, leaves through :func:`forward_exit`: the first
+    crossing past the current fraction."""
     n_tets = W.shape[0]
     prev = -1
     s_cur = 0.0
+    n_seen = 0
     if crossed.shape[0] > 0:
         crossed[0] = t
     n = 1
@@ -130,6 +179,18 @@ def walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, cap, crossed):
             if j < 0:
                 return STUCK, t, -1, s_cur, n
             nxt = nbv[t, j]
+        if sj > s_cur:
+            n_seen = 0
+        elif seen_before(seen, n_seen, nxt, t):
+            j, sj = forward_exit(s_cur, la0, la1, la2, la3, d0, d1, d2, d3)
+            if j < 0:
+                return STUCK, t, -1, s_cur, n
+            nxt = nbv[t, j]
+            n_seen = 0
+        if n_seen < seen.shape[0]:
+            seen[n_seen, 0] = nxt
+            seen[n_seen, 1] = t
+        n_seen += 1
         if not sj <= 1.0 + SEGMENT_END_TOL:   # (a wall past b is no hit either)
             return BEYOND, t, j, s_cur, n
         s_cur = sj
@@ -146,31 +207,6 @@ def walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, cap, crossed):
 
 
 @kernel
-def walk_segments(W, nbv, a, b, start, status, last, slot, frac):
-    """Every segment a[i] -> b[i] from its located start (-1: outside), in
-    one call: ``status[i]`` a :mod:`regn.status` code (raycast's rules: a
-    non-finite a is START_OUTSIDE, else a non-finite b LOST, else a start
-    outside the volume START_OUTSIDE, else the walk's CLEAR, HIT or LOST),
-    and for walked segments the last tet, the exit vertex slot and the
-    fraction reached."""
-    no_record = start[:0]
-    cap = W.shape[0] + 8
-    for i in range(a.shape[0]):
-        ax, ay, az = a[i, 0], a[i, 1], a[i, 2]
-        bx, by, bz = b[i, 0], b[i, 1], b[i, 2]
-        if not (math.isfinite(ax) and math.isfinite(ay) and math.isfinite(az)):
-            status[i] = START_OUTSIDE
-        elif not (math.isfinite(bx) and math.isfinite(by) and math.isfinite(bz)):
-            status[i] = LOST
-        elif start[i] < 0:
-            status[i] = START_OUTSIDE
-        else:
-            o, last[i], slot[i], frac[i], _ = walk_segment(
-                W, nbv, ax, ay, az, bx, by, bz, start[i], cap, no_record)
-            status[i] = o if o == CLEAR or o == HIT else LOST
-
-
-@kernel
 def raycast_segment(tables, ax, ay, az, bx, by, bz, crossed):
     """raycast's one compiled call: locate a (the fine-grid scan of
     ``tables``, a :class:`regn.query.locate.LocateTables`), then
@@ -182,4 +218,5 @@ def raycast_segment(tables, ax, ay, az, bx, by, bz, crossed):
     t = -1 if c < 0 else locate_in_cell(W, tables.cell_start, tables.cell_tets, c, ax, ay, az)
     if t < 0:
         return START_OUTSIDE, -1, -1, 0.0, 0
-    return walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, W.shape[0] + 8, crossed)
+    return walk_segment(W, nbv, ax, ay, az, bx, by, bz, t, W.shape[0] + 8, crossed,
+                        np.empty((RING, 2), np.int64))

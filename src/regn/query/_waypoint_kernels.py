@@ -35,6 +35,9 @@ LENGTH_BUDGET_REL = 1e-9
 STRAIGHT_REL = 1e-3
 #: nudges tried (each 10 times the one before) before the shrunk portals
 NUDGES = 3
+#: a bend's curvature is taken as at least this fraction of the largest it
+#: can have (its line's length squared over its shorter segment)
+FLAT_CURVATURE = 1e-9
 #: active-set solves at most, Newton steps at most per solve
 MAX_SETS = 32
 MAX_NEWTON = 60
@@ -251,6 +254,11 @@ def _newton(s, g, A, D, lo, hi, t, m, floor):
             big = max(big, abs(grad[j]) * math.sqrt(D[j, 0] ** 2 + D[j, 1] ** 2 + D[j, 2] ** 2))
             diag[j] = 1.0 if held[j] else \
                 _quad(D, j, j, U, L, j) + _quad(D, j, j, U, L, j + 1)
+            if not held[j]:              # a bend between two points on its own line
+                # (a spike along a portal's edge) has no curvature: its step is
+                # then a long one, cut at the line's end, not a division by 0
+                diag[j] = max(diag[j], FLAT_CURVATURE * (D[j, 0] ** 2 + D[j, 1] ** 2
+                                                         + D[j, 2] ** 2) / min(L[j], L[j + 1]))
         for j in range(m):               # couplings to held variables dropped
             off[j] = 0.0
             if j + 1 < m and not held[j] and not held[j + 1]:
@@ -392,39 +400,67 @@ def _release_one(tri, con, X, var_of, act, tried):
     """Release the active constraint its bend presses on least, if one is
     not pressed on at all (the direction that shortens the polyline raises
     its slack) and was not ``tried`` ((k, m) bool) before; returns whether
-    one was, marking it tried."""
+    one was, marking it tried. A fan (waypoints bending on one mesh edge,
+    sharing one variable) moves off it together: its other members release
+    every constraint the fan's pull does not press on too (one alone would
+    stay pinned by the rest)."""
     best, i_best, slot_best = 1e-9, -1, -1
     for i in range(tri.shape[0]):
         if var_of[i] < 0:
             continue
-        gu, gv = _pull(tri, X, var_of, i)
-        scale = math.sqrt(gu * gu + gv * gv)
         for slot in range(2):
             c = act[i, slot]
-            if c >= 0 and scale > 0.0 and not tried[i, c]:
-                rise = (con[i, c, 1] * gu + con[i, c, 2] * gv) / scale
+            if c >= 0 and not tried[i, c]:
+                rise = _rise(tri, con, X, var_of, i, c)
                 if rise > best:
                     best, i_best, slot_best = rise, i, slot
     if i_best < 0:
         return False
     tried[i_best, act[i_best, slot_best]] = True
-    act[i_best, slot_best] = -1
-    if act[i_best, 0] < 0:
-        act[i_best, 0], act[i_best, 1] = act[i_best, 1], -1
+    first, last = _fan(var_of, i_best)
+    for j in range(first, last + 1):
+        if var_of[j] < 0:
+            continue
+        for slot in range(2):
+            c = act[j, slot]
+            if c >= 0 and (j == i_best and slot == slot_best
+                           or j != i_best and _rise(tri, con, X, var_of, j, c) > 1e-9):
+                act[j, slot] = -1
+        if act[j, 0] < 0:
+            act[j, 0], act[j, 1] = act[j, 1], -1
     return True
+
+
+@kernel
+def _rise(tri, con, X, var_of, i, c):
+    """How much the pull on waypoint i's bend raises constraint c's slack
+    (per unit of pull; 0 without a pull)."""
+    gu, gv = _pull(tri, X, var_of, i)
+    scale = math.sqrt(gu * gu + gv * gv)
+    if not scale > 0.0:
+        return 0.0
+    return (con[i, c, 1] * gu + con[i, c, 2] * gv) / scale
+
+
+@kernel
+def _fan(var_of, i):
+    """(first, last): the waypoints around i sharing its variable."""
+    first = i
+    while first > 0 and var_of[first - 1] == var_of[i]:
+        first -= 1
+    last = i
+    while last + 1 < var_of.shape[0] and var_of[last + 1] == var_of[i]:
+        last += 1
+    return first, last
 
 
 @kernel
 def _pull(tri, X, var_of, i):
     """The barycentric components (in waypoint i's triangle) of the pull on
     its bend: the unit vectors to the points before and after the bend (a
-    fan's members share it), summed; moving along it shortens the polyline."""
-    first = i
-    while first > 0 and var_of[first - 1] == var_of[i]:
-        first -= 1
-    last = i
-    while last + 1 < tri.shape[0] and var_of[last + 1] == var_of[i]:
-        last += 1
+    fan's members share it, :func:`_fan`), summed; moving along it shortens
+    the polyline."""
+    first, last = _fan(var_of, i)
     gx = gy = gz = 0.0
     for nb in (first, last + 2):
         dx, dy, dz = X[nb, 0] - X[i + 1, 0], X[nb, 1] - X[i + 1, 1], X[nb, 2] - X[i + 1, 2]

@@ -3,17 +3,14 @@
 Each query is exactly :func:`regn.query.path.find_path`'s (the same search
 and smoothing, so the same answer bit for bit); the options are validated
 and turned into the search's arrays once for the whole batch. Worker threads
-(the calling one among them) take queries CHUNK at a time from a shared
-counter and search each chunk in a slot of the mesh's search state of their
+(:func:`regn._jit.run_chunks`; the calling one among them) take queries
+CHUNK at a time from a shared counter and search each chunk in a slot of the mesh's search state of their
 own (:func:`regn.query.path.search_slot`); the compiled search and smoother
 release the GIL, so the threads run side by side.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,42 +78,6 @@ class Paths:
                    portal_start, portals.astype(np.int64))
 
 
-def _worker_count(workers):
-    """Threads for a batch: every core this process may use by default."""
-    if workers is None:
-        try:
-            return len(os.sched_getaffinity(0))
-        except AttributeError:               # not on Linux
-            return os.cpu_count() or 1
-    if isinstance(workers, bool) or not hasattr(workers, "__index__") or int(workers) < 1:
-        raise QueryError(f"workers must be a whole number >= 1 or None, not {workers!r}")
-    return int(workers)
-
-
-def _spread(fn, n, workers):
-    """``fn(start, stop)`` over [0, n) in chunks of CHUNK, on up to
-    ``workers`` threads, each taking the next chunk from a shared counter."""
-    n_chunks = -(-n // CHUNK)
-    threads = min(workers, n_chunks)
-    if threads <= 1:
-        if n:
-            fn(0, n)
-        return
-    claim = itertools.count()                # next() is atomic under the GIL
-
-    def work():
-        for j in iter(claim.__next__, None):
-            if j >= n_chunks:
-                return
-            fn(j * CHUNK, min(n, (j + 1) * CHUNK))
-
-    with ThreadPoolExecutor(threads - 1) as pool:
-        helpers = [pool.submit(work) for _ in range(threads - 1)]
-        work()                               # the calling thread works too
-        for h in helpers:
-            h.result()
-
-
 def _pairs(starts, goals):
     """(N,2,3) start/goal pairs; a single start or goal goes with every
     goal or start."""
@@ -140,18 +101,19 @@ def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=Non
     ends = _pairs(starts, goals)
     n = len(ends)
     scale, excl = cost_options(mesh, cost_scale, exclude, filter)
-    workers = _worker_count(workers)
+    from .._jit import run_chunks, worker_count
+    workers = worker_count(workers)
     if mesh.n_tets == 0:
         return Paths.of([Path(False, NAMES[START_OUTSIDE])] * n)
     g = _graph(mesh)
     options = search_options(g, scale, excl)
     out = [None] * n
 
-    def solve(start, stop):
+    def solve(start, stop, _):
         with search_slot(g) as slot:
             for i in range(start, stop):
                 route = search(g, slot, options, ends[i], smooth)
                 out[i] = route_to_path(mesh, ends[i], route, smooth)
 
-    _spread(solve, n, workers)
+    run_chunks(solve, n, workers, chunk=CHUNK, min_chunk=CHUNK)
     return Paths.of(out)

@@ -27,6 +27,8 @@ from . import as_points, as_radius, scratch
 #: pushes ``nearest`` tries before it falls back on a witness (a gap or
 #: pocket too narrow for the sphere)
 MAX_PUSHES = 32
+#: points per chunk of ``nearest``'s pushes (a thread takes one chunk at a time)
+PUSH_CHUNK = 4096
 #: bisection steps of the approach from a witness
 APPROACH_STEPS = 40
 #: ``random_points`` draws at most this many candidates per point asked for
@@ -53,19 +55,21 @@ def inward_normals(mesh):
     return s["inward_normals"]
 
 
-def nearest_free(mesh, points, radius):
+def nearest_free(mesh, points, radius, *, workers=None):
     """:func:`regn.query.nearest.nearest` for a sphere of ``radius`` > 0: a
     :class:`regn.query.nearest.NearestResult`. A point in the volume with
     clearance of at least the radius (and margin) stays; others are pushed
     (see the module docstring); NaN and -1 where no position is reached, or
-    where the one reached is not in the volume."""
+    where the one reached is not in the volume. ``workers`` threads (None:
+    every core) share the points."""
+    from .._jit import run_chunks
     from .clearance import margin_radius
     from .locate import locate
     from .nearest import NearestResult, _wall_bvh
     pts = as_points(points)
     radius = as_radius(radius)
     out = np.full(pts.shape, np.nan)
-    tets = locate(mesh, pts)
+    tets = locate(mesh, pts, workers=workers)
     bvh = _wall_bvh(mesh)
     if bvh is None:                      # no walls: every point inside has room
         inside = tets >= 0
@@ -73,14 +77,17 @@ def nearest_free(mesh, points, radius):
         return NearestResult(out, tets)
     todo = np.flatnonzero(np.isfinite(pts).all(axis=1))
     moved = np.empty((len(todo), 3))
-    _kernels().push_clear(bvh, inward_normals(mesh), np.ascontiguousarray(pts[todo]),
-                          tets[todo] >= 0, margin_radius(mesh, radius), MAX_PUSHES, moved)
+    push, normals, r_eff = _kernels().push_clear, inward_normals(mesh), \
+        margin_radius(mesh, radius)
+    start, inside = np.ascontiguousarray(pts[todo]), tets[todo] >= 0
+    run_chunks(lambda i, j, _: push(bvh, normals, start[i:j], inside[i:j], r_eff, MAX_PUSHES,
+                                    moved[i:j]), len(todo), workers, chunk=PUSH_CHUNK)
     out[todo] = moved
-    tets = locate(mesh, out)
+    tets = locate(mesh, out, workers=workers)
     stuck = np.flatnonzero(np.isfinite(pts).all(axis=1) & (tets < 0))
     if len(stuck):
-        out[stuck] = _from_witnesses(mesh, bvh, pts[stuck], margin_radius(mesh, radius))
-        tets[stuck] = locate(mesh, out[stuck])
+        out[stuck] = _from_witnesses(mesh, bvh, pts[stuck], r_eff)
+        tets[stuck] = locate(mesh, out[stuck], workers=workers)
     out[tets < 0] = np.nan
     return NearestResult(out, tets)
 

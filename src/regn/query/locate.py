@@ -42,9 +42,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..errors import QueryError
-from ..geometry import expand_cell_ranges, linear_cell
 from ..tolerances import BARY_TOL, BOX_SLACK_REL, CELL_SLACK, SINGULAR_REL
-from . import as_points, scratch
+from . import as_points, plain_xyz, scratch
 
 #: What the location kernels read, built once per mesh (:func:`locate_tables`).
 LocateTables = namedtuple("LocateTables", [
@@ -56,7 +55,7 @@ LocateTables = namedtuple("LocateTables", [
                     # widened by BOX_SLACK_REL (points outside are outside the
                     # volume), the fine grid's origin and its cell size
     "dims",         # (3,) int64: the fine grid's cells per axis
-    "cell_start",   # (C+1,) int64: fine cell c lists cell_tets[cell_start[c]:
+    "cell_start",   # (C+1,) int32: fine cell c lists cell_tets[cell_start[c]:
     "cell_tets",    # cell_start[c+1]], the tetrahedron holding its centre first
 ])
 
@@ -67,8 +66,7 @@ def _kernels():
 
 
 def _prep(mesh) -> dict:
-    """Per-mesh set-up: affine rows, neighbours by vertex slot, the stored
-    cell lists sorted by volume, tetrahedron centres."""
+    """Per-mesh set-up: affine rows and neighbours by vertex slot."""
     s = scratch(mesh)
     if "loc" in s:
         return s["loc"]
@@ -88,21 +86,31 @@ def _prep(mesh) -> dict:
     nbv = np.full((T, 4), -1, dtype=np.int64)
     rows = np.repeat(np.arange(T), 4)
     nbv[rows, opp.ravel()] = np.asarray(mesh.neighbors).ravel()
-    # stored cell lists, each sorted by volume (largest first: found sooner)
-    indptr, indices = mesh.grid_csr
-    indptr = np.asarray(indptr, dtype=np.int64)
-    indices = np.asarray(indices, dtype=np.int64)
-    if len(indices):
-        owner = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-        valid = (indices >= 0) & (indices < T)
-        vol = np.zeros(len(indices))
-        vol[valid] = np.asarray(mesh.tet_volumes)[indices[valid]]
-        order = np.lexsort((-vol, owner))
-        indices = np.where(valid, indices, -1)[order]
     W = np.concatenate([M, -np.einsum("tij,tj->ti", M, v0)[:, :, None]], axis=2)
-    d = dict(W=np.ascontiguousarray(W.reshape(T, 12)), nbv=nbv, indptr=indptr,
-             indices=indices, T=T, centres=P.mean(axis=1) if T else np.zeros((0, 3)))
+    d = dict(W=np.ascontiguousarray(W.reshape(T, 12)), nbv=nbv, T=T)
     s["loc"] = d
+    return d
+
+
+def _stored_lists(mesh, d) -> dict:
+    """``method="grid"``'s set-up: the stored cell lists, each sorted by
+    volume (largest first: found sooner), and the tetrahedron centres."""
+    if "indptr" not in d:
+        T = d["T"]
+        indptr, indices = mesh.grid_csr
+        indptr = np.asarray(indptr, dtype=np.int64)
+        indices = np.asarray(indices, dtype=np.int64)
+        if len(indices):
+            owner = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+            valid = (indices >= 0) & (indices < T)
+            vol = np.zeros(len(indices))
+            vol[valid] = np.asarray(mesh.tet_volumes)[indices[valid]]
+            order = np.lexsort((-vol, owner))
+            indices = np.where(valid, indices, -1)[order]
+        P = np.asarray(mesh.tet_points, dtype=np.float64)
+        d["centres"] = P.mean(axis=1) if T else np.zeros((0, 3))
+        d["indices"] = indices
+        d["indptr"] = indptr
     return d
 
 
@@ -140,20 +148,12 @@ def _fine(mesh, d) -> dict:
         if total <= 64 * target or dims.max() == 1:
             break
         dims = np.maximum(dims // 2, 1)
-    tid, ijk = expand_cell_ranges(a, np.where(ok[:, None], b, a - 1))
-    cell = linear_cell(ijk, dims)
-    del ijk
-    # does the tet hold its fine cell's centre? (it goes first then)
-    nx, ny = dims[0], dims[1]
-    ctr = lo + (np.stack([cell % nx, (cell // nx) % ny, cell // (nx * ny)], 1) + 0.5) * cs
-    holds = _kernels().holds_each(d["W"], tid, np.ascontiguousarray(ctr))
-    vol = np.asarray(mesh.tet_volumes)[tid]
-    order = np.lexsort((-vol, ~holds, cell))
-    cell, tid = cell[order], tid[order]
-    C = int(np.prod(dims))
-    indptr = np.zeros(C + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cell, minlength=C), out=indptr[1:])
-    d["fine"] = f = dict(lo=lo, cs=cs, dims=dims, indptr=indptr, indices=tid)
+    indptr, indices = _kernels().fine_lists(
+        d["W"], np.asarray(mesh.tet_volumes, np.float64), a, np.where(ok[:, None], b, a - 1),
+        lo, cs, dims)
+    # int32 lists: half the memory a scan reads (they hold < 2^31 entries)
+    d["fine"] = f = dict(lo=lo, cs=cs, dims=dims, indptr=indptr.astype(np.int32),
+                         indices=indices.astype(np.int32))
     return f
 
 
@@ -177,6 +177,20 @@ def locate_tables(mesh) -> LocateTables:
     return d["tables"]
 
 
+def locate_one(mesh, x, y, z) -> int:
+    """locate's answer for one point (the fine-grid scan), called through the
+    kernel's entry point (a single query costs little beyond its kernel)."""
+    one = scratch(mesh).get("locate_one")
+    if one is None:
+        if mesh.n_tets == 0:
+            return -1
+        tables = locate_tables(mesh)
+        from .._jit import entry_point
+        one = scratch(mesh)["locate_one"] = (
+            entry_point(_kernels().locate_point, (tables, 0.0, 0.0, 0.0)), tables)
+    return one[0](one[1], x, y, z)
+
+
 def _centre_tree(mesh, d):
     if "tree" not in d:
         from scipy.spatial import cKDTree
@@ -184,14 +198,17 @@ def _centre_tree(mesh, d):
     return d["tree"]
 
 
-def _locate_grid(mesh, tables, pts, out, chunk, walk_steps):
+def _locate_grid(mesh, tables, pts, out, chunk, walk_steps, workers):
     """``method="grid"`` into ``out``, ``chunk`` points at a time."""
     K = _kernels()
-    d = _prep(mesh)
+    d = _stored_lists(mesh, _prep(mesh))
     if walk_steps is None:
         walk_steps = int(8 * round(d["T"] ** (1 / 3))) + 64
-    for c0 in range(0, len(pts), chunk):
-        p = np.ascontiguousarray(pts[c0:c0 + chunk])
+    if d["T"]:
+        _centre_tree(mesh, d)          # built once, before the threads share it
+
+    def one_chunk(c0, c1, _):
+        p = pts[c0:c1]
         k = len(p)
         cells = np.asarray(mesh.cell_of(p), dtype=np.int64)
         found = np.empty(k, np.int64)
@@ -203,31 +220,44 @@ def _locate_grid(mesh, tables, pts, out, chunk, walk_steps):
         none = np.flatnonzero((found < 0) & (best < 0) & ~np.isnan(lo))
         if len(none):
             best[none] = _centre_tree(mesh, d).query(p[none])[1]
-        K.finish_stored_lists(tables, p, found, lo, best, walk_steps, out[c0:c0 + k])
+        K.finish_stored_lists(tables, p, found, lo, best, walk_steps, out[c0:c1])
+
+    from .._jit import run_chunks
+    run_chunks(one_chunk, len(pts), workers, chunk=chunk)
 
 
 def locate(mesh, points, return_barycentric=False, *, method="auto",
-           chunk=131072, walk_steps=None):
+           chunk=131072, walk_steps=None, workers=None):
     """(N,3) points -> (N,) int64 tetrahedron index, -1 outside the volume.
 
     With ``return_barycentric`` also (N,4) barycentric coordinates in the
     order of ``mesh.tets`` columns (NaN where -1). NaN/inf points -> -1.
     ``method`` is ``"auto"`` or ``"grid"`` (see the module docstring).
+    ``workers`` threads share the points, ``chunk`` at a time (None: every
+    core); the answers do not depend on it.
     """
     if method not in ("auto", "grid"):
         raise QueryError(f"locate method must be 'auto' or 'grid', not {method!r}")
+    if method == "auto" and not return_barycentric:
+        xyz = plain_xyz(points)
+        if xyz is not None:                         # one point: skip the batch's set-up
+            return np.array([locate_one(mesh, *xyz)])
     pts = np.ascontiguousarray(as_points(points))
     n = len(pts)
     out = np.full(n, -1, dtype=np.int64)
     if mesh.n_tets == 0 or n == 0:
         return (out, np.full((n, 4), np.nan)) if return_barycentric else out
+    from .._jit import run_chunks
     tables = locate_tables(mesh)
+    K = _kernels()
     if method == "auto":
-        _kernels().locate_points(tables, pts, out)
+        run_chunks(lambda i, j, _: K.locate_points(tables, pts[i:j], out[i:j]), n, workers,
+                   chunk=chunk)
     else:
-        _locate_grid(mesh, tables, pts, out, chunk, walk_steps)
+        _locate_grid(mesh, tables, pts, out, chunk, walk_steps, workers)
     if not return_barycentric:
         return out
     bc = np.full((n, 4), np.nan)
-    _kernels().barycentric_rows(tables.W, out, pts, bc)
+    run_chunks(lambda i, j, _: K.barycentric_rows(tables.W, out[i:j], pts[i:j], bc[i:j]), n,
+               workers, chunk=chunk)
     return out, bc

@@ -131,50 +131,53 @@ def _wall_bvh(mesh):
     return s["wall_bvh"]
 
 
-def _nearest_wall(mesh, pts):
+def _nearest_wall(mesh, pts, workers=None):
     """(N,3) finite points -> (closest wall points, distances, boundary-face
-    rows); see :func:`regn.query._nearest_kernels.nearest_walls`."""
+    rows); see :func:`regn.query._nearest_kernels.nearest_walls`. ``workers``
+    threads share the points, CHUNK at a time."""
     n = len(pts)
     bx, bd, bi = np.full((n, 3), np.nan), np.full(n, np.inf), np.full(n, -1, np.int64)
     b = _wall_bvh(mesh)
     if b is None or n == 0:
         return bx, bd, bi
-    _kernels().nearest_walls(b, np.ascontiguousarray(pts, dtype=np.float64), bx, bd, bi)
+    from .._jit import run_chunks
+    pts = np.ascontiguousarray(pts, dtype=np.float64)
+    search = _kernels().nearest_walls
+    run_chunks(lambda i, j, _: search(b, pts[i:j], bx[i:j], bd[i:j], bi[i:j]), n, workers,
+               chunk=CHUNK)
     return bx, bd, bi
 
 
-def nearest(mesh, points) -> NearestResult:
+def nearest(mesh, points, *, workers=None) -> NearestResult:
     """Points inside stay (with their tet); others move to the closest point of
     the nearest boundary triangle (tet = the tetrahedron that face bounds,
     which holds the moved point; ``locate`` of that point may name another
     tetrahedron sharing the face's edge or vertex, by its tie rule). NaN/inf
     points, and points so far away that distances overflow (|x| ~ 1e154+),
-    -> NaN point, tet -1. Outside points are solved ``CHUNK`` at a time."""
+    -> NaN point, tet -1. Outside points are solved ``CHUNK`` at a time, on
+    ``workers`` threads (None: every core; the answers do not depend on it)."""
     from .locate import locate
     pts = as_points(points)
-    tets = locate(mesh, pts)
+    tets = locate(mesh, pts, workers=workers)
     out = pts.copy()
     fin = np.all(np.isfinite(pts), axis=1)
     out[~fin] = np.nan
-    todo = np.flatnonzero((tets < 0) & fin)
-    owner = _wall_tris(mesh)["owner"] if len(todo) else None
-    for c0 in range(0, len(todo), CHUNK):
-        k = todo[c0:c0 + CHUNK]
-        bx, bd, bi = _nearest_wall(mesh, pts[k])
+    k = np.flatnonzero((tets < 0) & fin)
+    if len(k):
+        bx, bd, bi = _nearest_wall(mesh, pts[k], workers)
         ok = (bi >= 0) & np.isfinite(bd)      # overflowing distances: no answer
         bx[~ok] = np.nan
         out[k] = bx
         tets[k[~ok]] = -1
-        tets[k[ok]] = owner[bi[ok]]
+        tets[k[ok]] = _wall_tris(mesh)["owner"][bi[ok]]
     return NearestResult(out, tets)
 
 
-def distance_to_wall(mesh, points) -> np.ndarray:
-    """(N,) exact distance to the nearest boundary triangle (NaN for NaN/inf)."""
+def distance_to_wall(mesh, points, *, workers=None) -> np.ndarray:
+    """(N,) exact distance to the nearest boundary triangle (NaN for NaN/inf),
+    on ``workers`` threads (None: every core)."""
     pts = as_points(points)
     out = np.full(len(pts), np.nan)
-    fin = np.flatnonzero(np.all(np.isfinite(pts), axis=1))
-    for c0 in range(0, len(fin), CHUNK):
-        k = fin[c0:c0 + CHUNK]
-        out[k] = _nearest_wall(mesh, pts[k])[1]
+    fin = np.all(np.isfinite(pts), axis=1)
+    out[fin] = _nearest_wall(mesh, pts[fin], workers)[1]
     return out

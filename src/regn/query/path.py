@@ -76,9 +76,7 @@ polyline. For a sphere of some radius: :mod:`regn.query.clearance`.
 from __future__ import annotations
 
 import math
-import threading
 from collections import namedtuple
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,7 +84,7 @@ import numpy as np
 from ..errors import QueryError
 from ..status import NAMES, OK, START_OUTSIDE
 from ..tolerances import ADMISSIBLE_SLACK
-from . import as_point, scratch
+from . import point_xyz, scratch
 from .locate import locate_tables
 from .sample import components
 from .waypoints import smoothed_turning_points
@@ -141,9 +139,16 @@ class Path:
                 "portals": self.portals.tolist()}
 
 
+_KERNELS = []
+
+
 def _kernels():
-    from . import _path_kernels
-    return _path_kernels
+    """The compiled kernels, imported (with numba) on first use and kept (an
+    import statement on every query would cost ~1 us)."""
+    if not _KERNELS:
+        from . import _path_kernels
+        _KERNELS.append(_path_kernels)
+    return _KERNELS[0]
 
 
 def _portal_edges(mesh):
@@ -246,7 +251,7 @@ def _graph(mesh) -> dict:
     heap_len = len(src) + 16
     first = _Slot(graph, _new_work(heap_len, F), arena)
     g = dict(admissible=admissible, graph=graph, work=first.work, qid=first.qid,
-             heap_len=heap_len, free_slots=[first], slot_lock=threading.Lock(),
+             heap_len=heap_len, free_slots=[first],
              tables=locate_tables(mesh), ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_))
     s["path"] = g
     return g
@@ -287,19 +292,32 @@ def _another_slot(g) -> _Slot:
                  _new_work(g["heap_len"], node.shape[0] - 1), arena)
 
 
-@contextmanager
 def search_slot(g):
-    """A slot no other search is using (made when all are busy, kept for
-    later): threads searching one mesh at once each get their own."""
-    with g["slot_lock"]:
-        slot = g["free_slots"].pop() if g["free_slots"] else None
-    if slot is None:
-        slot = _another_slot(g)
-    try:
-        yield slot
-    finally:
-        with g["slot_lock"]:
-            g["free_slots"].append(slot)
+    """``with search_slot(g) as slot:`` a slot no other search is using
+    (made when all are busy, kept for later): threads searching one mesh at
+    once each get their own."""
+    return _SlotLease(g)
+
+
+class _SlotLease:
+    """:func:`search_slot`'s context manager (a class: a generator-based one
+    costs a single query ~1 us more)."""
+
+    __slots__ = ("g", "slot")
+
+    def __init__(self, g):
+        self.g = g
+
+    def __enter__(self):
+        # list.pop and list.append are atomic under the GIL: no lock needed
+        try:
+            self.slot = self.g["free_slots"].pop()
+        except IndexError:                   # every slot busy
+            self.slot = _another_slot(self.g)
+        return self.slot
+
+    def __exit__(self, *exc):
+        self.g["free_slots"].append(self.slot)
 
 
 def _triangle_tets(tf, nb, pc, portal_pairs):
@@ -417,8 +435,8 @@ def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None,
 def path_ends(start, goal) -> np.ndarray:
     """(2,3) float64: the start and goal points, validated."""
     ends = np.empty((2, 3))
-    ends[0] = as_point(start, "start")
-    ends[1] = as_point(goal, "goal")
+    ends[0] = point_xyz(start, "start")
+    ends[1] = point_xyz(goal, "goal")
     return ends
 
 
@@ -437,21 +455,27 @@ def cost_options(mesh, cost_scale=None, exclude=None, filter=None):
 def search_options(g, scale, excl) -> SearchOptions:
     """The :class:`SearchOptions` of validated ``scale`` / ``excl`` arrays."""
     plain = scale is None and excl is None
+    if plain and "plain" in g:
+        return g["plain"]
     # every cost is at least min_scale times its base cost, so the
     # Euclidean bound scaled by min_scale stays admissible and consistent
     min_scale = 1.0
     if scale is None:
         scale = g["ones"]
-    elif len(scale):
-        min_scale = float(scale.min())
-        if not math.isfinite(min_scale):
-            min_scale = 1.0              # every tet impassable: nothing to bound
-    if excl is None:
-        excl = g["no_excl"]
+    else:
+        scale = np.ascontiguousarray(scale, np.float64)   # (the kernel entry point's types)
+        if len(scale):
+            min_scale = float(scale.min())
+            if not math.isfinite(min_scale):
+                min_scale = 1.0          # every tet impassable: nothing to bound
+    excl = g["no_excl"] if excl is None else np.ascontiguousarray(excl, np.bool_)
     # the stored-cost check allows a relative slack of ADMISSIBLE_SLACK;
     # shrinking the bound by as much keeps every reduced cost non-negative
     hw = min_scale * (1.0 - ADMISSIBLE_SLACK) if g["admissible"] else 0.0
-    return SearchOptions(scale, excl, plain, hw)
+    options = SearchOptions(scale, excl, plain, hw)
+    if plain:
+        g["plain"] = options
+    return options
 
 
 def search(g, slot, options, ends, smooth=True) -> Route:
@@ -460,8 +484,12 @@ def search(g, slot, options, ends, smooth=True) -> Route:
     K = _kernels()
     graph, work = slot.graph, slot.work
     qid = next_query_id(slot)
-    status, cost, n, length = K.find_path(graph, g["tables"], work, ends, options.scale,
-                                          options.excl, options.plain, options.hw, qid)
+    args = (graph, g["tables"], work, np.ascontiguousarray(ends, np.float64), options.scale,
+            options.excl, bool(options.plain), float(options.hw), int(qid))
+    if "search" not in g:                # (numba's type dispatch would cost ~3 us a call)
+        from .._jit import entry_point
+        g["search"] = entry_point(K.find_path, args)
+    status, cost, n, length = g["search"](*args)
     if status == K.BROKEN_CHAIN:
         raise QueryError("internal error: broken path chain")
     if status != OK:

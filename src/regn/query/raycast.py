@@ -27,8 +27,9 @@ import numpy as np
 
 from ..errors import QueryError
 from ..status import CLEAR, HIT, LOST, NAMES, START_OUTSIDE
-from . import as_point, as_points, scratch, status_names
-from .locate import locate, locate_tables
+from . import as_points, point_xyz, scratch, status_names
+from .locate import locate_tables
+from .sight import sight_grid
 
 
 @dataclass
@@ -54,41 +55,72 @@ def _kernels():
     return _raycast_kernels
 
 
-_NAN3 = (math.nan,) * 3
+_NAN3 = np.full(3, np.nan)
+_NO_TETS = np.zeros(0, np.int64)
 #: raycast's first crossed-tets buffer (a longer walk is rerun with room)
 _CROSSED_START = 256
+#: segments per chunk of a batch (a thread takes one chunk at a time)
+SEGMENT_CHUNK = 8192
+
+
+def _missed(status, tets=_NO_TETS):
+    """A RaycastHit that is neither clear nor a hit."""
+    return RaycastHit(False, NAMES[status], -1, _NAN3.copy(), math.nan, _NAN3.copy(),
+                      tets.copy())
 
 
 def raycast(mesh, a, b) -> RaycastHit:
     """Walk the segment a -> b tetrahedron to tetrahedron."""
-    a = as_point(a, "a")
-    b = as_point(b, "b")
-    ax, ay, az = a.tolist()
-    bx, by, bz = b.tolist()
+    ax, ay, az = point_xyz(a, "a")
+    bx, by, bz = point_xyz(b, "b")
     if not (math.isfinite(ax) and math.isfinite(ay) and math.isfinite(az)):
-        return RaycastHit(False, NAMES[START_OUTSIDE])
+        return _missed(START_OUTSIDE)
     if not (math.isfinite(bx) and math.isfinite(by) and math.isfinite(bz)):
-        return RaycastHit(False, NAMES[LOST])
-    if mesh.n_tets == 0:
-        return RaycastHit(False, NAMES[START_OUTSIDE])
-    tables = locate_tables(mesh)
-    ray = _kernels().raycast_segment
+        return _missed(LOST)
+    ray = _raycast_entry(mesh)
+    if ray is None:                      # no tetrahedra
+        return _missed(START_OUTSIDE)
     crossed = np.empty(min(_CROSSED_START, mesh.n_tets + 9), dtype=np.int64)
     while True:                          # locate a, then walk, in one compiled call
-        outcome, t, j, s, n = ray(tables, ax, ay, az, bx, by, bz, crossed)
+        outcome, t, j, s, n = ray[0](ray[1], ax, ay, az, bx, by, bz, crossed)
         if n <= len(crossed):
             break
         crossed = np.empty(n, dtype=np.int64)      # long walk: again, recording all
     if outcome == START_OUTSIDE:
-        return RaycastHit(False, NAMES[START_OUTSIDE])
+        return _missed(START_OUTSIDE)
     tets = crossed[:n].copy()
     if outcome == CLEAR:
-        return RaycastHit(True, NAMES[CLEAR], -1, b.copy(), 1.0, np.array(_NAN3), tets)
+        return RaycastHit(True, NAMES[CLEAR], -1, np.array([bx, by, bz]), 1.0, _NAN3.copy(),
+                          tets)
     if outcome != HIT:
-        return RaycastHit(False, NAMES[LOST], tets=tets)
-    s = min(float(s), 1.0)
-    f, normal = _hit_faces(mesh, np.array([t]), np.array([j]))
-    return RaycastHit(False, NAMES[HIT], int(f[0]), a + s * (b - a), s, normal[0], tets)
+        return _missed(LOST, tets)
+    s = min(s, 1.0)
+    face, normal = _hit_face(mesh, t, j)
+    point = np.array([ax + s * (bx - ax), ay + s * (by - ay), az + s * (bz - az)])
+    return RaycastHit(False, NAMES[HIT], face, point, s, normal, tets)
+
+
+def _raycast_entry(mesh):
+    """(the entry point of the raycast kernel, the mesh's LocateTables), or
+    None for a mesh without tetrahedra (cached)."""
+    s = scratch(mesh)
+    if "raycast" not in s:
+        ray = None
+        if mesh.n_tets:
+            from .._jit import entry_point
+            tables = locate_tables(mesh)
+            ray = (entry_point(_kernels().raycast_segment,
+                               (tables, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, _NO_TETS)), tables)
+        s["raycast"] = ray
+    return s["raycast"]
+
+
+def _hit_face(mesh, t, j):
+    """:func:`_hit_faces` for one walk: (face, normal (3,))."""
+    exit_face, exit_normal = _exits(mesh)
+    if exit_face[t, j] < 0:
+        _hit_faces(mesh, np.array([t]), np.array([j]))        # raises its error
+    return int(exit_face[t, j]), exit_normal[t, j].copy()
 
 
 def _hit_faces(mesh, t, j):
@@ -130,33 +162,28 @@ def _exits(mesh):
     return s["exits"]
 
 
-def _walk_all(mesh, a, b):
-    """(status code, last tet, exit slot, fraction) arrays of every segment
-    a[i] -> b[i], validated (N,3) inputs; see
-    :func:`regn.query._raycast_kernels.walk_segments`."""
-    n = len(a)
-    status = np.full(n, LOST, dtype=np.int64)
-    last = np.full(n, -1, dtype=np.int64)
-    slot = np.full(n, -1, dtype=np.int64)
-    frac = np.full(n, np.nan)
-    if n == 0:
-        return status, last, slot, frac
-    start = locate(mesh, a)
-    tables = locate_tables(mesh)
-    _kernels().walk_segments(tables.W, tables.nbv, np.ascontiguousarray(a),
-                             np.ascontiguousarray(b), start, status, last, slot, frac)
-    return status, last, slot, frac
+def _segment_kernels():
+    from . import _sight_kernels
+    return _sight_kernels
 
 
-def line_of_sight(mesh, a, b) -> np.ndarray:
-    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume."""
+def line_of_sight(mesh, a, b, *, workers=None) -> np.ndarray:
+    """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume
+    (``raycast(a[i], b[i]).clear``), on ``workers`` threads (None: all cores)."""
     a, b = _segment_pairs(a, b)
-    return _walk_all(mesh, a, b)[0] == CLEAR
+    out = np.zeros(len(a), dtype=bool)
+    if len(a) and mesh.n_tets:
+        tables, sight = locate_tables(mesh), sight_grid(mesh)
+        clear = _segment_kernels().segments_clear
+        from .._jit import run_chunks
+        run_chunks(lambda i, j, _: clear(tables, sight, a, b, i, j, out), len(a), workers,
+                   chunk=SEGMENT_CHUNK)
+    return out
 
 
 def _segment_pairs(a, b):
-    a = as_points(a, "a")
-    b = as_points(b, "b")
+    a = np.ascontiguousarray(as_points(a, "a"))
+    b = np.ascontiguousarray(as_points(b, "b"))
     if a.shape != b.shape:
         raise QueryError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
     return a, b
@@ -178,12 +205,24 @@ class RaycastHits:
         return len(self.clear)
 
 
-def raycast_many(mesh, a, b) -> RaycastHits:
-    """:func:`raycast` for (N,3) segment ends at once, in one compiled walk
-    over all segments (the same walk and answers, segment by segment)."""
+def raycast_many(mesh, a, b, *, workers=None) -> RaycastHits:
+    """:func:`raycast` for (N,3) segment ends at once, on ``workers`` threads
+    (the same walk and answers, segment by segment; a segment the filter of
+    :mod:`regn.query.sight` finds clear needs no walk for its report)."""
     a, b = _segment_pairs(a, b)
-    code, last, slot, frac = _walk_all(mesh, a, b)
     n = len(a)
+    code = np.full(n, START_OUTSIDE, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    slot = np.full(n, -1, dtype=np.int64)
+    frac = np.full(n, np.nan)
+    if n and not mesh.n_tets:                  # raycast's rules with nothing to walk
+        code[np.all(np.isfinite(a), axis=1) & ~np.all(np.isfinite(b), axis=1)] = LOST
+    elif n:
+        tables, sight = locate_tables(mesh), sight_grid(mesh)
+        walked = _segment_kernels().segments_walked
+        from .._jit import run_chunks
+        run_chunks(lambda i, j, _: walked(tables, sight, a, b, i, j, code, last, slot, frac),
+                   n, workers, chunk=SEGMENT_CHUNK)
     clear = code == CLEAR
     hit = np.flatnonzero(code == HIT)
     status = status_names(code)

@@ -32,6 +32,8 @@ from ..status import CLEAR, HIT, LOST, NAMES, START_OUTSIDE
 from . import as_point, as_radius, status_names
 
 _NAN3 = (math.nan,) * 3
+#: segments per chunk of a batch (a thread takes one chunk at a time)
+SWEEP_CHUNK = 8192
 
 
 def _kernels():
@@ -39,14 +41,15 @@ def _kernels():
     return _sweep_kernels
 
 
-def sweep_segments(mesh, a, b, radius, first):
+def sweep_segments(mesh, a, b, radius, first, workers=None):
     """(status codes, fraction, wall row) of the sphere of ``radius`` swept
     along each validated segment a[i] -> b[i] (N,3): the contact's fraction
     (the first contact when ``first``, else any contact: a cheaper yes/no)
     and boundary-face row (:func:`regn.query.nearest._wall_tris`), NaN/-1
     without one. Statuses by raycast's rules: a non-finite a
     START_OUTSIDE, else a non-finite b LOST, else a start outside the
-    volume START_OUTSIDE, else CLEAR or HIT."""
+    volume START_OUTSIDE, else CLEAR or HIT. ``workers`` threads (None:
+    every core) share the segments, SWEEP_CHUNK at a time."""
     from .locate import locate
     from .nearest import _wall_bvh
     n = len(a)
@@ -58,7 +61,7 @@ def sweep_segments(mesh, a, b, radius, first):
     status[fa & ~fb] = LOST
     todo = np.flatnonzero(fa & fb)
     if len(todo):
-        inside = locate(mesh, a[todo]) >= 0
+        inside = locate(mesh, a[todo], workers=workers) >= 0
         todo = todo[inside]
     status[todo] = CLEAR
     bvh = _wall_bvh(mesh)
@@ -66,8 +69,11 @@ def sweep_segments(mesh, a, b, radius, first):
         return status, frac, row
     t = np.full(len(todo), np.nan)
     k = np.full(len(todo), -1, dtype=np.int64)
-    _kernels().sphere_sweeps(bvh, np.ascontiguousarray(a[todo]), np.ascontiguousarray(b[todo]),
-                             float(radius), bool(first), t, k)
+    at, bt = np.ascontiguousarray(a[todo]), np.ascontiguousarray(b[todo])
+    sweeps, r, first = _kernels().sphere_sweeps, float(radius), bool(first)
+    from .._jit import run_chunks
+    run_chunks(lambda i, j, _: sweeps(bvh, at[i:j], bt[i:j], r, first, t[i:j], k[i:j]),
+               len(todo), workers, chunk=SWEEP_CHUNK)
     hit = k >= 0
     status[todo[hit]] = HIT
     frac[todo[hit]] = t[hit]
@@ -126,20 +132,21 @@ def raycast_radius(mesh, a, b, radius):
     return RaycastHit(False, NAMES[HIT], int(face[0]), point[0], t, normal[0], tets)
 
 
-def line_of_sight_radius(mesh, a, b, radius):
+def line_of_sight_radius(mesh, a, b, radius, *, workers=None):
     """:func:`regn.query.raycast.line_of_sight` for a sphere of ``radius``
-    > 0: True where it touches no wall on the way."""
+    > 0: True where it touches no wall on the way (on ``workers`` threads)."""
     from .raycast import _segment_pairs as segment_pairs
     a, b = segment_pairs(a, b)
-    return sweep_segments(mesh, a, b, as_radius(radius), False)[0] == CLEAR
+    return sweep_segments(mesh, a, b, as_radius(radius), False, workers)[0] == CLEAR
 
 
-def raycast_many_radius(mesh, a, b, radius):
-    """:func:`regn.query.raycast.raycast_many` for a sphere of ``radius`` > 0."""
+def raycast_many_radius(mesh, a, b, radius, *, workers=None):
+    """:func:`regn.query.raycast.raycast_many` for a sphere of ``radius`` > 0
+    (on ``workers`` threads)."""
     from .raycast import RaycastHits, _segment_pairs as segment_pairs
     a, b = segment_pairs(a, b)
     radius = as_radius(radius)
-    code, frac, row = sweep_segments(mesh, a, b, radius, True)
+    code, frac, row = sweep_segments(mesh, a, b, radius, True, workers)
     n = len(a)
     clear = code == CLEAR
     hit = np.flatnonzero(code == HIT)

@@ -436,12 +436,13 @@ class Mesh:
                          exclude=exclude, filter=filter)
 
     def find_paths(self, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
-                   filter=None, workers=None):
-        """:meth:`find_path` for (N,3) starts and goals at once, on ``workers``
-        threads (default: every core); see :func:`regn.query.batch.find_paths`."""
+                   filter=None, workers=None, radius=_NO_RADIUS):
+        """:meth:`find_path` for (N,3) starts and goals at once (for a sphere of
+        ``radius`` metres when > 0), on ``workers`` threads (default: every
+        core); see :func:`regn.query.batch.find_paths`."""
         find_paths = _query("regn.query.batch", "find_paths")
         return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
-                          exclude=exclude, filter=filter, workers=workers)
+                          exclude=exclude, filter=filter, workers=workers, radius=radius)
 
     def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
         """Every tetrahedron's cost to ``goal`` and its next portal toward it,

@@ -43,11 +43,13 @@ def add_parser(subparsers, name, help_text):
         p.add_argument("--units", choices=("m", "km"), default="m",
                        help="length unit of the -o file (default m)")
         p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
-    if name in ("nearest", "path", "raycast", "raycasts"):
+    if name in ("nearest", "path", "paths", "raycast", "raycasts"):
         p.add_argument("--radius", type=float, default=0.0, metavar="R",
                        help={"nearest": "the nearest position where a sphere of R metres fits",
                              "path": "a path for a sphere of R metres: it never comes "
                                      "closer than R to a wall",
+                             "paths": "paths for a sphere of R metres: they never come "
+                                      "closer than R to a wall",
                              "raycast": "sweep a sphere of R metres instead of a point",
                              "raycasts": "sweep a sphere of R metres instead of a point"}[name])
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -143,7 +145,7 @@ def _paths(args) -> int:
     options = Q.path_options_of_args(mesh, args)
     for seg in iter_points(None, width=6):
         r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
-                            workers=args.workers, **options)
+                            workers=args.workers, radius=args.radius, **options)
         if args.json:
             for doc in Q.paths_doc(r):
                 print_json(doc)

@@ -42,7 +42,7 @@ FIELDS = {
     "raycast": {"a": True, "b": True, "radius": False},
     "raycasts": {"segments": True, "radius": False},
     "path": {"start": True, "goal": True, "smooth": False, "radius": False, **PATH_OPTIONS},
-    "paths": {"segments": True, "smooth": False, **PATH_OPTIONS},
+    "paths": {"segments": True, "smooth": False, "radius": False, **PATH_OPTIONS},
     "field": {"goal": True, "points": False, **PATH_OPTIONS},
 }
 
@@ -185,7 +185,8 @@ class Service:
     def _paths(self, req):
         seg = _rows(req, "segments", 6)
         return Q.paths_doc(self.mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=_smooth(req),
-                                                workers=self.workers, **self._options(req)))
+                                                workers=self.workers, radius=_radius(req),
+                                                **self._options(req)))
 
     def _field(self, req):
         goal = _numbers(req, "goal")

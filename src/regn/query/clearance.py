@@ -180,42 +180,68 @@ def find_path_radius(mesh, start, goal, radius, smooth=True, cost_scale=None,
                      exclude=None, filter=None):
     """:func:`regn.query.path.find_path` for a sphere of ``radius`` > 0 (see
     the module docstring)."""
-    from .nearest import _wall_bvh
-    from .path import (Path, _graph, _kernels as path_kernels, cost_options, find_path,
-                       next_query_id, path_ends, search_options, search_slot)
+    from .path import cost_options, find_path, path_ends, search_slot
     ends = path_ends(start, goal)
     radius = as_radius(radius)
     scale, excl = cost_options(mesh, cost_scale, exclude, filter)
-    bvh = _wall_bvh(mesh) if mesh.n_tets else None
-    if bvh is None:                      # no walls: every point is infinitely far from one
+    rs = radius_search(mesh, radius, scale, excl)
+    if rs is None:                       # no walls: every point is infinitely far from one
         return find_path(mesh, start, goal, smooth, cost_scale, exclude, filter)
+    with search_slot(rs.g) as slot:
+        return radius_route(mesh, rs, slot, ends, smooth)
+
+
+#: What every search for one radius and one set of options reads
+#: (:func:`radius_search`).
+RadiusSearch = namedtuple("RadiusSearch", [
+    "g", "options",    # the search state (regn.query.path._graph) and SearchOptions
+    "bvh", "pc",       # the wall BVH and the PortalClearance
+    "masked",          # the RadiusGraph
+    "radius", "r_eff",  # the radius asked for, and with its margin
+])
+
+
+def radius_search(mesh, radius, scale, excl):
+    """The :class:`RadiusSearch` for ``radius`` > 0 and validated cost
+    options (:func:`regn.query.path.cost_options`), every cache it reads
+    built; None for a mesh without walls (every path keeps any radius)."""
+    from .nearest import _wall_bvh
+    from .path import _graph, search_options
+    bvh = _wall_bvh(mesh) if mesh.n_tets else None
+    if bvh is None:
+        return None
     g = _graph(mesh)
-    options = search_options(g, scale, excl)
     r_eff = margin_radius(mesh, radius)
-    pc = portal_clearance(mesh)
-    masked = radius_graph(mesh, r_eff)
-    seed_open = np.zeros((2, 4), dtype=np.bool_)
-    with search_slot(g) as slot:
-        graph = slot.graph._replace(edge=masked.edge, edge_int=masked.edge_int)
-        work = slot.work
-        status, cost, n, length = _kernels().find_path_radius(
-            graph, g["tables"], work, bvh, pc.witness, pc.clearance, ends, options.scale,
-            options.excl, options.plain, options.hw, next_query_id(slot), r_eff, seed_open)
-        if status == OK:
-            portals = work.portals[:n].copy()
-            corridor = work.corridor[:n + 1].copy()
-            points = work.points[:n + 2].copy()
+    return RadiusSearch(g, search_options(g, scale, excl), bvh, portal_clearance(mesh),
+                        radius_graph(mesh, r_eff), radius, r_eff)
+
+
+def radius_route(mesh, rs, slot, ends, smooth=True):
+    """One path for :class:`RadiusSearch` ``rs`` between ``ends`` (2,3),
+    searched in ``slot`` (:func:`regn.query.path.search_slot`) on the graph
+    masked for the radius: a :class:`regn.query.path.Path`."""
+    from .path import Path, _kernels as path_kernels, next_query_id, search
+    masked, options = rs.masked, rs.options
+    graph = slot.graph._replace(edge=masked.edge, edge_int=masked.edge_int)
+    work = slot.work
+    status, cost, n, _ = _kernels().find_path_radius(
+        graph, rs.g["tables"], work, rs.bvh, rs.pc.witness, rs.pc.clearance, ends,
+        options.scale, options.excl, options.plain, options.hw, next_query_id(slot),
+        rs.r_eff, np.zeros((2, 4), dtype=np.bool_))
     if status == path_kernels().BROKEN_CHAIN:
         raise QueryError("internal error: broken path chain")
     if status == TOO_NARROW:
         # a point's search tells "too narrow" from "no route at all"
-        point = find_path(mesh, start, goal, False, cost_scale, exclude, filter)
-        return Path(False, NAMES[TOO_NARROW if point.found else UNREACHABLE])
+        point = search(rs.g, slot, options, ends, False)
+        return Path(False, NAMES[TOO_NARROW if point.status == OK else UNREACHABLE])
     if status != OK:
         return Path(False, NAMES[status])
+    portals = work.portals[:n].copy()
+    corridor = work.corridor[:n + 1].copy()
+    points = work.points[:n + 2].copy()
     if smooth and n:
         from .keep_clear import smooth_keeping
-        points = smooth_keeping(mesh, ends, corridor, portals, points, radius, r_eff,
+        points = smooth_keeping(mesh, ends, corridor, portals, points, rs.radius, rs.r_eff,
                                 masked.near)
     seg = points[1:] - points[:-1]
     length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())

@@ -92,7 +92,8 @@ def test_dropping_straight_points_keeps_the_length(name, request):
         P = np.empty_like(X)
         length, _ = W.polish(a, b, tri, fv, con, ncon, w, P)
         out = np.empty_like(X)
-        n = W.simplify(a, b, tri, fv, None, None, w, X, 1e-6, 0.0, out, np.empty(len(X), np.int64))
+        n = W.simplify(a, b, tri, fv, None, None, w, X, 1e-6, W.LENGTH_BUDGET_REL, 0.0, out,
+                       np.empty(len(X), np.int64))
         # the polish settles, never longer than the smoother's polyline (a
         # bend between two points on its own line once stalled Newton's
         # method there), and dropping the straight points keeps its length

@@ -82,6 +82,13 @@ SMOOTH_GAP_FLOOR = 1e-13
 #: distance arithmetic never finds it closer than r.
 CLEARANCE_MARGIN_REL = 1e-9
 
+#: The smoother of a path with a radius (regn.query.keep_clear): each round's
+#: barrier method stops at this certified relative gap, and the rounds once
+#: one gains less. Ten times SMOOTH_RTOL: the answer is then polished into
+#: the exact optimum of the constraints it rests on (regn.query.waypoints);
+#: the gap bounds what is lost only where the polish does not settle.
+RADIUS_SMOOTH_RTOL = 1e-3
+
 #: A path's waypoints: of two consecutive points closer than this fraction of
 #: the path's length, one is dropped, as long as that changes the length by
 #: less than 1e-9 of it (regn.query.waypoints).

@@ -262,8 +262,9 @@ def find_path_radius(graph, tables, work, bvh, witness, wclear, ends, scale, exc
     graph masked for the radius (edges whose witness segment keeps r_eff),
     returning (status, cost, n, length) the same way, with
     ``work.points[:n + 2]`` the witness polyline (s, each portal's witness,
-    g), which keeps r_eff (``wclear``: the witnesses' clearances). After the outside and excluded checks: an end
-    closer than r_eff to a wall is START_TOO_CLOSE / GOAL_TOO_CLOSE; S == G
+    g), which keeps r_eff (``wclear``: the witnesses' clearances). After the
+    outside and excluded checks: an end closer than r_eff to a wall is
+    START_TOO_CLOSE / GOAL_TOO_CLOSE; S == G
     with a segment s g that keeps r_eff is OK at once; the links from s (g)
     to the faces of S (G) are open only where the segment to the face's
     witness keeps r_eff (``seed_open``, (2,4) scratch); no route is

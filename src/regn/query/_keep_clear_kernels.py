@@ -20,9 +20,9 @@ import numpy as np
 from .._jit import kernel
 from ..geometry._kernels import closest_points_segment_triangle
 from ._nearest_kernels import box_d2
-from ._smooth_kernels import _ipm, _polyline_length, _scaled_corridor
+from ._smooth_kernels import _ipm, _polyline_length, _scaled_corridor, _step_limit
 from ._sweep_kernels import segment_clearance
-from ._waypoint_kernels import simplify
+from ._waypoint_kernels import LENGTH_BUDGET_REL, simplify
 
 #: the barrier method's parameters in a round (those of _smooth_kernels.solve)
 _MU = 100.0
@@ -30,6 +30,9 @@ _CENTERING = 1e-2
 #: rounds after the first start where the barrier's gap bound m / tau is
 #: this (their start is already near the answer)
 _WARM_GAP = 1e-3
+#: the first round starts this fraction of the feasible way from the
+#: witnesses to the faces' centroids (-17 % of its steps on the demo map)
+_CENTRE = 0.5
 
 
 @kernel
@@ -212,22 +215,42 @@ def _first_keys(X, cand_start, cand, tbox, key):
 
 
 @kernel
+def _towards_centres(w, cstart, cdata):
+    """Move the barycentrics w (k,2) a fraction _CENTRE of the feasible way
+    towards their faces' centroids (the witnesses start the first round
+    near their faces' edges, where the barrier method needs more steps)."""
+    dw = 1.0 / 3.0 - w
+    alpha = _step_limit(w, dw, cstart, cdata)
+    w += _CENTRE * alpha * dw
+
+
+@kernel
 def _constraints(tri, s, L0, cand_start, planes, use, r_eff, w):
     """The rows (cstart (k+1,), cdata (c,3)) of the barrier method's
     constraints (_smooth_kernels): each plane of segment j in use binds its
     two end waypoints (j-1 and j; s and g are fixed), n.x >= h + r_eff, written
     as a slack in the barycentrics of the scaled corridor (coordinates
-    relative to s, over L0). Returns (cstart, cdata, smallest slack at w)."""
+    relative to s, over L0). A row that the whole of its waypoint's face
+    meets (all three corners) can never bind, and is left out. Returns
+    (cstart, cdata, smallest slack at w)."""
     k = tri.shape[0]
+    n_planes = planes.shape[0]
+    row = np.empty((n_planes, 2, 3))     # per plane, its rows for waypoints j-1 and j
+    need = np.zeros((n_planes, 2), dtype=np.bool_)
     cstart = np.zeros(k + 1, dtype=np.int64)
     for j in range(k + 1):
-        count = 0
         for c in range(cand_start[j], cand_start[j + 1]):
-            count += use[c]
-        if j >= 1:
-            cstart[j] += count           # waypoint j-1 (row j of the counts)
-        if j <= k - 1:
-            cstart[j + 1] += count
+            if not use[c]:
+                continue
+            for side in range(2):
+                i = j - 1 + side
+                if i < 0 or i >= k:
+                    continue
+                _plane_row(tri, s, L0, planes, c, i, r_eff, row[c, side])
+                base, beta, gamma = row[c, side, 0], row[c, side, 1], row[c, side, 2]
+                if min(base, base + beta, base + gamma) <= 0.0:
+                    need[c, side] = True
+                    cstart[i + 1] += 1
     for i in range(k):                   # counts -> starts
         cstart[i + 1] += cstart[i]
     cdata = np.empty((cstart[k], 3))
@@ -235,27 +258,30 @@ def _constraints(tri, s, L0, cand_start, planes, use, r_eff, w):
     lowest = math.inf
     for j in range(k + 1):
         for c in range(cand_start[j], cand_start[j + 1]):
-            if not use[c]:
-                continue
-            nx, ny, nz, h = planes[c, 0], planes[c, 1], planes[c, 2], planes[c, 3]
-            for i in range(j - 1, j + 1):
-                if i < 0 or i >= k:
+            for side in range(2):
+                if not need[c, side]:
                     continue
-                # n.x - h - r_eff at x = t0 + u (t1 - t0) + v (t2 - t0), over L0
-                base = (nx * (tri[i, 0, 0] - s[0]) + ny * (tri[i, 0, 1] - s[1])
-                        + nz * (tri[i, 0, 2] - s[2]) + (nx * s[0] + ny * s[1] + nz * s[2]
-                                                         - h - r_eff)) / L0
-                beta = (nx * (tri[i, 1, 0] - tri[i, 0, 0]) + ny * (tri[i, 1, 1] - tri[i, 0, 1])
-                        + nz * (tri[i, 1, 2] - tri[i, 0, 2])) / L0
-                gamma = (nx * (tri[i, 2, 0] - tri[i, 0, 0]) + ny * (tri[i, 2, 1] - tri[i, 0, 1])
-                         + nz * (tri[i, 2, 2] - tri[i, 0, 2])) / L0
-                row = fill[i]
+                i = j - 1 + side
+                cdata[fill[i], :] = row[c, side]
                 fill[i] += 1
-                cdata[row, 0] = base
-                cdata[row, 1] = beta
-                cdata[row, 2] = gamma
-                lowest = min(lowest, base + beta * w[i, 0] + gamma * w[i, 1])
+                lowest = min(lowest, row[c, side, 0] + row[c, side, 1] * w[i, 0]
+                             + row[c, side, 2] * w[i, 1])
     return cstart, cdata, lowest
+
+
+@kernel
+def _plane_row(tri, s, L0, planes, c, i, r_eff, out):
+    """out (3,): plane c's slack n.x - h - r_eff at waypoint i's point
+    x = t0 + u (t1 - t0) + v (t2 - t0), over L0, as (base, beta, gamma):
+    base + beta u + gamma v."""
+    nx, ny, nz, h = planes[c, 0], planes[c, 1], planes[c, 2], planes[c, 3]
+    out[0] = (nx * (tri[i, 0, 0] - s[0]) + ny * (tri[i, 0, 1] - s[1])
+              + nz * (tri[i, 0, 2] - s[2]) + (nx * s[0] + ny * s[1] + nz * s[2]
+                                               - h - r_eff)) / L0
+    out[1] = (nx * (tri[i, 1, 0] - tri[i, 0, 0]) + ny * (tri[i, 1, 1] - tri[i, 0, 1])
+              + nz * (tri[i, 1, 2] - tri[i, 0, 2])) / L0
+    out[2] = (nx * (tri[i, 2, 0] - tri[i, 0, 0]) + ny * (tri[i, 2, 1] - tri[i, 0, 1])
+              + nz * (tri[i, 2, 2] - tri[i, 0, 2])) / L0
 
 
 @kernel
@@ -324,8 +350,9 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
     (:func:`regn.query._waypoint_kernels.simplify`, under the last round's
     constraints too; ``fvid`` the faces' vertex ids, ``gap_rel`` its
     tolerance), and must pass the exact check that it keeps r_check
-    (failing that, the polyline before the reduction must; only rounding
-    could fail both: then X is left as it came). Returns the number of
+    (failing that, the reduction that drops only points exactly on a line
+    must, then the polyline before the reduction; only rounding could fail
+    all three: then X is left as it came). Returns the number of
     rows of X that hold the answer (k + 2 when unchanged)."""
     k = tri.shape[0]
     cand_start, cand = _segment_walls(corridor, near_start, near)
@@ -353,6 +380,8 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
         if not lowest > 0.0:
             break                        # not strictly inside: no barrier start
         wt = w.copy()
+        if rounds == 0:
+            _towards_centres(wt, cstart, cdata)
         _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, wt, _MU, _CENTERING,
                             cstart, cdata, tau0)
         _waypoints(tri, s, g, wt, trial)
@@ -371,11 +400,16 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
         return k + 2
     _waypoints(tri, s, g, w, trial)
     out = np.empty_like(X)
-    n = simplify(s, g, tri, fvid, kept_start, kept_data, w, trial, gap_rel, 0.0, out,
-                 np.empty(k + 2, dtype=np.int64))
-    if _keeps_all(bvh, out[:n], r_check):
-        X[:n, :] = out[:n]
-        return n
+    origin = np.empty(k + 2, dtype=np.int64)
+    # the turning points; dropping a near-duplicate or a barely bent point
+    # moves a segment sideways (by up to ~sqrt(budget) of the length), which
+    # may cost the clearance: then only points exactly on a line go
+    for budget in (LENGTH_BUDGET_REL, 0.0):
+        n = simplify(s, g, tri, fvid, kept_start, kept_data, w, trial,
+                     gap_rel if budget > 0.0 else 0.0, budget, 0.0, out, origin)
+        if _keeps_all(bvh, out[:n], r_check):
+            X[:n, :] = out[:n]
+            return n
     if _keeps_all(bvh, trial, r_check):
         X[:, :] = trial
     return k + 2

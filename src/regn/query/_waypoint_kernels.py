@@ -141,6 +141,16 @@ def _point_of(con, i, a, b):
 
 
 @kernel
+def _inside(con, ncon, i, u, v):
+    """Does (u, v) meet waypoint i's constraints (to BARY_TOL)? Two nearly
+    parallel lines meet far outside the portal: no corner there."""
+    ok = True
+    for c in range(ncon[i]):
+        ok = ok and _slack(con, i, c, u, v) >= -BARY_TOL
+    return ok
+
+
+@kernel
 def _same_edge(fvid, i, a, j, b):
     """Are triangle constraints a of waypoint i and b of waypoint j the same
     mesh edge (the edge opposite vertex slot c is constraint c's: u >= 0 is
@@ -158,7 +168,8 @@ def _same_edge(fvid, i, a, j, b):
 def _bends(tri, con, ncon, fvid, act, X, var_of, A, D, lo, hi, t):
     """The bend variables of active set ``act``: a waypoint with one active
     constraint bends on that constraint's line (point A + t D, t in
-    [lo, hi]), with two at their meeting point (D = 0); consecutive
+    [lo, hi]), with two at their meeting point (D = 0; when that point
+    breaks another of its constraints, on the first one's line); consecutive
     waypoints active on the same mesh edge share one variable (unless
     ``fvid`` is empty: the triangles are shrunk, their edges apart). var_of[i]:
     waypoint i's variable, -1 when free. t starts at the projection of X's
@@ -179,7 +190,7 @@ def _bends(tri, con, ncon, fvid, act, X, var_of, A, D, lo, hi, t):
         u = v = 0.0
         if b >= 0:
             u, v = _point_of(con, i, a, b)
-        if b >= 0 and math.isfinite(u) and math.isfinite(v):
+        if b >= 0 and math.isfinite(u) and math.isfinite(v) and _inside(con, ncon, i, u, v):
             lo[m], hi[m], t[m] = 0.0, 0.0, 0.0
             _uv_to_x(tri, i, u, v, A, m)
             D[m, :] = 0.0
@@ -540,15 +551,16 @@ def _waypoints_of(tri, s, g, w, X):
 
 
 @kernel
-def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, shrink, out, origin):
+def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, budget_rel, shrink, out, origin):
     """The turning points of polyline X (k+2,3; s, one point per portal at
     barycentrics w (k,2), g) into out; returns their number. From
     :func:`polish`'s exact optimum when it settles and is no longer than X:
     s, the bends, g (the other waypoints lie on the straight stretches
     between them); otherwise X's own points. Either way points closer than
     gap_rel times the length to the point before are then dropped while
-    they change the length by at most LENGTH_BUDGET_REL of it
-    (:func:`_merge_close`). ``shrink``: see
+    they change the length by at most ``budget_rel`` of it
+    (:func:`_merge_close`; LENGTH_BUDGET_REL, or 0 to drop only points
+    exactly on the line through their neighbours). ``shrink``: see
     :func:`constraint_table` (then no two waypoints share a bend).
     origin[j]: the waypoint out[j] stands for (-1 for s and g)."""
     k = tri.shape[0]
@@ -574,7 +586,7 @@ def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, shrink, out, origin)
             n += 1
     out[n, :] = g
     origin[n] = -1
-    return _merge_close(out, origin, n + 1, gap_rel * base, LENGTH_BUDGET_REL * base)
+    return _merge_close(out, origin, n + 1, gap_rel * base, budget_rel * base)
 
 
 @kernel
@@ -629,7 +641,8 @@ def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
         w[i, 0], w[i, 1] = _uv_of(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
     origin = np.empty(k + 2, dtype=np.int64)
     exact = np.empty_like(out)
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, 0.0, exact, origin)
+    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,
+                 origin)
     if n < k + 2:
         for step in range(NUDGES):       # the smallest nudge the walk accepts
             out[:n, :] = exact[:n]
@@ -639,8 +652,8 @@ def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
     # the exact optimum touches a wall the walk trips on (a pinch, a graze):
     # the same on portals shrunk as much as the largest nudge, every point
     # inside them
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, nudge * 10.0 ** (NUDGES - 1),
-                 out, origin)
+    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, LENGTH_BUDGET_REL,
+                 nudge * 10.0 ** (NUDGES - 1), out, origin)
     if n < k + 2 and _walks_clear(tables, out, n):
         return n
     out[:k + 2, :] = X

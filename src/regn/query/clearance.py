@@ -204,7 +204,14 @@ RadiusSearch = namedtuple("RadiusSearch", [
 def radius_search(mesh, radius, scale, excl):
     """The :class:`RadiusSearch` for ``radius`` > 0 and validated cost
     options (:func:`regn.query.path.cost_options`), every cache it reads
-    built; None for a mesh without walls (every path keeps any radius)."""
+    built; None for a mesh without walls (every path keeps any radius).
+    Without options, the last radius's is kept (a loop of queries for one
+    agent size finds it at once)."""
+    s = scratch(mesh)
+    plain = scale is None and excl is None
+    last = s.get("radius_search")
+    if plain and last is not None and last[0] == radius:
+        return last[1]
     from .nearest import _wall_bvh
     from .path import _graph, search_options
     bvh = _wall_bvh(mesh) if mesh.n_tets else None
@@ -212,8 +219,11 @@ def radius_search(mesh, radius, scale, excl):
         return None
     g = _graph(mesh)
     r_eff = margin_radius(mesh, radius)
-    return RadiusSearch(g, search_options(g, scale, excl), bvh, portal_clearance(mesh),
-                        radius_graph(mesh, r_eff), radius, r_eff)
+    rs = RadiusSearch(g, search_options(g, scale, excl), bvh, portal_clearance(mesh),
+                      radius_graph(mesh, r_eff), radius, r_eff)
+    if plain:
+        s["radius_search"] = (radius, rs)
+    return rs
 
 
 def radius_route(mesh, rs, slot, ends, smooth=True):
@@ -222,12 +232,16 @@ def radius_route(mesh, rs, slot, ends, smooth=True):
     masked for the radius: a :class:`regn.query.path.Path`."""
     from .path import Path, _kernels as path_kernels, next_query_id, search
     masked, options = rs.masked, rs.options
-    graph = slot.graph._replace(edge=masked.edge, edge_int=masked.edge_int)
+    args = (slot.graph._replace(edge=masked.edge, edge_int=masked.edge_int), rs.g["tables"],
+            slot.work, rs.bvh, rs.pc.witness, rs.pc.clearance,
+            np.ascontiguousarray(ends, np.float64), options.scale, options.excl,
+            bool(options.plain), float(options.hw), int(next_query_id(slot)), float(rs.r_eff),
+            np.zeros((2, 4), dtype=np.bool_))
+    if "radius_search" not in rs.g:      # (numba's type dispatch would cost ~30 us a call)
+        from .._jit import entry_point
+        rs.g["radius_search"] = entry_point(_kernels().find_path_radius, args)
+    status, cost, n, _ = rs.g["radius_search"](*args)
     work = slot.work
-    status, cost, n, _ = _kernels().find_path_radius(
-        graph, rs.g["tables"], work, rs.bvh, rs.pc.witness, rs.pc.clearance, ends,
-        options.scale, options.excl, options.plain, options.hw, next_query_id(slot),
-        rs.r_eff, np.zeros((2, 4), dtype=np.bool_))
     if status == path_kernels().BROKEN_CHAIN:
         raise QueryError("internal error: broken path chain")
     if status == TOO_NARROW:

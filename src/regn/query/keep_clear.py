@@ -13,9 +13,12 @@ barycentric coordinates, which the barrier method of
 :mod:`regn.query.smooth` takes as extra log barriers, starting from the
 current polyline (it satisfies them). The answer keeps r from every wall,
 is never longer than the polyline it started from, and is checked exactly
-(segment against every wall) before it replaces it. Rounds continue while
-one shortens the polyline by more than ``SMOOTH_RTOL`` of its length (at
-most ``MAX_ROUNDS``).
+(segment against every wall) before it replaces it. Each round's barrier
+method stops at a certified gap of ``RADIUS_SMOOTH_RTOL``, and the rounds
+once one shortens the polyline by less than that fraction of its length (at
+most ``MAX_ROUNDS``). The answer is then polished into the exact optimum of
+the last round's constraints it rests on, and reduced to its turning points
+(:mod:`regn.query.waypoints`).
 
 What the rounds converge to is a polyline that no shorter one beats among
 those keeping each segment beyond the planes taken at its own contacts: a
@@ -28,7 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tolerances import SMOOTH_RTOL, WAYPOINT_GAP_REL
+from ..tolerances import RADIUS_SMOOTH_RTOL, WAYPOINT_GAP_REL
+from . import scratch
 
 #: rounds of constraints at most
 MAX_ROUNDS = 8
@@ -43,17 +47,22 @@ def smooth_keeping(mesh, ends, corridor, portals, points, radius, r_eff, near):
     (:mod:`regn.query.waypoints`); a new array. ``near``: (start, walls), the walls that
     may come within r_eff of each tetrahedron
     (:func:`regn.query.clearance.radius_graph`)."""
-    from . import _keep_clear_kernels as K
     from .nearest import _wall_bvh
     fv = np.asarray(mesh.face_vertices)[portals]
-    tri = np.asarray(mesh.vertices)[fv]
     out = np.array(points, dtype=np.float64)
     # the exact check keeps half the margin: rounding in the constraints
     # cannot eat that much, and nothing ever comes below the radius asked for
     r_check = 0.5 * (radius + r_eff)
-    n = K.smooth_keeping(_wall_bvh(mesh), np.ascontiguousarray(ends[0]),
-                         np.ascontiguousarray(ends[1]), np.ascontiguousarray(tri),
-                         fv.astype(np.int64), np.ascontiguousarray(corridor, dtype=np.int64),
-                         near[0], near[1], float(r_eff), r_check, SMOOTH_RTOL, MAX_ROUNDS,
-                         MAX_SWEEPS, WAYPOINT_GAP_REL, out)
+    args = (_wall_bvh(mesh), np.ascontiguousarray(ends[0], dtype=np.float64),
+            np.ascontiguousarray(ends[1], dtype=np.float64),
+            np.ascontiguousarray(np.asarray(mesh.vertices)[fv], dtype=np.float64),
+            fv.astype(np.int64), np.ascontiguousarray(corridor, dtype=np.int64),
+            near[0], near[1], float(r_eff), float(r_check), float(RADIUS_SMOOTH_RTOL),
+            MAX_ROUNDS, MAX_SWEEPS, float(WAYPOINT_GAP_REL), out)
+    s = scratch(mesh)
+    if "keep_clear" not in s:            # (numba's type dispatch would cost ~20 us a call)
+        from . import _keep_clear_kernels as K
+        from .._jit import entry_point
+        s["keep_clear"] = entry_point(K.smooth_keeping, args)
+    n = s["keep_clear"](*args)
     return out[:n].copy()

@@ -1,7 +1,7 @@
 """Paths for agents with a radius (issue 16): what they cost and how short
 they are (not part of the tests).
 
-    python benchmarks/bench_radius.py [--quick]
+    python benchmarks/bench_radius.py [--quick] [--map demo.rgn]
 
 1. The clearance precompute on the demo map (the map ``regn demo`` builds):
    portal witnesses and clearances (once per mesh), and what the first
@@ -173,9 +173,17 @@ def length_gap(name, mesh, radii, n_queries, n_samples, k=16):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer queries and samples")
+    ap.add_argument("--map", metavar="FILE",
+                    help="a REGN file in place of the generated demo map (such as the "
+                         "demo.rgn of `regn demo`)")
     args = ap.parse_args()
-    demo = demo_map()
-    print(f"demo map: {demo.n_tets} tetrahedra, {len(demo.boundary_faces)} walls")
+    if args.map:
+        import regn
+        demo = regn.load(args.map)
+    else:
+        demo = demo_map()
+    print(f"demo map{' ' + args.map if args.map else ''}: {demo.n_tets} tetrahedra, "
+          f"{len(demo.boundary_faces)} walls")
     print("1. clearance precompute")
     precompute(demo, (200.0, 1000.0))
     print("2. query cost (process CPU, medians of 200 queries)")

@@ -70,6 +70,19 @@ def assert_numba_not_imported(body):
 
 
 @pytest.fixture(scope="session")
+def demo_map():
+    """The map `regn demo` builds (12 363 tetrahedra, 2 838 walls)."""
+    from regn.builder.generate import DEMO_DIMS, demo_field, generate
+    return generate(*demo_field(), dims=DEMO_DIMS, seed=1, coverage_samples=0)
+
+
+@pytest.fixture(scope="session")
+def holes_map():
+    """A Delaunay map with five round holes."""
+    return sphere_holes_map(400, seed=1, holes=5)[0]
+
+
+@pytest.fixture(scope="session")
 def small_map():
     return random_map(300, seed=1)
 

@@ -8,6 +8,7 @@ from scipy.spatial import Delaunay
 
 import regn
 import regn.query.locate
+import regn.query.smooth
 from regn.errors import QueryError
 
 from conftest import sphere_holes_map
@@ -331,17 +332,33 @@ def test_path_cost_matches_dijkstra(mesh):
             np.diff(p.points, axis=0)[:, None]
         t = mesh.locate(seg.reshape(-1, 3))
         assert np.all(t >= 0)
-        # segment i lies in corridor tet i (barycentric test in that tet)
-        assert len(p.tets) == len(p.points) - 1
-        P = mesh.tet_points[p.tets]                                 # (k,4,3)
-        A = np.transpose(P[:, 1:] - P[:, :1], (0, 2, 1))
-        l = np.transpose(np.linalg.solve(A, np.transpose(seg - P[:, :1], (0, 2, 1))),
-                         (0, 2, 1))                                 # (k,25,3)
-        bc = np.concatenate([1 - l.sum(2, keepdims=True), l], axis=2)
+        assert _in_corridor(mesh, p.tets, seg.reshape(-1, 3)).all()
+        # the smoother's polyline (one waypoint per portal; ``points`` keeps
+        # its turning points): segment i lies in corridor tet i
+        tri = mesh.vertices[mesh.face_vertices[p.portals]]
+        X = regn.query.smooth.smooth_polyline(a, b, tri)
+        assert len(p.tets) == len(X) - 1
+        seg = X[:-1, None] + np.linspace(0.01, 0.99, 25)[None, :, None] * \
+            np.diff(X, axis=0)[:, None]
+        bc = _barycentric(mesh.tet_points[p.tets], seg)             # (k,25,4)
         assert bc.min() > -1e-7
         # unsmoothed: centroids, same cost
         q = mesh.find_path(a, b, smooth=False)
         assert q.cost == pytest.approx(p.cost) and q.length >= p.length - 1e-6
+
+
+def _barycentric(P, x):
+    """Barycentric coordinates of points x (k,m,3) in tetrahedra P (k,4,3)."""
+    A = np.transpose(P[:, 1:] - P[:, :1], (0, 2, 1))
+    l = np.transpose(np.linalg.solve(A, np.transpose(x - P[:, :1], (0, 2, 1))), (0, 2, 1))
+    return np.concatenate([1 - l.sum(2, keepdims=True), l], axis=2)
+
+
+def _in_corridor(mesh, tets, x, tol=1e-7):
+    """(N,) bool: each point x (N,3) lies in one of the tetrahedra ``tets``."""
+    P = mesh.tet_points[tets]
+    bc = _barycentric(P, np.broadcast_to(x, (len(tets),) + x.shape))   # (k,N,4)
+    return (bc.min(axis=2) > -tol).any(axis=0)
 
 
 def test_path_dijkstra_fallback_and_scale(mesh):

@@ -61,6 +61,38 @@ def test_find_paths_equals_a_loop_of_find_path(holey, smooth):
         assert got.point_start[-1] == len(got.points) and got.tet_start[-1] == len(got.tets)
 
 
+def test_find_paths_with_a_radius_equals_a_loop_of_find_path(holey):
+    """Issue 16 in the batch: the same radius paths, statuses included, on
+    one thread and on several, and the CLI's ``paths --radius``."""
+    A, B = holey.random_points(120, seed=3), holey.random_points(120, seed=4)
+    B[5] = _pocket(holey)
+    r = 1000.0
+    want = [holey.find_path(a, b, radius=r) for a, b in zip(A, B)]
+    kinds = {p.status for p in want}
+    assert sum(p.found for p in want) > 40 and {"start_too_close", "goal_too_close"} <= kinds
+    for workers in (1, 3):
+        got = holey.find_paths(A, B, radius=r, workers=workers)
+        for i, q in enumerate(want):
+            _same(got[i], q)
+    plain = holey.find_paths(A, B, workers=2)
+    zero = holey.find_paths(A, B, radius=0.0, workers=2)
+    for i in range(len(A)):
+        _same(zero[i], plain[i])
+
+
+def test_cli_paths_radius(holey, tmp_path, monkeypatch, capsys):
+    import io
+    from regn.cli import main
+    f = tmp_path / "m.rgn"
+    regn.save(holey, str(f))
+    A, B = holey.random_points(30, seed=5), holey.random_points(30, seed=6)
+    text = "".join(" ".join(map(repr, [*a.tolist(), *b.tolist()])) + "\n" for a, b in zip(A, B))
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert main(["paths", str(f), "--radius", "1000", "--workers", "2"]) == 0
+    got = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert got == [holey.find_path(a, b, radius=1000.0).status for a, b in zip(A, B)]
+
+
 def test_find_paths_options_and_shapes(holey):
     rng = np.random.default_rng(4)
     A, B = holey.random_points(40, seed=3), holey.random_points(40, seed=4)

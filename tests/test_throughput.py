@@ -57,6 +57,10 @@ def test_batches_answer_the_same_on_any_number_of_threads(mesh):
         "distance_to_wall": lambda w: mesh.distance_to_wall(pts, workers=w),
         "line_of_sight": lambda w: mesh.line_of_sight(a, b, workers=w),
         "raycast_many": lambda w: mesh.raycast_many(a, b, workers=w),
+        # a sphere's queries (issue 16) spread the same way
+        "nearest radius": lambda w: mesh.nearest(pts[:6000], radius=800.0, workers=w),
+        "line_of_sight radius": lambda w: mesh.line_of_sight(a, b, radius=800.0, workers=w),
+        "raycast_many radius": lambda w: mesh.raycast_many(a, b, radius=800.0, workers=w),
     }
     for name, query in queries.items():
         one = query(1)

@@ -38,6 +38,16 @@ def _float64(a):
 _QUERIES = {}
 
 
+#: The default radius of the queries (a point agent); a call passing it skips
+#: the radius check.
+_NO_RADIUS = 0.0
+
+
+def _radius(radius) -> float:
+    """A query's ``radius`` argument checked (:func:`regn.query.as_radius`)."""
+    return _query("regn.query", "as_radius")(radius)
+
+
 def _query(module, name):
     """The function ``name`` of module ``module`` (imported on first use)."""
     fn = _QUERIES.get(name)
@@ -403,25 +413,36 @@ class Mesh:
         return locate(self, points, return_barycentric=return_barycentric, method=method,
                       workers=workers)
 
-    def nearest(self, points, *, workers=None):
-        """Closest point of the navigable volume; see :func:`regn.query.nearest.nearest`."""
+    def nearest(self, points, *, radius=_NO_RADIUS, workers=None):
+        """Closest point of the navigable volume (where a sphere of ``radius``
+        metres fits, when > 0), on ``workers`` threads (None: every core); see
+        :func:`regn.query.nearest.nearest`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            return _query("regn.query.free_space", "nearest_free")(self, points, radius,
+                                                                   workers=workers)
         return _query("regn.query.nearest", "nearest")(self, points, workers=workers)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
-                  filter=None):
+                  filter=None, radius=_NO_RADIUS):
         """Shortest flight from ``start`` to ``goal``, avoiding a
-        :class:`regn.QueryFilter`'s blockers; see :func:`regn.query.path.find_path`."""
+        :class:`regn.QueryFilter`'s blockers (for a sphere of ``radius``
+        metres when > 0); see :func:`regn.query.path.find_path`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            find_path_radius = _query("regn.query.clearance", "find_path_radius")
+            return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude,
+                                    filter)
         find_path = _query("regn.query.path", "find_path")
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
                          exclude=exclude, filter=filter)
 
     def find_paths(self, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
-                   filter=None, workers=None):
-        """:meth:`find_path` for (N,3) starts and goals at once, on ``workers``
-        threads (default: every core); see :func:`regn.query.batch.find_paths`."""
+                   filter=None, workers=None, radius=_NO_RADIUS):
+        """:meth:`find_path` for (N,3) starts and goals at once (for a sphere of
+        ``radius`` metres when > 0), on ``workers`` threads (default: every
+        core); see :func:`regn.query.batch.find_paths`."""
         find_paths = _query("regn.query.batch", "find_paths")
         return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
-                          exclude=exclude, filter=filter, workers=workers)
+                          exclude=exclude, filter=filter, workers=workers, radius=radius)
 
     def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
         """Every tetrahedron's cost to ``goal`` and its next portal toward it,
@@ -429,18 +450,30 @@ class Mesh:
         cost_field = _query("regn.query.field", "cost_field")
         return cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
 
-    def raycast(self, a, b):
-        """Walk segment a->b; see :func:`regn.query.raycast.raycast`."""
+    def raycast(self, a, b, *, radius=_NO_RADIUS):
+        """Walk segment a->b (sweep a sphere of ``radius`` metres when > 0);
+        see :func:`regn.query.raycast.raycast`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            return _query("regn.query.sweep", "raycast_radius")(self, a, b, radius)
         return _query("regn.query.raycast", "raycast")(self, a, b)
 
-    def raycast_many(self, a, b, *, workers=None):
-        """:meth:`raycast` over (N,3) segment ends at once: arrays of its fields
-        (without the tetrahedra crossed); see :func:`regn.query.raycast.raycast_many`."""
+    def raycast_many(self, a, b, *, radius=_NO_RADIUS, workers=None):
+        """:meth:`raycast` over (N,3) segment ends at once, on ``workers``
+        threads: arrays of its fields (without the tetrahedra crossed); see
+        :func:`regn.query.raycast.raycast_many`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            raycast_many_radius = _query("regn.query.sweep", "raycast_many_radius")
+            return raycast_many_radius(self, a, b, radius, workers=workers)
         raycast_many = _query("regn.query.raycast", "raycast_many")
         return raycast_many(self, a, b, workers=workers)
 
-    def line_of_sight(self, a, b, *, workers=None):
-        """(N,3),(N,3) -> (N,) bool, clear or not; see :func:`regn.query.raycast.line_of_sight`."""
+    def line_of_sight(self, a, b, *, radius=_NO_RADIUS, workers=None):
+        """(N,3),(N,3) -> (N,) bool, clear or not (for a sphere of ``radius``
+        when > 0), on ``workers`` threads; see
+        :func:`regn.query.raycast.line_of_sight`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            line_of_sight_radius = _query("regn.query.sweep", "line_of_sight_radius")
+            return line_of_sight_radius(self, a, b, radius, workers=workers)
         line_of_sight = _query("regn.query.raycast", "line_of_sight")
         return line_of_sight(self, a, b, workers=workers)
 
@@ -450,9 +483,12 @@ class Mesh:
         distance_to_wall = _query("regn.query.nearest", "distance_to_wall")
         return distance_to_wall(self, points, workers=workers)
 
-    def random_points(self, n, seed=None):
-        """(n,3) points uniform in the navigable volume; see
+    def random_points(self, n, seed=None, *, radius=_NO_RADIUS):
+        """(n,3) points uniform in the navigable volume (over the positions
+        with clearance ``radius`` metres, when > 0); see
         :func:`regn.query.sample.random_points`."""
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            return _query("regn.query.free_space", "random_free")(self, n, radius, seed)
         return _query("regn.query.sample", "random_points")(self, n, seed)
 
     def components(self) -> np.ndarray:

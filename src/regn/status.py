@@ -14,10 +14,14 @@ GOAL_OUTSIDE = 4     # the goal is not in the navigable volume
 UNREACHABLE = 5      # no corridor joins start and goal
 EXCLUDED = 6         # the start's or goal's tetrahedron is excluded
 LOST = 7             # a walk gave up (step cap, or degenerate geometry)
+START_TOO_CLOSE = 8  # a path with a radius: the start has less clearance than it
+GOAL_TOO_CLOSE = 9   # ... the goal has less clearance than it
+TOO_NARROW = 10      # ... a point could fly, but no corridor admits the radius
 
 NAMES = {OK: "ok", CLEAR: "clear", HIT: "hit", START_OUTSIDE: "start_outside",
          GOAL_OUTSIDE: "goal_outside", UNREACHABLE: "unreachable",
-         EXCLUDED: "excluded", LOST: "lost"}
+         EXCLUDED: "excluded", LOST: "lost", START_TOO_CLOSE: "start_too_close",
+         GOAL_TOO_CLOSE: "goal_too_close", TOO_NARROW: "too_narrow"}
 CODES = {name: code for code, name in NAMES.items()}
 
 

@@ -23,13 +23,37 @@ def add_parser(sub, name, help_text):
     p.set_defaults(func=run)
 
 
-def far_apart_free_points(mesh, rng):
-    """Two navigable points near opposite corners of the box."""
-    pts = mesh.random_points(4000, seed=int(rng.integers(1 << 31)))
+def far_apart_free_points(mesh, rng, radius=0.0):
+    """Two navigable points near opposite corners of the box (with at least
+    ``radius`` metres of room)."""
+    pts = mesh.random_points(4000, seed=int(rng.integers(1 << 31)), radius=radius)
     lo, hi = mesh.bbox_min, mesh.bbox_max
     a = pts[np.argmin(np.linalg.norm(pts - lo, axis=1))]
     b = pts[np.argmin(np.linalg.norm(pts - hi, axis=1))]
     return a, b
+
+
+#: the radius of the demo's second flight (metres): a ship 2 km across
+DEMO_RADIUS = 1000.0
+
+
+def _radius_path(mesh, rng):
+    """A flight across the field for a sphere of DEMO_RADIUS, between points
+    with that much room: the portals' clearances are computed first (once
+    per mesh), then no point of the path comes closer than the radius to a
+    wall."""
+    from ..query.clearance import portal_clearance
+    t0 = time.perf_counter()
+    portal_clearance(mesh)
+    t_clear = time.perf_counter() - t0
+    a, b = far_apart_free_points(mesh, rng, radius=DEMO_RADIUS)
+    path = mesh.find_path(a, b, radius=DEMO_RADIUS)
+    print(f"path for a sphere of radius {DEMO_RADIUS / 1000:g} km "
+          f"({', '.join(f'{x / 1000:.1f}' for x in a)}) -> "
+          f"({', '.join(f'{x / 1000:.1f}' for x in b)}) km: {path.status}"
+          + (f", length {path.length / 1000:.1f} km, {len(path.points)} waypoints, never "
+             f"within {DEMO_RADIUS / 1000:g} km of a wall (portal clearances computed in "
+             f"{t_clear:.2f} s)" if path.found else ""))
 
 
 def run(args) -> int:
@@ -79,6 +103,7 @@ def run(args) -> int:
           f"smoothed length {path.length / 1000:.1f} km "
           f"(straight line {np.linalg.norm(b - a) / 1000:.1f} km), "
           f"{len(path.points)} waypoints")
+    _radius_path(mesh, rng)
 
     from ..export.render import render
     render(mesh, png, path=(a, b))

@@ -43,6 +43,15 @@ def add_parser(subparsers, name, help_text):
         p.add_argument("--units", choices=("m", "km"), default="m",
                        help="length unit of the -o file (default m)")
         p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
+    if name in ("nearest", "path", "paths", "raycast", "raycasts"):
+        p.add_argument("--radius", type=float, default=0.0, metavar="R",
+                       help={"nearest": "the nearest position where a sphere of R metres fits",
+                             "path": "a path for a sphere of R metres: it never comes "
+                                     "closer than R to a wall",
+                             "paths": "paths for a sphere of R metres: they never come "
+                                      "closer than R to a wall",
+                             "raycast": "sweep a sphere of R metres instead of a point",
+                             "raycasts": "sweep a sphere of R metres instead of a point"}[name])
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
                          "path": _path, "paths": _paths, "field": _field,
@@ -80,7 +89,7 @@ def _locate(args) -> int:
 
 def _nearest(args) -> int:
     return _streamed(
-        args, args.points, lambda mesh, p: mesh.nearest(p),
+        args, args.points, lambda mesh, p: mesh.nearest(p, radius=args.radius),
         lambda r: "".join(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f} {t}\n"
                           for p, t in zip(r.points.tolist(), r.tets.tolist())),
         Q.nearest_doc)
@@ -96,7 +105,8 @@ def _path(args) -> int:
         _check_path_output(args)
     mesh = load_mesh(args.file)
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                       smooth=not args.no_smooth, **Q.path_options_of_args(mesh, args))
+                       smooth=not args.no_smooth, radius=args.radius,
+                       **Q.path_options_of_args(mesh, args))
     if args.output is not None:
         # stderr: stdout stays the query's own (parseable) output
         if r.found:
@@ -135,7 +145,7 @@ def _paths(args) -> int:
     options = Q.path_options_of_args(mesh, args)
     for seg in iter_points(None, width=6):
         r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
-                            workers=args.workers, **options)
+                            workers=args.workers, radius=args.radius, **options)
         if args.json:
             for doc in Q.paths_doc(r):
                 print_json(doc)
@@ -171,7 +181,8 @@ def _field(args) -> int:
 
 def _raycast(args) -> int:
     mesh = load_mesh(args.file)
-    r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1))
+    r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
+                     radius=args.radius)
     if args.json:
         print_json(Q.raycast_doc(r))
     else:
@@ -193,5 +204,6 @@ def _raycasts(args) -> int:
             for st, f, t, p, n in zip(r.status.tolist(), r.face.tolist(), r.t.tolist(),
                                       r.point.tolist(), r.normal.tolist()))
 
-    return _streamed(args, args.segments, lambda mesh, s: mesh.raycast_many(s[:, :3], s[:, 3:]),
+    return _streamed(args, args.segments,
+                     lambda mesh, s: mesh.raycast_many(s[:, :3], s[:, 3:], radius=args.radius),
                      text_lines, Q.raycasts_doc, width=6)

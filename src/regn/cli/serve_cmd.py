@@ -37,12 +37,12 @@ PATH_OPTIONS = {"cost_scale": False, "exclude": False, "block_sphere": False,
                 "block_box": False, "block_scale": False}
 FIELDS = {
     "locate": {"points": True},
-    "nearest": {"points": True},
+    "nearest": {"points": True, "radius": False},
     "clearance": {"points": True},
-    "raycast": {"a": True, "b": True},
-    "raycasts": {"segments": True},
-    "path": {"start": True, "goal": True, "smooth": False, **PATH_OPTIONS},
-    "paths": {"segments": True, "smooth": False, **PATH_OPTIONS},
+    "raycast": {"a": True, "b": True, "radius": False},
+    "raycasts": {"segments": True, "radius": False},
+    "path": {"start": True, "goal": True, "smooth": False, "radius": False, **PATH_OPTIONS},
+    "paths": {"segments": True, "smooth": False, "radius": False, **PATH_OPTIONS},
     "field": {"goal": True, "points": False, **PATH_OPTIONS},
 }
 
@@ -163,26 +163,30 @@ class Service:
         return Q.locate_doc(self.mesh.locate(_rows(req, "points", 3)))
 
     def _nearest(self, req):
-        return Q.nearest_doc(self.mesh.nearest(_rows(req, "points", 3)))
+        return Q.nearest_doc(self.mesh.nearest(_rows(req, "points", 3), radius=_radius(req)))
 
     def _clearance(self, req):
         return Q.clearance_doc(self.mesh.distance_to_wall(_rows(req, "points", 3)))
 
     def _raycast(self, req):
-        return Q.raycast_doc(self.mesh.raycast(_numbers(req, "a"), _numbers(req, "b")))
+        return Q.raycast_doc(self.mesh.raycast(_numbers(req, "a"), _numbers(req, "b"),
+                                               radius=_radius(req)))
 
     def _raycasts(self, req):
         seg = _rows(req, "segments", 6)
-        return Q.raycasts_doc(self.mesh.raycast_many(seg[:, :3], seg[:, 3:]))
+        return Q.raycasts_doc(self.mesh.raycast_many(seg[:, :3], seg[:, 3:],
+                                                     radius=_radius(req)))
 
     def _path(self, req):
         return Q.path_doc(self.mesh.find_path(_numbers(req, "start"), _numbers(req, "goal"),
-                                              smooth=_smooth(req), **self._options(req)))
+                                              smooth=_smooth(req), radius=_radius(req),
+                                              **self._options(req)))
 
     def _paths(self, req):
         seg = _rows(req, "segments", 6)
         return Q.paths_doc(self.mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=_smooth(req),
-                                                workers=self.workers, **self._options(req)))
+                                                workers=self.workers, radius=_radius(req),
+                                                **self._options(req)))
 
     def _field(self, req):
         goal = _numbers(req, "goal")
@@ -213,6 +217,15 @@ class Service:
             spheres=_rows(req, "block_sphere", 4) if "block_sphere" in req else (),
             boxes=_rows(req, "block_box", 6) if "block_box" in req else (),
             block_scale=scale)
+
+
+def _radius(req):
+    """The request's agent radius in metres (0 without one); the library
+    checks it is finite and >= 0."""
+    radius = req.get("radius", 0.0)
+    if isinstance(radius, bool) or not isinstance(radius, (int, float)):
+        raise QueryError(f"radius: must be a number of metres, got {json.dumps(radius)[:60]}")
+    return radius
 
 
 def _smooth(req):

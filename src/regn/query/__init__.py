@@ -106,6 +106,17 @@ def as_point(point, name="point") -> np.ndarray:
     return p
 
 
+def as_radius(radius) -> float:
+    """An agent's radius in metres as a float >= 0, or QueryError."""
+    try:
+        r = float(radius)
+    except (TypeError, ValueError):
+        raise QueryError(f"radius must be a number of metres, not {radius!r}") from None
+    if not (np.isfinite(r) and r >= 0.0):
+        raise QueryError(f"radius must be finite and >= 0, got {radius!r}")
+    return r
+
+
 def status_names(codes) -> np.ndarray:
     """(N,) :mod:`regn.status` codes -> (N,) their names."""
     from ..status import NAMES

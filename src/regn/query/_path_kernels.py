@@ -99,10 +99,12 @@ def _set_bounds(node, f, hw, ends):
 
 
 @kernel
-def _seed(graph, work, ends, T, side, labelled, hw):
+def _seed(graph, work, ends, T, side, labelled, hw, seed_open):
     """Open side's search at the portal faces of its end's tetrahedron T,
     each at its straight distance from the end point; returns the open
-    set's size. (S and G may share a face: then both sides label it.)"""
+    set's size. (S and G may share a face: then both sides label it.)
+    ``seed_open``: None, or (2,4) bools, False where the link from the end
+    to T's face slot k is closed (a path with a radius, regn.query.clearance)."""
     node, node_u16, tet_faces, is_portal = (graph.node, graph.node_u16, graph.tet_faces,
                                             graph.is_portal)
     heap_key = work.heap_key0 if side == 0 else work.heap_key1
@@ -113,6 +115,8 @@ def _seed(graph, work, ends, T, side, labelled, hw):
     for k in range(4):
         f = tet_faces[T, k]
         if not is_portal[f]:
+            continue
+        if seed_open is not None and not seed_open[side, k]:
             continue
         cx, cy, cz = node[f, CX], node[f, CY], node[f, CZ]
         d = np.sqrt((cx - px) ** 2 + (cy - py) ** 2 + (cz - pz) ** 2)
@@ -144,7 +148,7 @@ def _shared_face(graph, G, labelled):
 
 
 @kernel
-def _search(graph, work, ends, S, G, scale, excl, plain, hw, qid):
+def _search(graph, work, ends, S, G, scale, excl, plain, hw, qid, seed_open):
     """The bidirectional search from S's faces (side 0, forward from s) and
     G's (side 1, backward from g), on costs reduced by the average potential
     p(v) = (dg - ds) / 2 with dg = hw * |v - g| and ds = hw * |v - s|
@@ -160,13 +164,14 @@ def _search(graph, work, ends, S, G, scale, excl, plain, hw, qid):
     (skips two loads an edge). Returns (best cost, forward meeting face,
     backward meeting face), cost inf when none. One function, so that the
     hot loop calls nothing but the heap and two loop-free helpers (a helper
-    with branches costs reference-count updates on every call)."""
+    with branches costs reference-count updates on every call). ``seed_open``:
+    see :func:`_seed`."""
     node, node_u16, edge, edge_int = graph.node, graph.node_u16, graph.edge, graph.edge_int
     key0, heap0, key1, heap1 = work.heap_key0, work.heap_node0, work.heap_key1, work.heap_node1
     labelled = 2 * qid
     settled = labelled + 1
-    size0 = _seed(graph, work, ends, S, 0, labelled, hw)
-    size1 = _seed(graph, work, ends, G, 1, labelled, hw)
+    size0 = _seed(graph, work, ends, S, 0, labelled, hw, seed_open)
+    size1 = _seed(graph, work, ends, G, 1, labelled, hw, seed_open)
     best, meet_u, meet_v = _shared_face(graph, G, labelled)
     while size0 > 0 and size1 > 0:
         top0 = key0[0]
@@ -345,7 +350,8 @@ def find_path(graph, tables, work, ends, scale, excl, plain, hw, qid):
         return OK, d, 0, d
     if graph.component[S] != graph.component[G]:
         return UNREACHABLE, nothing, 0, nothing
-    best, meet_u, meet_v = _search(graph, work, ends, S, G, scale, excl, plain, hw, qid)
+    best, meet_u, meet_v = _search(graph, work, ends, S, G, scale, excl, plain, hw, qid,
+                                   None)
     if not best < np.inf:
         return UNREACHABLE, nothing, 0, nothing
     n = _trace_route(graph, work.portals, meet_u, meet_v)

@@ -4,9 +4,13 @@ Each query is exactly :func:`regn.query.path.find_path`'s (the same search
 and smoothing, so the same answer bit for bit); the options are validated
 and turned into the search's arrays once for the whole batch. Worker threads
 (:func:`regn._jit.run_chunks`; the calling one among them) take queries
-CHUNK at a time from a shared counter and search each chunk in a slot of the mesh's search state of their
-own (:func:`regn.query.path.search_slot`); the compiled search and smoother
-release the GIL, so the threads run side by side.
+CHUNK at a time from a shared counter and search each chunk in a slot of
+the mesh's search state of their own
+(:func:`regn.query.path.search_slot`); the compiled search and smoother
+release the GIL, so the threads run side by side. With a radius, the
+masked graph and the clearances are built before the threads start, and
+each query is :func:`regn.query.clearance.radius_route` in the thread's
+slot.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import numpy as np
 
 from ..errors import QueryError
 from ..status import NAMES, OK, START_OUTSIDE
-from . import as_points
+from . import as_points, as_radius
+from .clearance import radius_route, radius_search
 from .path import (Path, _graph, cost_options, route_to_path, search, search_options,
                    search_slot)
 
@@ -93,13 +98,15 @@ def _pairs(starts, goals):
 
 
 def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
-               filter=None, workers=None) -> Paths:
+               filter=None, workers=None, radius=0.0) -> Paths:
     """``find_path(starts[i], goals[i], ...)`` for every i, on ``workers``
     threads (default: one per core). ``starts`` and ``goals`` are (N,3) (a
     single point pairs with every point of the other); the options are
-    find_path's. Returns :class:`Paths`."""
+    find_path's, ``radius`` too (a sphere's paths,
+    :mod:`regn.query.clearance`). Returns :class:`Paths`."""
     ends = _pairs(starts, goals)
     n = len(ends)
+    radius = as_radius(radius)
     scale, excl = cost_options(mesh, cost_scale, exclude, filter)
     from .._jit import run_chunks, worker_count
     workers = worker_count(workers)
@@ -107,11 +114,17 @@ def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=Non
         return Paths.of([Path(False, NAMES[START_OUTSIDE])] * n)
     g = _graph(mesh)
     options = search_options(g, scale, excl)
+    rs = None
+    if radius > 0.0:                     # (built here, before the threads share it)
+        rs = radius_search(mesh, radius, scale, excl)
     out = [None] * n
 
     def solve(start, stop, _):
         with search_slot(g) as slot:
             for i in range(start, stop):
+                if rs is not None:
+                    out[i] = radius_route(mesh, rs, slot, ends[i], smooth)
+                    continue
                 route = search(g, slot, options, ends[i], smooth)
                 out[i] = route_to_path(mesh, ends[i], route, smooth)
 

@@ -65,11 +65,12 @@ length may exceed them. Rounded to nearest instead (as another tool may
 write them), costs can fall a float32 rounding (~1e-8 relative) short, and
 so can an unsmoothed path's cost.
 
-Smoothing (:mod:`regn.query.smooth`): ``points`` is the shortest polyline from
-s to g that crosses the corridor's portal triangles in order; each segment
-joins two faces of one tetrahedron (or s/g and a face of S/G), so the
-polyline stays inside the corridor. ``smooth=False`` gives the
-portal-centroid polyline.
+Smoothing (:mod:`regn.query.smooth`): the shortest polyline from s to g
+that crosses the corridor's portal triangles in order; each segment joins
+two faces of one tetrahedron (or s/g and a face of S/G), so the polyline
+stays inside the corridor. ``points`` keeps only its turning points
+(:mod:`regn.query.waypoints`). ``smooth=False`` gives the portal-centroid
+polyline. For a sphere of some radius: :mod:`regn.query.clearance`.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ from ..tolerances import ADMISSIBLE_SLACK
 from . import point_xyz, scratch
 from .locate import locate_tables
 from .sample import components
-from .smooth import smooth_polyline
+from .waypoints import smoothed_turning_points
 
 #: stamps are 2*qid and 2*qid+1 in a uint16: start over before they wrap
 MAX_QID = 0x7FFF
@@ -482,10 +483,7 @@ def search(g, slot, options, ends, smooth=True) -> Route:
     the arrays copied out of the slot's buffers."""
     K = _kernels()
     graph, work = slot.graph, slot.work
-    qid = slot.qid[0] = slot.qid[0] + 1
-    if qid > MAX_QID:                    # uint16 stamps: start over
-        graph.node_u16[:, K.ST0:K.ST1 + 1] = 0
-        qid = slot.qid[0] = 1
+    qid = next_query_id(slot)
     args = (graph, g["tables"], work, np.ascontiguousarray(ends, np.float64), options.scale,
             options.excl, bool(options.plain), float(options.hw), int(qid))
     if "search" not in g:                # (numba's type dispatch would cost ~3 us a call)
@@ -501,14 +499,24 @@ def search(g, slot, options, ends, smooth=True) -> Route:
                  polyline, float(length))
 
 
+def next_query_id(slot) -> int:
+    """The slot's next query id (the uint16 stamps start over before they
+    wrap)."""
+    qid = slot.qid[0] = slot.qid[0] + 1
+    if qid > MAX_QID:
+        K = _kernels()
+        slot.graph.node_u16[:, K.ST0:K.ST1 + 1] = 0
+        qid = slot.qid[0] = 1
+    return qid
+
+
 def route_to_path(mesh, ends, route, smooth=True) -> Path:
     """The :class:`Path` of a :class:`Route`: smoothed through its portals,
     or its centroid polyline."""
     if route.status != OK:
         return Path(False, NAMES[route.status])
     if smooth and len(route.portals):
-        tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[route.portals]]
-        pts = smooth_polyline(ends[0], ends[1], tri)
+        pts = smoothed_turning_points(mesh, ends[0], ends[1], route.portals)[0]
         seg = pts[1:] - pts[:-1]
         length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
     else:

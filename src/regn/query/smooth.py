@@ -37,7 +37,11 @@ import numpy as np
 from ..tolerances import SMOOTH_RTOL
 
 
-def smooth_polyline(s, g, tri, *, rtol=SMOOTH_RTOL, max_sweeps=20000):
+#: Newton steps at most (smooth_polyline's default)
+MAX_SWEEPS = 20000
+
+
+def smooth_polyline(s, g, tri, *, rtol=SMOOTH_RTOL, max_sweeps=MAX_SWEEPS):
     """Shortest polyline s -> x_1..x_k -> g with x_i in triangle tri[i] ((k,3,3)).
 
     ``rtol`` is the certified relative optimality gap to stop at (the

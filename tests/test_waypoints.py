@@ -87,7 +87,7 @@ def test_dropping_straight_points_keeps_the_length(name, request):
         tri = np.ascontiguousarray(_portal_triangles(mesh, path))
         fv = np.asarray(mesh.face_vertices)[path.portals].astype(np.int64)
         X = smooth_polyline(a, b, tri)
-        w = np.array([W._uv_of(tri, i, *X[i + 1]) for i in range(len(tri))])
+        w = np.array([W.plane_uv(tri, i, *X[i + 1]) for i in range(len(tri))])
         con, ncon = W.constraint_table(None, None, len(tri), 0.0)
         P = np.empty_like(X)
         length, _ = W.polish(a, b, tri, fv, con, ncon, w, P)

@@ -24,6 +24,7 @@ from ..status import (EXCLUDED, GOAL_OUTSIDE, GOAL_TOO_CLOSE, OK, START_OUTSIDE,
 from ._locate_kernels import locate_points
 from ._path_kernels import BROKEN_CHAIN, ET0, _search, _trace_route, _write_corridor
 from ._sweep_kernels import segment_clearance
+from ._waypoint_kernels import plane_uv
 
 #: barycentric coordinates of a face's candidate witnesses: its centroid and
 #: three points towards its vertices
@@ -53,19 +54,7 @@ def _into_face(t, x, min_bary, out):
     """out = the point of face t (9,) whose barycentric coordinates are
     those of x's projection on its plane, each raised to at least min_bary
     and renormalised (a degenerate face: its centroid)."""
-    a = b = c = p = q = 0.0
-    for d in range(3):
-        e1 = t[3 + d] - t[d]
-        e2 = t[6 + d] - t[d]
-        r = x[d] - t[d]
-        a += e1 * e1
-        b += e1 * e2
-        c += e2 * e2
-        p += e1 * r
-        q += e2 * r
-    det = a * c - b * b
-    u = (c * p - b * q) / det
-    v = (a * q - b * p) / det
+    u, v = plane_uv(t.reshape(1, 3, 3), 0, x[0], x[1], x[2])
     if not (math.isfinite(u) and math.isfinite(v)):
         u = v = 1.0 / 3.0
     w0 = max(1.0 - u - v, min_bary)

@@ -22,7 +22,7 @@ from ..geometry._kernels import closest_points_segment_triangle
 from ._nearest_kernels import box_d2
 from ._smooth_kernels import _ipm, _polyline_length, _scaled_corridor, _step_limit
 from ._sweep_kernels import segment_clearance
-from ._waypoint_kernels import LENGTH_BUDGET_REL, simplify
+from ._waypoint_kernels import LENGTH_BUDGET_REL, plane_uv, simplify
 
 #: the barrier method's parameters in a round (those of _smooth_kernels.solve)
 _MU = 100.0
@@ -288,19 +288,7 @@ def _plane_row(tri, s, L0, planes, c, i, r_eff, out):
 def _barycentrics(tri, X, w):
     """w (k,2): the barycentrics (u, v) of waypoints X[1:-1] in their faces."""
     for i in range(tri.shape[0]):
-        a = b = c = p = q = 0.0
-        for d in range(3):
-            e1 = tri[i, 1, d] - tri[i, 0, d]
-            e2 = tri[i, 2, d] - tri[i, 0, d]
-            r = X[i + 1, d] - tri[i, 0, d]
-            a += e1 * e1
-            b += e1 * e2
-            c += e2 * e2
-            p += e1 * r
-            q += e2 * r
-        det = a * c - b * b
-        w[i, 0] = (c * p - b * q) / det
-        w[i, 1] = (a * q - b * p) / det
+        w[i, 0], w[i, 1] = plane_uv(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
 
 
 @kernel

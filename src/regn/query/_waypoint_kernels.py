@@ -327,8 +327,10 @@ def _tridiagonal(diag, off, rhs, out, m):
 
 
 @kernel
-def _uv_of(tri, i, x0, x1, x2):
-    """Barycentrics (u, v) of point x's projection on triangle i's plane."""
+def plane_uv(tri, i, x0, x1, x2):
+    """Barycentrics (u, v) of point x's projection on the plane of triangle
+    tri[i] ((3,3) corners): x's foot is corner 0 + u (corner 1 - corner 0)
+    + v (corner 2 - corner 0); NaN or inf for a degenerate triangle."""
     a = b = c = p = q = 0.0
     for d in range(3):
         e1 = tri[i, 1, d] - tri[i, 0, d]
@@ -357,7 +359,7 @@ def _crossings(tri, s, g, B, var_of, X, uv):
         if var_of[i] >= 0:
             prev = var_of[i] + 1
             X[i + 1, :] = B[prev]
-            uv[i, 0], uv[i, 1] = _uv_of(tri, i, B[prev, 0], B[prev, 1], B[prev, 2])
+            uv[i, 0], uv[i, 1] = plane_uv(tri, i, B[prev, 0], B[prev, 1], B[prev, 2])
             i += 1
             continue
         nxt = i
@@ -373,7 +375,7 @@ def _crossings(tri, s, g, B, var_of, X, uv):
                      + n2 * (tri[f, 0, 2] - B[prev, 2])) / den
             for d in range(3):
                 X[f + 1, d] = B[prev, d] + alpha * (B[after, d] - B[prev, d])
-            uv[f, 0], uv[f, 1] = _uv_of(tri, f, X[f + 1, 0], X[f + 1, 1], X[f + 1, 2])
+            uv[f, 0], uv[f, 1] = plane_uv(tri, f, X[f + 1, 0], X[f + 1, 1], X[f + 1, 2])
         i = nxt
 
 
@@ -478,7 +480,7 @@ def _pull(tri, X, var_of, i):
         dn = math.sqrt(dx * dx + dy * dy + dz * dz)
         if dn > 0.0:
             gx, gy, gz = gx + dx / dn, gy + dy / dn, gz + dz / dn
-    return _uv_of(tri, i, tri[i, 0, 0] + gx, tri[i, 0, 1] + gy, tri[i, 0, 2] + gz)
+    return plane_uv(tri, i, tri[i, 0, 0] + gx, tri[i, 0, 1] + gy, tri[i, 0, 2] + gz)
 
 
 @kernel
@@ -638,7 +640,7 @@ def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
     k = tri.shape[0]
     w = np.empty((k, 2))
     for i in range(k):
-        w[i, 0], w[i, 1] = _uv_of(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
+        w[i, 0], w[i, 1] = plane_uv(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
     origin = np.empty(k + 2, dtype=np.int64)
     exact = np.empty_like(out)
     n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,

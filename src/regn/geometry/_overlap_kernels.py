@@ -589,7 +589,7 @@ def _shares_certified(tets, i, j, certified):
 
 
 @kernel
-def _face_keys(tets, faces, certified):
+def face_keys(tets, faces, certified):
     """(F,3) the vertices of each face, an uncertified one as ``-1 - (its
     place)`` (equal to no other): two faces share a certified vertex
     exactly when a key of one equals a key of the other."""
@@ -659,14 +659,14 @@ def _buckets(lo, hi, origin, size, dims):
     (bits 1, 2, 4 for x, y, z): group g of cell b holds
     ``entry[start[8 b + g]:start[8 b + g + 1]]``."""
     nx, ny = int(dims[0]), int(dims[1])
-    start = np.zeros(8 * nx * ny * int(dims[2]) + 1, np.int64)
-    entry = np.empty(0, np.int64)
+    start = np.zeros(8 * nx * ny * int(dims[2]) + 1, np.int32)
+    entry = np.empty(0, np.int32)
     fill = start[:-1].copy()
     for rnd in range(2):
         if rnd:
             for b in range(start.shape[0] - 1):
                 start[b + 1] += start[b]
-            entry = np.empty(start[-1], np.int64)
+            entry = np.empty(start[-1], np.int32)
             fill = start[:-1].copy()
         for i in range(lo.shape[0]):
             x0, y0, z0, x1, y1, z1 = _cells(lo, hi, i, origin, size, dims)
@@ -684,25 +684,31 @@ def _buckets(lo, hi, origin, size, dims):
 
 
 @kernel
-def touching_faces(pts, tets, faces, lo, hi, certified, tol, budget):
-    """``(near (F,), work)``: the boundary faces (slots ``faces``, boxes
-    ``lo``..``hi`` widened by ``tol``) within ``tol`` of another that shares
-    no certified vertex with it (such a pair may touch or cross; a pair
-    sharing one belongs to one fan, graph over a plane or bounded by a
-    simple loop, and meets only at their common edge or vertex). Each pair
-    of boxes is looked at once, in the grid cell holding the low corner of
-    their intersection: where, on each axis, one of them starts."""
+def face_cells(lo, hi):
+    """The boxes ``lo``..``hi`` (F,3) in the cells of a grid (see
+    :func:`_grid`, :func:`_buckets`): ``(start, entry)``."""
+    return _buckets(lo, hi, *_grid(lo, hi))
+
+
+@kernel
+def touching_faces(pts, tets, faces, lo, hi, keys, start, entry, c0, c1, near, tol, budget):
+    """Mark in ``near`` the boundary faces (slots ``faces``, boxes
+    ``lo``..``hi`` widened by ``tol``, in the grid cells ``start``,
+    ``entry`` of :func:`face_cells`; cells ``c0..c1-1`` here) within
+    ``tol`` of another that shares no certified vertex with it (``keys``:
+    :func:`face_keys`). Such a pair may touch or cross; a pair sharing one
+    belongs to one fan, graph over a plane or bounded by a simple loop, and
+    meets only at their common edge or vertex. Each pair of boxes is looked
+    at once, in the cell holding the low corner of their intersection: where,
+    on each axis, one of them starts. Returns the work spent."""
     tol2 = tol * tol
-    start, entry = _buckets(lo, hi, *_grid(lo, hi))
-    keys = _face_keys(tets, faces, certified)
-    near = np.zeros(faces.shape[0], np.bool_)
     most = 0
-    for b in range(0, start.shape[0] - 1, 8):
+    for b in range(8 * c0, 8 * c1, 8):
         most = max(most, start[b + 8] - start[b])
     box = np.empty((most, 6))                # a cell's boxes and keys, side by side
     key = np.empty((most, 3), np.int64)
     work = 0
-    for b in range(0, start.shape[0] - 1, 8):
+    for b in range(8 * c0, 8 * c1, 8):
         if work > budget:
             break
         for p in range(start[b], start[b + 8]):
@@ -728,7 +734,7 @@ def touching_faces(pts, tets, faces, lo, hi, certified, tol, budget):
                         f, g = entry[start[b] + p], entry[start[b] + q]
                         if not _faces_apart(pts, faces[f], faces[g], tol2):
                             near[f] = near[g] = True
-    return near, work
+    return work
 
 
 @kernel(borrows=True)

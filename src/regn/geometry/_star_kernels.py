@@ -362,35 +362,49 @@ class Fan(NamedTuple):
     pole: np.ndarray        # (MAX_ARCS,3) scratch
 
 
+class Stars(NamedTuple):
+    """Vertex -> its solid tetrahedra's corner slots (4 t + s) and its
+    boundary faces (indices into the boundary face slots), as CSR."""
+    star_start: np.ndarray
+    star: np.ndarray
+    arc_start: np.ndarray
+    arcs: np.ndarray
+
+
 @kernel
-def certified_vertices(pts, normal, tets, mate, faces, bad):
-    """``(certified (V,), joins (J,2))``: the vertices whose solid
-    tetrahedra (those of the face slots ``mate`` does not mark unused)
-    provably have disjoint interiors (``normal``: their outward face
-    normals; ``faces``: the boundary face slots), ``bad`` marking vertices
-    not to certify (of faces listed from one side or more than twice); and
-    the pairs of consecutive boundary faces (indices into ``faces``) around
-    each certified boundary vertex."""
-    n_v = bad.shape[0]
+def vertex_stars(tets, mate, faces, n_v):
+    """The :class:`Stars` of the ``n_v`` vertices (solid tetrahedra: those
+    whose slots ``mate`` does not mark unused; ``faces``: the boundary face
+    slots)."""
     star_start, star = _stars(n_v, tets, mate)
     arc_start, arcs = _fans(n_v, tets, faces)
+    return Stars(star_start, star, arc_start, arcs)
+
+
+@kernel
+def certify(pts, normal, tets, faces, st, bad, v0, v1, out):
+    """Certify the vertices ``v0..v1-1`` (``out[v]`` True): their solid
+    tetrahedra provably have disjoint interiors (``normal``: their outward
+    face normals; ``st``: :class:`Stars`; ``bad`` marks vertices not to
+    certify, of faces listed from one side or more than twice). Returns
+    (J,2) the pairs of consecutive boundary faces (indices into ``faces``)
+    around each certified boundary vertex."""
     fan = Fan(np.empty(MAX_ARCS, np.int64), np.empty(MAX_ARCS, np.int64), np.empty((MAX_ARCS, 3)),
               np.empty((MAX_ARCS, 3)), np.empty(MAX_ARCS, np.int64), np.empty((MAX_ARCS, 3)))
     up = np.empty(3)
-    out = np.zeros(n_v, np.bool_)
-    joins = np.empty((arcs.shape[0], 2), np.int64)
+    joins = np.empty((st.arc_start[v1] - st.arc_start[v0], 2), np.int64)
     n_joins = 0
-    for v in range(n_v):
-        if bad[v] or star_start[v + 1] == star_start[v]:
+    for v in range(v0, v1):
+        if bad[v] or st.star_start[v + 1] == st.star_start[v]:
             continue
-        if arc_start[v + 1] == arc_start[v]:
-            out[v] = _interior_certified(pts, normal, star_start, star, v)
+        if st.arc_start[v + 1] == st.arc_start[v]:
+            out[v] = _interior_certified(pts, normal, st.star_start, st.star, v)
             continue
-        out[v] = _boundary_certified(pts, normal, tets, faces, star_start, star, arc_start, arcs,
-                                     v, fan, up)
+        out[v] = _boundary_certified(pts, normal, tets, faces, st.star_start, st.star,
+                                     st.arc_start, st.arcs, v, fan, up)
         if out[v]:
-            for i in range(arc_start[v + 1] - arc_start[v]):
-                joins[n_joins, 0] = arcs[arc_start[v] + i]
-                joins[n_joins, 1] = arcs[arc_start[v] + fan.nxt[i]]
+            for i in range(st.arc_start[v + 1] - st.arc_start[v]):
+                joins[n_joins, 0] = st.arcs[st.arc_start[v] + i]
+                joins[n_joins, 1] = st.arcs[st.arc_start[v] + fan.nxt[i]]
                 n_joins += 1
-    return out, joins[:n_joins].copy()
+    return joins[:n_joins].copy()

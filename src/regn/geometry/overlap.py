@@ -71,9 +71,20 @@ def _vertex_indices(pts, tets):
         tets = np.asarray(tets)
         if tets.shape == (len(pts), 4) and np.issubdtype(tets.dtype, np.integer) \
                 and tets.min() >= 0:
-            return np.require(tets, np.int64, ["C", "W"])
+            return _read_only(tets, np.int64)
     _, inverse = np.unique(pts.reshape(-1, 3), axis=0, return_inverse=True)
-    return np.require(inverse.reshape(-1, 4), np.int64, ["C", "W"])
+    return _read_only(inverse.reshape(-1, 4), np.int64)
+
+
+def _read_only(a, dtype):
+    """``a`` as a C-contiguous read-only array of ``dtype``, copied only when
+    it must be: the kernels are compiled for that one array type (a mesh's
+    arrays are read-only)."""
+    a = np.ascontiguousarray(a, dtype)
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
 
 
 def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
@@ -84,13 +95,10 @@ def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     vertex). Tetrahedra with a non-finite coordinate are left out.
     ``threads`` > 1 shares the boundary faces' tests among that many
     threads (the kernels release the GIL); the answer does not depend on it."""
-    # writable and contiguous: the kernels are compiled for that one array type
-    pts = np.require(np.asarray(tet_points, np.float64).reshape(-1, 4, 3),
-                     requirements=["C", "W"])
+    pts = _read_only(np.asarray(tet_points, np.float64).reshape(-1, 4, 3), np.float64)
     if len(pts) < 2:
         return Overlaps(0, np.zeros((0, 2), np.int64), 0.0 if tol is None else float(tol))
     from . import _overlap_kernels as k
-    from ._star_kernels import certified_vertices
     idx = _vertex_indices(pts, tets)
     lo, hi, solid, normal, positive, tol = k.tet_boxes(pts, -1.0 if tol is None else float(tol))
     budget = WORK_PER_TET * int(np.count_nonzero(solid)) + WORK_BASE
@@ -98,10 +106,16 @@ def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     found, tested, bad, work = _pairs(k.shared_faces, pts, idx, mate, folded, _many(idx, mate),
                                       int(idx.max()) + 1, tol * tol, budget)
     faces = np.flatnonzero(mate == k.BOUNDARY)
-    certified, joins = certified_vertices(pts, normal, idx, mate, faces, bad)
+    certified, joins = _certified(pts, normal, idx, mate, faces, bad, threads)
     f_lo, f_hi = k.face_boxes(pts, faces, tol)
-    near, w = k.touching_faces(pts, idx, faces, f_lo, f_hi, certified, tol, budget - work)
-    work += w
+    start, entry = k.face_cells(f_lo, f_hi)
+    keys = k.face_keys(idx, faces, certified)
+    near = np.zeros(len(faces), np.bool_)
+    cells = _cuts(start[::8], threads)
+    left = budget - work
+    work += sum(_run_all([lambda c0=c0, c1=c1: k.touching_faces(
+        pts, idx, faces, f_lo, f_hi, keys, start, entry, c0, c1, near, tol, left)
+        for c0, c1 in zip(cells[:-1], cells[1:])]))
     tree = k.box_tree(lo, hi, solid)
     # one face of each clean patch, at its centroid; then every face of the
     # patches that overlap there, and every face near another one
@@ -129,6 +143,27 @@ def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     return Overlaps(int(tested), pairs, float(tol), work <= budget)
 
 
+def _certified(pts, normal, idx, mate, faces, bad, threads):
+    """``(certified (V,), joins (J,2))`` of :func:`._star_kernels.certify`,
+    the vertices shared among ``threads`` threads by their boundary faces."""
+    from ._star_kernels import certify, vertex_stars
+    st = vertex_stars(idx, mate, faces, len(bad))
+    out = np.zeros(len(bad), np.bool_)
+    cuts = _cuts(st.arc_start + st.star_start, threads)
+    joins = _run_all([lambda v0=v0, v1=v1: certify(pts, normal, idx, faces, st, bad, v0, v1, out)
+                      for v0, v1 in zip(cuts[:-1], cuts[1:])])
+    return out, np.concatenate(joins)
+
+
+def _cuts(cumulative, threads):
+    """Bounds cutting ``range(len(cumulative) - 1)`` into ``threads`` runs
+    of about equal weight, ``cumulative`` being the running total."""
+    n = max(int(threads), 1)
+    marks = cumulative[-1] * np.arange(1, n) / n
+    inner = np.searchsorted(cumulative, marks).clip(0, len(cumulative) - 1)
+    return np.concatenate([[0], inner, [len(cumulative) - 1]]).astype(np.int64)
+
+
 def _pairs(fn, *args):
     """``fn(*args, out)`` with the pairs it found in place of their count:
     run again with room for all of them when the first room ran out."""
@@ -150,12 +185,15 @@ def _many(idx, mate):
 
 
 def _run_all(work):
-    """The results of the zero-argument callables ``work``, all but the first
-    on threads of their own."""
+    """The results of the zero-argument callables ``work``: the first on
+    this thread, the others on regn's shared pool (each run here instead
+    when no pool thread has started it by the time it is needed, so a busy
+    pool costs no deadlock)."""
     if len(work) == 1:
         return [work[0]()]
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(len(work) - 1) as pool:
-        others = [pool.submit(w) for w in work[1:]]
-        mine = work[0]()
-        return [mine] + [f.result() for f in others]
+    from .._jit import _pool
+    others = [_pool().submit(w) for w in work[1:]]
+    out = [work[0]()]
+    for w, f in zip(work[1:], others):
+        out.append(w() if f.cancel() else f.result())
+    return out

@@ -335,3 +335,53 @@ def test_a_tetrahedron_inside_the_closed_star_of_its_vertex():
     tets = np.array(tets + [[0, 7, 8, 9]])
     found, every = _check_against_every_pair(pts, tets)
     assert found and all(8 in pair for pair in found) and found == every
+
+
+# --------------------------------------------------------------------------- valid maps, budget
+
+def test_the_demo_field_and_the_disc_sized_map_have_no_overlap():
+    import sys
+    from pathlib import Path
+
+    from regn.builder.generate import demo_field
+    from regn.builder.world import tetrahedralize_free_space
+    (lo, hi), obstacles = demo_field()
+    v, t, _ = tetrahedralize_free_space(lo, hi, obstacles, seed=1)
+    demo = overlapping_tets(v[t], t)
+    assert demo.decided and len(demo.pairs) == 0 and demo.tested > len(t)
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    try:
+        from bench_format import disc_sized_map
+    finally:
+        sys.path.pop(0)
+    disc = disc_sized_map()
+    found = overlapping_tets(disc.tet_points, disc.tets, threads=2)
+    assert found.decided and len(found.pairs) == 0 and found.tested > disc.n_tets
+
+
+def test_past_its_work_budget_the_test_is_undecided(monkeypatch):
+    import regn.geometry.overlap as ov
+    pts, tets = _holed(300, 0, hole=0.2)
+    assert overlapping_tets(pts[tets], tets).decided
+    monkeypatch.setattr(ov, "WORK_PER_TET", 0)
+    monkeypatch.setattr(ov, "WORK_BASE", 100)
+    assert not overlapping_tets(pts[tets], tets).decided
+
+
+def test_hostile_inputs_cost_a_bounded_number_of_tests():
+    # a face listed by 3 000 tetrahedra from one side: 4.5 M pairs overlap
+    n = 3000
+    rng = np.random.default_rng(0)
+    apex = np.column_stack([rng.uniform(0.1, 0.3, n), rng.uniform(0.1, 0.3, n),
+                            rng.uniform(0.5, 1.0, n)])
+    pts = np.vstack([[[0, 0, 0], [1, 0, 0], [0, 1, 0]], apex]) * 1e4
+    tets = np.column_stack([np.zeros(n, int), np.ones(n, int), np.full(n, 2), 3 + np.arange(n)])
+    got = overlapping_tets(pts[tets], tets)
+    assert not got.decided and 0 < len(got.pairs) and got.tested < n * (n - 1) // 2 // 4
+    # 3 000 long, thin, parallel tetrahedra on one diagonal, all boxes meeting,
+    # none overlapping: 72 M pairs of faces whose boxes meet
+    base = np.array([[0, 0, 0], [1, 1, 1], [0.004, -0.004, 0.0], [0.5, 0.5, 0.51]]) * 1e5
+    offset = np.arange(n)[:, None, None] * np.array([0.02, -0.02, 0.0]) * 1e5 / 2
+    needles = base[None] + offset
+    got = overlapping_tets(needles, np.arange(4 * n).reshape(n, 4))
+    assert not got.decided and len(got.pairs) == 0

@@ -80,11 +80,13 @@ def _(run):
                  f"e.g. tets {pairs[0].tolist()}" if len(pairs) else "")
         return Outcome(over.tested - len(pairs), over.tested + 1,
                        f"not decided: the test stopped when its work budget ran out, after "
-                       f"{over.tested} pairs of tetrahedra that could overlap{found}")
+                       f"testing {over.tested} pairs of tetrahedra{found}")
     if not len(pairs):
         return Outcome(over.tested, over.tested,
-                       f"none of the {over.tested} pairs of tetrahedra that could overlap "
-                       f"does by more than {over.tolerance:.3g} m")
+                       f"none of the {over.tested} pairs of tetrahedra tested (those listing "
+                       f"one face, those near the boundary where an overlap would show; the "
+                       f"rest are apart around certified vertices) overlaps by more than "
+                       f"{over.tolerance:.3g} m")
     return Outcome(over.tested - len(pairs), over.tested,
                    listing(np.arange(len(pairs)), lambda i: f"tets {pairs[i].tolist()}",
                            f"pairs of tetrahedra overlapping by more than "

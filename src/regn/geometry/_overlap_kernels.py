@@ -12,11 +12,16 @@ squared: no root, and no per-tetrahedron tables (on this machine writing
 fresh memory costs more than the arithmetic).
 
 The rest finds which pairs need it (see :mod:`regn.geometry.overlap` for
-why they are enough): :func:`tet_boxes`, :func:`face_listing`,
-:func:`shared_faces`, the vertex certificates of
-:mod:`regn.geometry._star_kernels`, :func:`box_tree`, :func:`touching_faces`,
-:func:`patches` and :func:`near_faces`. Every loop counts its work against
-a budget and stops when it runs out (the answer is then undecided).
+why they are enough): :func:`tet_boxes` measures each tetrahedron,
+:func:`face_listing` matches faces by their vertex triples (and tells the
+ones listed from one side by the order of their vertices),
+:func:`shared_faces` tests those, :func:`face_cells` and
+:func:`touching_faces` find the boundary faces near one another (sharing no
+certified vertex, from :mod:`regn.geometry._star_kernels`), :func:`patches`
+joins the others, and :func:`near_faces` tests the tetrahedra crossing a
+boundary face's plane near it (found in a :func:`box_tree`). Every loop
+counts its work against a budget and stops when it runs out (the answer is
+then undecided).
 """
 
 from __future__ import annotations
@@ -359,9 +364,11 @@ def shared_faces(pts, tets, mate, folded, many, n_v, tol2, budget, out):
         _mark_face(tets, many[run], bad)
         for x in range(run, end):
             for y in range(x + 1, end):
+                if work > budget:
+                    break
                 tested += 1
                 work += PAIR_WORK
-                if work <= budget and pair_overlaps(pts, tets, many[x] // 4, many[y] // 4, tol2):
+                if pair_overlaps(pts, tets, many[x] // 4, many[y] // 4, tol2):
                     found = _record(out, found, many[x] // 4, many[y] // 4)
         run = end
     return found, tested, bad, work
@@ -718,6 +725,8 @@ def touching_faces(pts, tets, faces, lo, hi, keys, start, entry, c0, c1, near, t
                 key[p - start[b], e] = keys[entry[p], e]
         for gp in range(8):
             for p in range(start[b + gp] - start[b], start[b + gp + 1] - start[b]):
+                if work > budget:
+                    break
                 for gq in range(gp, 8):
                     if (gp | gq) != 7:
                         continue

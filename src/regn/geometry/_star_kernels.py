@@ -3,19 +3,22 @@ only on first use).
 
 Two tetrahedra sharing a vertex overlap exactly when their cones at it do
 (near the vertex each is its cone; cones apart are split by a plane through
-the vertex, which splits the tetrahedra). :func:`certified_vertices` proves,
-vertex by vertex, that the cones of the solid tetrahedra around it are
-disjoint, from the faces around it alone:
+the vertex, which splits the tetrahedra). :func:`certify` proves, vertex by
+vertex, that the cones of the solid tetrahedra around it are disjoint, from
+the faces around it alone (faces listed from one side, or more than twice,
+leave their vertices uncertified):
 
 * every face at the vertex listed twice, from opposite sides: the cones'
   link is a closed surface, so they cover every direction equally often;
   they are disjoint when one direction lies in exactly one cone;
-* some faces listed once (on the boundary): when these form one fan that is
-  the graph of a function over a plane (each turns the same way about an
-  axis ``up``, and the fan winds around it once), its arcs on the unit
-  sphere are a simple closed curve, across which the number of cones
-  holding a direction changes by one; when no cone holds ``up`` (above the
-  fan) that number is 0 or 1 everywhere.
+* some faces listed once (on the boundary): these must form one fan (a
+  pinch has two) whose arcs on the unit sphere around the vertex are a
+  simple closed curve -- checked as the graph of a function over a plane
+  (each face turns the same way about an axis ``up``, the fan winds around
+  it once), or else arc by arc (no two but consecutive ones meet). Across
+  that curve the number of cones holding a direction changes by one, so
+  when some direction lies in no cone (``up``, or one just off an arc's
+  middle on its face's outer side) the number is 0 or 1 everywhere.
 
 A side too near to call (:data:`~regn.tolerances.SIDE_REL`) leaves the
 vertex uncertified. Consecutive faces of a certified fan are returned too:

@@ -4,43 +4,55 @@ Tetrahedra of a mesh may share faces, edges and vertices, and may touch;
 their interiors must not overlap. :func:`overlapping_tets` decides it
 exactly (separating axes, with a tolerance ``tol`` for float32 rounding:
 overlaps up to ``tol`` deep count as touching) in the compiled kernels of
-:mod:`regn.geometry._overlap_kernels`, without testing every pair:
+:mod:`regn.geometry._overlap_kernels` and :mod:`regn.geometry._star_kernels`,
+testing few pairs:
 
 * **Solid tetrahedra only.** A tetrahedron at most ``tol`` thick along one
   of its own face normals (a flat one, or one with a non-finite coordinate)
-  overlaps nothing by more than ``tol`` along that axis, so it is left out.
+  overlaps nothing by more than ``tol`` along that axis: it is left out.
 * **Where an overlap shows.** Faces are matched by their vertex triples.
-  Count how many tetrahedra hold each point, ``w(x)``. Along a path, ``w``
+  Count how many tetrahedra hold each point, ``w(x)``. Along a path ``w``
   changes only where the path crosses a face: across a face two tetrahedra
   list from opposite sides it is unchanged (out of one, into the other);
   across a face one tetrahedron lists (a boundary face) it changes by one.
-  So where ``w >= 2`` (an overlap) the region's edge is made of boundary
-  faces, or of faces listed from one side (or more than twice): at some
-  point x of a boundary face f of a tetrahedron t, another tetrahedron s
-  holds the points just inside f near x. Such an s reaches more than ``tol``
-  into t's side of f's plane, comes within ``tol`` of the plane, and its box
-  meets f's box. Testing every such pair (found in a tree of the
-  tetrahedra's boxes), and every pair listing one face from one side, finds
-  every overlap. Nothing here depends on the tetrahedra's orientation.
+  So the edge of a region where ``w >= 2`` is made of faces listed from one
+  side or more than twice (every such pair is tested), or of boundary
+  faces: at some point x of a boundary face f of a tetrahedron t, another
+  tetrahedron s holds the points just inside f near x, so s reaches more
+  than ``tol`` into t's side of f's plane, comes within ``tol`` of the
+  plane, and its box meets f's. Testing every such s (found in a tree of
+  the tetrahedra's boxes) would find every overlap; the next three points
+  show which faces need it. Nothing depends on the tetrahedra's orientation.
 * **Certified vertices.** Two tetrahedra sharing a vertex overlap exactly
-  when their cones at it do. At a vertex whose faces are all listed twice,
-  from opposite sides, the cones cover every direction equally often (their
-  link is a closed surface), so they are disjoint when one direction lies in
-  exactly one cone. At a boundary vertex whose boundary faces form one fan
-  that is the graph of a function over a plane (every face turns the same
-  way about one axis ``up``, and the fan winds around it once), the number
-  of cones holding a direction is one higher below the fan than above it,
-  so the cones are disjoint when none holds ``up``. A pair sharing a
-  certified vertex needs no test; most candidates of a valid mesh are such
-  pairs (the tetrahedra around a boundary face's corners). Signs too close
-  to call (:data:`~regn.tolerances.SIDE_REL`) leave a vertex uncertified,
-  and its pairs are tested.
+  when their cones at it do, and :mod:`regn.geometry._star_kernels` proves,
+  vertex by vertex, that the cones of the tetrahedra around it are disjoint
+  (most vertices of a valid mesh). A pair sharing a certified vertex needs
+  no test: it is disjoint.
+* **Boundary faces apart.** Two boundary faces sharing a certified vertex
+  belong to one embedded fan and meet only at their common edge or vertex.
+  Every other pair of boundary faces whose boxes meet is tested: a face
+  within ``tol`` of another is *near*, and is tested as above.
+* **Patches.** The other boundary faces are joined into patches across the
+  edges of certified fans. Along a patch, the number of tetrahedra other
+  than the face's own that hold the points just inside it cannot change:
+  it changes only across another boundary face (or a face listed from one
+  side), which would be near. So one face per patch is tested, at its
+  centroid; a patch found overlapping there has every face tested (so that
+  every pair overlapping just inside a boundary face is listed).
 
-The work is counted (a box test one unit, an exact test eight) and bounded
-by :data:`WORK_PER_TET` per solid tetrahedron plus :data:`WORK_BASE`, so a
-hostile file (a face listed by thousands of tetrahedra, or thousands of long
-slanted ones whose boxes all meet) costs a bounded time: past the budget
-the answer is undecided (:attr:`Overlaps.decided` False).
+So every overlap is found (a region where ``w >= 2`` reaches a boundary
+face of a near face or of some patch, or a face listed from one side), and
+every pair it reports overlaps (each passes the exact test); it lists every
+pair overlapping just inside a boundary face or across a face listed from
+one side, but not a tetrahedron lying wholly inside another away from the
+boundary (the pair overlapping at the region's edge is listed instead).
+With a face listed from one side or more than twice, every boundary face is
+tested. The work is counted (a box test one unit, an exact test eight) and
+bounded by :data:`WORK_PER_TET` per solid tetrahedron plus
+:data:`WORK_BASE`, so a hostile file (a face listed by thousands of
+tetrahedra, thousands of long slanted ones whose boxes all meet) costs a
+bounded time: past the budget the answer is undecided
+(:attr:`Overlaps.decided` False).
 """
 
 from __future__ import annotations
@@ -50,14 +62,14 @@ from typing import NamedTuple
 import numpy as np
 
 #: The overlap test's work budget: this many units per solid tetrahedron
-#: (the disc-sized map of benchmarks/bench_format.py spends about 40), plus
+#: (the disc-sized map of benchmarks/bench_format.py spends 34), plus
 #: :data:`WORK_BASE`.
 WORK_PER_TET = 1024
 WORK_BASE = 1 << 20
 
 
 class Overlaps(NamedTuple):
-    tested: int            # pairs that could overlap: sharing a face, or near a boundary face
+    tested: int            # pairs tested: listing one face, or near a face the test looked at
     pairs: np.ndarray      # (K,2) the pairs (first < second) whose interiors overlap
     tolerance: float       # metres: overlaps up to this depth count as touching (default
     #                        OVERLAP_REL times the largest extent of the tetrahedra)

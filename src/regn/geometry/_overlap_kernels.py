@@ -610,15 +610,6 @@ def face_keys(tets, faces, certified):
 
 
 @kernel(borrows=True)
-def _share_key(keys, f, g):
-    shared = False
-    for a in range(3):
-        for b in range(3):
-            shared |= keys[f, a] == keys[g, b]
-    return shared
-
-
-@kernel(borrows=True)
 def _cells(lo, hi, i, origin, size, dims):
     """Box i's first and last cell on each axis (six ints)."""
     return (_cell(lo[i, 0], origin[0], size[0], dims[0]), _cell(lo[i, 1], origin[1], size[1], dims[1]),
@@ -697,6 +688,21 @@ def face_cells(lo, hi):
     return _buckets(lo, hi, *_grid(lo, hi))
 
 
+@kernel(borrows=True)
+def _meeting(col, ids, p, q0, q1, meet):
+    """``meet[q]`` for q in ``q0..q1-1``: do boxes p and q meet, sharing no
+    key? (Branch-free, so that it runs as vector instructions: whether two
+    boxes meet is a coin toss here.)"""
+    x0, y0, z0, x1, y1, z1 = col[0, p], col[1, p], col[2, p], col[3, p], col[4, p], col[5, p]
+    a, b, c = ids[0, p], ids[1, p], ids[2, p]
+    for q in range(q0, q1):
+        meet[q] = ((col[3, q] >= x0) & (col[0, q] <= x1) & (col[4, q] >= y0) & (col[1, q] <= y1)
+                   & (col[5, q] >= z0) & (col[2, q] <= z1)
+                   & (ids[0, q] != a) & (ids[0, q] != b) & (ids[0, q] != c)
+                   & (ids[1, q] != a) & (ids[1, q] != b) & (ids[1, q] != c)
+                   & (ids[2, q] != a) & (ids[2, q] != b) & (ids[2, q] != c))
+
+
 @kernel
 def touching_faces(pts, tets, faces, lo, hi, keys, start, entry, c0, c1, near, tol, budget):
     """Mark in ``near`` the boundary faces (slots ``faces``, boxes
@@ -712,37 +718,35 @@ def touching_faces(pts, tets, faces, lo, hi, keys, start, entry, c0, c1, near, t
     most = 0
     for b in range(8 * c0, 8 * c1, 8):
         most = max(most, start[b + 8] - start[b])
-    box = np.empty((most, 6))                # a cell's boxes and keys, side by side
-    key = np.empty((most, 3), np.int64)
+    # a cell's boxes and keys, column by column, and which of them meet a box
+    col = np.empty((6, most))
+    ids = np.empty((3, most), np.int64)
+    meet = np.empty(most, np.bool_)
     work = 0
     for b in range(8 * c0, 8 * c1, 8):
         if work > budget:
             break
         for p in range(start[b], start[b + 8]):
             for e in range(3):
-                box[p - start[b], e] = lo[entry[p], e]
-                box[p - start[b], e + 3] = hi[entry[p], e]
-                key[p - start[b], e] = keys[entry[p], e]
+                col[e, p - start[b]] = lo[entry[p], e]
+                col[e + 3, p - start[b]] = hi[entry[p], e]
+                ids[e, p - start[b]] = keys[entry[p], e]
         for gp in range(8):
             for p in range(start[b + gp] - start[b], start[b + gp + 1] - start[b]):
                 if work > budget:
                     break
                 for gq in range(gp, 8):
-                    if (gp | gq) != 7:
-                        continue
-                    for q in range(p + 1 if gq == gp else start[b + gq] - start[b],
-                                   start[b + gq + 1] - start[b]):
-                        work += 1
-                        # one branch, not six: whether boxes meet is a coin toss here
-                        if not ((box[q, 3] >= box[p, 0]) & (box[q, 0] <= box[p, 3])
-                                & (box[q, 4] >= box[p, 1]) & (box[q, 1] <= box[p, 4])
-                                & (box[q, 5] >= box[p, 2]) & (box[q, 2] <= box[p, 5])) \
-                                or _share_key(key, p, q):
-                            continue
-                        work += PAIR_WORK
-                        f, g = entry[start[b] + p], entry[start[b] + q]
-                        if not _faces_apart(pts, faces[f], faces[g], tol2):
-                            near[f] = near[g] = True
+                    if (gp | gq) == 7:
+                        q0 = p + 1 if gq == gp else start[b + gq] - start[b]
+                        q1 = start[b + gq + 1] - start[b]
+                        work += max(q1 - q0, 0)
+                        _meeting(col, ids, p, q0, q1, meet)
+                        for q in range(q0, q1):
+                            if meet[q]:
+                                work += PAIR_WORK
+                                f, g = entry[start[b] + p], entry[start[b] + q]
+                                if not _faces_apart(pts, faces[f], faces[g], tol2):
+                                    near[f] = near[g] = True
     return work
 
 

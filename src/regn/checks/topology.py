@@ -30,15 +30,16 @@ def pinches(run):
 
 def overlaps(run):
     """:class:`regn.geometry.overlap.Overlaps` of the tetrahedra (on a big map
-    on two threads)."""
+    on two threads; undecided, a failure, if its work budget runs out)."""
     return overlapping_tets(run.mesh.tet_points, run.mesh.tets,
                             threads=2 if run.threaded else 1)
 
 
 def start(run):
-    """Start both on background threads (their kernels release the GIL)."""
-    run.start(pinches)
+    """Start both on background threads (their kernels release the GIL),
+    the longer first."""
     run.start(overlaps)
+    run.start(pinches)
 
 
 @PART.check("boundary_no_pinch_edges", "inferred", "every boundary edge lies in exactly two "

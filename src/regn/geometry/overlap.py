@@ -78,12 +78,16 @@ class Overlaps(NamedTuple):
 
 def _vertex_indices(pts, tets):
     """(T,4) int64 vertex indices: ``tets`` when given (non-negative, one row
-    per tetrahedron), else the corners numbered by their exact positions."""
+    per tetrahedron; renumbered when sparse), else the corners numbered by
+    their exact positions."""
     if tets is not None:
         tets = np.asarray(tets)
         if tets.shape == (len(pts), 4) and np.issubdtype(tets.dtype, np.integer) \
                 and tets.min() >= 0:
-            return _read_only(tets, np.int64)
+            if tets.max() < 4 * len(tets) + 64:
+                return _read_only(tets, np.int64)
+            # sparse indices: renumbered, the per-vertex tables sized by the tetrahedra
+            return _read_only(np.unique(tets, return_inverse=True)[1].reshape(-1, 4), np.int64)
     _, inverse = np.unique(pts.reshape(-1, 3), axis=0, return_inverse=True)
     return _read_only(inverse.reshape(-1, 4), np.int64)
 

@@ -385,3 +385,15 @@ def test_hostile_inputs_cost_a_bounded_number_of_tests():
     needles = base[None] + offset
     got = overlapping_tets(needles, np.arange(4 * n).reshape(n, 4))
     assert not got.decided and len(got.pairs) == 0
+
+
+def test_the_builder_refuses_tetrahedra_it_cannot_decide(monkeypatch):
+    import regn
+    import regn.geometry.overlap as ov
+    from regn.errors import BuildError
+    pts, tets = _holed(120, 3, hole=0.0, scale=1e4)
+    regn.build(pts, tets)
+    monkeypatch.setattr(ov, "WORK_PER_TET", 0)
+    monkeypatch.setattr(ov, "WORK_BASE", 10)
+    with pytest.raises(BuildError, match="could not be decided"):
+        regn.build(pts, tets)

@@ -96,8 +96,8 @@ def _cone_side(normal, s, c, d0, d1, d2):
             continue
         a0, a1, a2 = np.float64(normal[s, k, 0]), np.float64(normal[s, k, 1]), np.float64(normal[s, k, 2])
         x = a0 * d0 + a1 * d1 + a2 * d2
-        if x * x <= SIDE_REL * SIDE_REL * (a0 * a0 + a1 * a1 + a2 * a2) * dd:
-            near = True
+        if not x * x > SIDE_REL * SIDE_REL * (a0 * a0 + a1 * a1 + a2 * a2) * dd:
+            near = True                   # (so too a normal overflowing float32)
         elif x > 0.0:
             return -1
     return 0 if near else 1
@@ -225,7 +225,7 @@ def _winds_once(fan, n, up):
 def _side(n0, n1, n2, p0, p1, p2, scale):
     """The sign of n . p, or 0 when within SIDE_REL * ``scale`` of zero."""
     x = n0 * p0 + n1 * p1 + n2 * p2
-    if abs(x) <= SIDE_REL * scale:
+    if not abs(x) > SIDE_REL * scale:
         return 0
     return 1 if x > 0.0 else -1
 

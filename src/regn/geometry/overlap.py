@@ -131,7 +131,7 @@ def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     left = budget - work
     work += sum(_run_all([lambda c0=c0, c1=c1: k.touching_faces(
         pts, idx, faces, f_lo, f_hi, keys, start, entry, c0, c1, near, tol, left)
-        for c0, c1 in zip(cells[:-1], cells[1:])]))
+        for c0, c1 in zip(cells[:-1], cells[1:])], threads))
     tree = k.box_tree(lo, hi, solid)
     # one face of each clean patch, at its centroid; then every face of the
     # patches that overlap there, and every face near another one
@@ -151,7 +151,7 @@ def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     for pairs, _, n, w in _run_all([
             lambda part=which[c0:c1]: _pairs(k.near_faces, pts, idx, tree, faces, part, False,
                                              certified, tol, left)
-            for c0, c1 in zip(cuts[:-1], cuts[1:])]):
+            for c0, c1 in zip(cuts[:-1], cuts[1:])], threads):
         found.append(pairs)
         tested, work = tested + n, work + w
     pairs = np.unique(np.concatenate(found), axis=0) if sum(map(len, found)) else \
@@ -167,7 +167,7 @@ def _certified(pts, normal, idx, mate, faces, bad, threads):
     out = np.zeros(len(bad), np.bool_)
     cuts = _cuts(st.arc_start + st.star_start, threads)
     joins = _run_all([lambda v0=v0, v1=v1: certify(pts, normal, idx, faces, st, bad, v0, v1, out)
-                      for v0, v1 in zip(cuts[:-1], cuts[1:])])
+                      for v0, v1 in zip(cuts[:-1], cuts[1:])], threads)
     return out, np.concatenate(joins)
 
 
@@ -200,13 +200,13 @@ def _many(idx, mate):
     return np.ascontiguousarray(slots[np.lexsort(tri.T[::-1])])
 
 
-def _run_all(work):
-    """The results of the zero-argument callables ``work``: the first on
-    this thread, the others on regn's shared pool (each run here instead
-    when no pool thread has started it by the time it is needed, so a busy
-    pool costs no deadlock)."""
-    if len(work) == 1:
-        return [work[0]()]
+def _run_all(work, threads):
+    """The results of the zero-argument callables ``work``: with one thread
+    in turn here, else the first here and the others on regn's shared pool
+    (each run here instead when no pool thread has started it by the time
+    it is needed, so a busy pool costs no deadlock)."""
+    if int(threads) <= 1 or len(work) == 1:
+        return [w() for w in work]
     from .._jit import _pool
     others = [_pool().submit(w) for w in work[1:]]
     out = [work[0]()]

@@ -40,9 +40,12 @@ _EDGES = np.array([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]], np.int64)
 #: Children per node of the box trees.
 BRANCH = 4
 #: Cells a side of the grid that pairs boundary faces, at most, and their
-#: entries per face, on average at most.
+#: entries per face, on average at most; the cells' edge, in units of the
+#: edge of a cell that would hold one face (the fastest on the disc-sized
+#: map of benchmarks/bench_format.py).
 MAX_CELLS = 64.0
 MAX_ENTRIES = 16.0
+CELL_EDGE = 1.6
 #: Work units an exact pair test counts (a box test counts one).
 PAIR_WORK = 8
 #: mate codes of face_listing
@@ -624,8 +627,9 @@ def _cell(x, origin, size, n):
 
 @kernel
 def _grid(lo, hi):
-    """``(origin, size, dims)`` of a uniform grid over the boxes, cells about
-    the size that would hold one box each, at most :data:`MAX_CELLS` a side,
+    """``(origin, size, dims)`` of a uniform grid over the boxes, cells
+    :data:`CELL_EDGE` times the size that would hold one box each, at most
+    :data:`MAX_CELLS` a side,
     coarser while the boxes would make more than :data:`MAX_ENTRIES` entries
     each on average."""
     n = lo.shape[0]
@@ -636,7 +640,8 @@ def _grid(lo, hi):
             origin[e] = min(origin[e], lo[i, e])
             top[e] = max(top[e], hi[i, e])
     ext = np.maximum(top - origin, 1e-300)
-    edge = max((ext[0] * ext[1] * ext[2] / max(n, 1)) ** (1.0 / 3.0), ext.max() / MAX_CELLS)
+    edge = max(CELL_EDGE * (ext[0] * ext[1] * ext[2] / max(n, 1)) ** (1.0 / 3.0),
+               ext.max() / MAX_CELLS)
     dims = np.minimum(np.ceil(ext / edge), MAX_CELLS)
     while dims.max() > 1.0:
         size = ext / dims

@@ -85,9 +85,9 @@ def _(run):
     if not len(pairs):
         return Outcome(over.tested, over.tested,
                        f"none of the {over.tested} pairs of tetrahedra tested (those listing "
-                       f"one face, those near the boundary where an overlap would show; the "
-                       f"rest are apart around certified vertices) overlaps by more than "
-                       f"{over.tolerance:.3g} m")
+                       f"one face, those just inside the boundary where an overlap would "
+                       f"show; regn.geometry.overlap says why the rest cannot) overlaps by "
+                       f"more than {over.tolerance:.3g} m")
     return Outcome(over.tested - len(pairs), over.tested,
                    listing(np.arange(len(pairs)), lambda i: f"tets {pairs[i].tolist()}",
                            f"pairs of tetrahedra overlapping by more than "

@@ -7,7 +7,8 @@ tetrahedra, ~37 000 faces), saves it, then times (best of N, warm page cache):
 reading the file's bytes; ``regn.load``; ``regn.load`` + every array touched;
 ``regn.verify`` (default and ``strict=True``: every check); ``dumps``; and
 verify's parts one by one on one thread (parsing, then each part's checks
-with what they compute; the grid rule's membership test on its own). Peak memory of a load +
+with what they compute; the grid rule's membership test, the boundary's
+pinches and the overlap test on their own). Peak memory of a load +
 verify is measured with tracemalloc. The compiled kernels are warmed (and
 numba's on-disk cache filled) before timing. ``--cpu`` times process CPU
 time instead of wall time (steadier on a busy machine).
@@ -64,7 +65,7 @@ def stages(path, repeat):
     """Best time of each part's checks, on the caller's thread, each in a
     fresh run (so computing what its checks need: the part's kernels, the
     records decoded for them)."""
-    from regn.checks import chunk, faces, geometry, grid, header, roundtrip, tets
+    from regn.checks import chunk, faces, geometry, grid, header, roundtrip, tets, topology
     from regn.checks._run import Run
     data = open(path, "rb").read()
 
@@ -79,6 +80,7 @@ def stages(path, repeat):
     def checks_of(*parts):
         def run():
             r = Run(m, data)
+            r.threaded = False
             for part in parts:
                 for statement in part.statements:
                     statement.run(r)
@@ -92,9 +94,18 @@ def stages(path, repeat):
                      ("geometry and grid rule", checks_of(geometry.VERTICES, geometry.GRID)),
                      ("  of it: grid membership",
                       lambda: geometry.grid_pairs(Run(m, data))),
+                     ("the mesh as a whole", checks_of(topology.PART)),
+                     ("  of it: pinches", lambda: topology.pinches(Run(m, data))),
+                     ("  of it: overlaps", lambda: _one_thread(topology.overlaps, Run(m, data))),
                      ("round trip (dumps + compare)", checks_of(roundtrip.PART))):
         out[name] = best(fn, repeat)
     return out
+
+
+def _one_thread(fact, run):
+    """``fact(run)`` on the caller's thread only, as on a small map."""
+    run.threaded = False
+    return fact(run)
 
 
 def main(argv=None):

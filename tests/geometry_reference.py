@@ -2,7 +2,9 @@
 
 :func:`pinches_reference` counts a boundary's pinch edges and vertices in
 plain Python; :func:`interiors_overlap_depth` decides whether two
-tetrahedra's interiors overlap by a linear programme.
+tetrahedra's interiors overlap by a linear programme;
+:func:`overlapping_pairs_reference` tests every pair of a set of tetrahedra
+by separating axes, in numpy.
 
 :func:`tets_intersect_boxes` is the full separating-axis test, pair by pair
 (obviously right: two convex sets are disjoint exactly when one of these
@@ -157,3 +159,36 @@ def interiors_overlap_depth(a, b):
     res = linprog(c, A_ub=a_ub, b_ub=np.zeros(8), A_eq=a_eq, b_eq=b_eq,
                   bounds=[(0, 1)] * 8 + [(-1, 1)], method="highs")
     return -res.fun if res.status == 0 else -1.0
+
+
+def overlapping_pairs_reference(tet_points, tol):
+    """Every pair (i < j) of tetrahedra (T,4,3) whose interiors overlap by
+    more than ``tol`` along each separating axis (the 4 + 4 face normals,
+    the 36 crosses of an edge of one with an edge of the other; a zero axis
+    separates nothing), tried on every pair whose boxes meet: the
+    exhaustive test, in plain numpy, axis by axis over all pairs at once.
+    Tetrahedra with a non-finite coordinate are left out."""
+    p = np.asarray(tet_points, np.float64)
+    good = np.flatnonzero(np.isfinite(p).all(axis=(1, 2)))
+    lo, hi = p.min(axis=1), p.max(axis=1)
+    i, j = np.triu_indices(len(p), 1)
+    keep = np.isin(i, good) & np.isin(j, good) & np.all((lo[i] <= hi[j]) & (lo[j] <= hi[i]),
+                                                        axis=1)
+    i, j = i[keep], j[keep]
+    a, b = p[i], p[j]                                     # (K,4,3)
+    faces = np.array([[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]])
+    axes = []
+    for t in (a, b):
+        for f in faces:
+            axes.append(np.cross(t[:, f[1]] - t[:, f[0]], t[:, f[2]] - t[:, f[0]]))
+    for ea in TET_EDGES:
+        for eb in TET_EDGES:
+            axes.append(np.cross(a[:, ea[1]] - a[:, ea[0]], b[:, eb[1]] - b[:, eb[0]]))
+    separated = np.zeros(len(i), bool)
+    for ax in axes:
+        pa = np.einsum("kvc,kc->kv", a, ax)
+        pb = np.einsum("kvc,kc->kv", b, ax)
+        over = np.minimum(pa.max(1), pb.max(1)) - np.maximum(pa.min(1), pb.min(1))
+        nn = np.einsum("kc,kc->k", ax, ax)
+        separated |= (nn > 0) & ((over <= 0) | (over * over <= tol * tol * nn))
+    return {(int(x), int(y)) for x, y in zip(i[~separated], j[~separated])}

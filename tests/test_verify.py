@@ -499,3 +499,14 @@ def test_overlapping_tetrahedra_fail_strict_verify(base):
     assert "pairs of tetrahedra overlapping by more than 0.1 m" in c.detail
     assert r["boundary_no_pinch_edges"].status == "pass"       # topology unchanged
     assert verify(b, strict=True)["tets_do_not_overlap"].status == "pass"
+
+
+def test_an_overlap_test_past_its_budget_fails_as_not_decided(base, monkeypatch):
+    import regn.geometry.overlap as ov
+    m, b = base
+    monkeypatch.setattr(ov, "WORK_PER_TET", 0)
+    monkeypatch.setattr(ov, "WORK_BASE", 10)
+    r = verify(b, strict=True)
+    c = r["tets_do_not_overlap"]
+    assert c.status == "fail" and not r.ok and c.passed < c.total
+    assert c.detail.startswith("not decided: the test stopped when its work budget ran out")

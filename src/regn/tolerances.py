@@ -26,6 +26,14 @@ TOUCH_REL = 1e-9
 #: few ulps into it. A real overlap is metres to kilometres deep.
 OVERLAP_REL = 1e-6
 
+#: The overlap test's vertex certificates (regn.geometry._star_kernels) take
+#: a direction as lying on one side of a plane through the vertex only when
+#: the sine of the angle between them exceeds this; nearer, the vertex is
+#: left uncertified and its pairs to the exact tests. The face normals they
+#: use are stored in float32, whose rounding moves that sine by at most
+#: ~2e-7 (float64 arithmetic: ~1e-16).
+SIDE_REL = 1e-6
+
 #: A tetrahedron whose volume is below this fraction of its bounding cube
 #: (largest extent cubed) is degenerate.
 DEGENERATE_REL = 1e-12

@@ -164,6 +164,9 @@ def _check_no_overlap(pts, tets, lo, hi):
         raise BuildError(f"the tetrahedra's volumes add up to {100 * total / box:.4g} % of the "
                          "box's: some of them overlap")
     found = overlapping_tets(pts, tets)
+    if not found.decided and not len(found.pairs):
+        raise BuildError("whether the tetrahedra overlap could not be decided within the "
+                         "overlap test's work budget (see regn.geometry.overlap)")
     if len(found.pairs):
         a, b = (int(x) for x in found.pairs[0])
         raise BuildError(f"{len(found.pairs)} pairs of tetrahedra overlap (by more than "

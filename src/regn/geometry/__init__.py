@@ -18,7 +18,7 @@ metres, over whole batches.
 ``overlap``        tetrahedra whose interiors overlap
 ``_kernels``       the compiled kernels (numba; imported on first use), and
                    ``_manifold_kernels``, ``_overlap_kernels``,
-                   ``_graph_kernels`` (the components' own)
+                   ``_star_kernels``, ``_graph_kernels`` (the components' own)
 =================  ==========================================================
 
 Tolerances come from :mod:`regn.tolerances`. This package imports numpy

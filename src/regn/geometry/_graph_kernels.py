@@ -9,7 +9,7 @@ import numpy as np
 from .._jit import kernel
 
 
-@kernel
+@kernel(borrows=True)
 def find_root(parent, i):
     """The root of i's tree in the union-find forest ``parent``, halving the
     path on the way."""
@@ -19,7 +19,7 @@ def find_root(parent, i):
     return i
 
 
-@kernel
+@kernel(borrows=True)
 def join(parent, a, b):
     """Join a's and b's trees; the smaller root stays the root (so each
     root is its tree's smallest node)."""

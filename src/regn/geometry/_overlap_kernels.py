@@ -1,21 +1,27 @@
 """Compiled kernels of :mod:`regn.geometry.overlap` (imported only on first use).
 
-Two closed tetrahedra have overlapping interiors exactly when no axis
-separates them; the axes to try are the 4 + 4 face normals and the 36
-crosses of an edge of one with an edge of the other (the separating-axis
-theorem for convex polyhedra). Along an axis ``a`` the two are separated
-when their intervals overlap by at most ``tol * |a|`` (``tol`` in metres):
-tetrahedra that share a face, an edge or a vertex, or touch, are separated.
-A zero axis (parallel edges) separates nothing.
+The exact test: two closed tetrahedra have overlapping interiors exactly
+when no axis separates them; the axes to try are the 4 + 4 face normals and
+the 36 crosses of an edge of one with an edge of the other (the
+separating-axis theorem for convex polyhedra). Along an axis ``a`` the two
+are separated when their intervals overlap by at most ``tol * |a|`` (``tol``
+in metres): tetrahedra that share a face, an edge or a vertex, or touch, are
+separated. A zero axis (parallel edges) separates nothing. Normals are
+computed when needed, unnormalised (twice the face's area), and compared
+squared: no root, and no per-tetrahedron tables (on this machine writing
+fresh memory costs more than the arithmetic).
 
-The broad phase buckets boxes on a uniform grid (:func:`items`); a pair of
-boxes is tested once, in the bucket that holds the low corner of their
-intersection, by :func:`pairs_in_range` for a range of tetrahedra (so that
-threads can share the work). The boxes are either every tetrahedron
-(every pair with overlapping boxes is tested) or, in a mesh whose
-tetrahedra have one orientation and whose faces are listed once or twice,
-its boundary faces, with :func:`folded_pairs` for the tetrahedra sharing a
-face (see :mod:`regn.geometry.overlap` for why that is enough).
+The rest finds which pairs need it (see :mod:`regn.geometry.overlap` for
+why they are enough): :func:`tet_boxes` measures each tetrahedron,
+:func:`face_listing` matches faces by their vertex triples (and tells the
+ones listed from one side by the order of their vertices),
+:func:`shared_faces` tests those, :func:`face_cells` and
+:func:`touching_faces` find the boundary faces near one another (sharing no
+certified vertex, from :mod:`regn.geometry._star_kernels`), :func:`patches`
+joins the others, and :func:`near_faces` tests the tetrahedra crossing a
+boundary face's plane near it (found in a :func:`box_tree`). Every loop
+counts its work against a budget and stops when it runs out (the answer is
+then undecided).
 """
 
 from __future__ import annotations
@@ -26,69 +32,44 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import kernel
+from ..tolerances import OVERLAP_REL
 
 _FACES = np.array([[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]], np.int64)
 _EDGES = np.array([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]], np.int64)
 
-
-@kernel
-def _face_normal(pts, t, k):
-    o = _FACES[k, 0]
-    u0, u1, u2 = (pts[t, _FACES[k, 1], 0] - pts[t, o, 0], pts[t, _FACES[k, 1], 1] - pts[t, o, 1],
-                  pts[t, _FACES[k, 1], 2] - pts[t, o, 2])
-    w0, w1, w2 = (pts[t, _FACES[k, 2], 0] - pts[t, o, 0], pts[t, _FACES[k, 2], 1] - pts[t, o, 1],
-                  pts[t, _FACES[k, 2], 2] - pts[t, o, 2])
-    return u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
-
-
-class _Shapes(NamedTuple):
-    """Per tetrahedron: bounding box, unit face normals and the
-    tetrahedron's own interval along each of them (metres)."""
-    lo: np.ndarray          # (T,3)
-    hi: np.ndarray          # (T,3)
-    normal: np.ndarray      # (T,4,3) face k's unit normal (NaN for a degenerate face)
-    span: np.ndarray        # (T,4,2) min, max of the vertices along normal k
-    finite: np.ndarray      # (T,) every coordinate finite
-    volume: np.ndarray      # (T,) signed volume
+#: Children per node of the box trees.
+BRANCH = 4
+#: Cells a side of the grid that pairs boundary faces, at most, and their
+#: entries per face, on average at most; the cells' edge, in units of the
+#: edge of a cell that would hold one face (the fastest on the disc-sized
+#: map of benchmarks/bench_format.py).
+MAX_CELLS = 64.0
+MAX_ENTRIES = 16.0
+CELL_EDGE = 1.6
+#: Work units an exact pair test counts (a box test counts one).
+PAIR_WORK = 8
+#: mate codes of face_listing
+BOUNDARY, UNUSED, MANY = -1, -2, -3
 
 
-@kernel
-def _shapes(pts):
-    n = pts.shape[0]
-    lo = np.empty((n, 3))
-    hi = np.empty((n, 3))
-    normal = np.empty((n, 4, 3))
-    span = np.empty((n, 4, 2))
-    finite = np.ones(n, np.bool_)
-    volume = np.empty(n)
-    for t in range(n):
-        for e in range(3):
-            mn = math.inf
-            mx = -math.inf
-            for v in range(4):
-                x = pts[t, v, e]
-                finite[t] &= math.isfinite(x)
-                mn = min(mn, x)
-                mx = max(mx, x)
-            lo[t, e] = mn
-            hi[t, e] = mx
-        for k in range(4):
-            a0, a1, a2 = _face_normal(pts, t, k)
-            length = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-            if not length > 0.0:
-                length = math.nan         # a degenerate face separates nothing
-            normal[t, k, 0] = a0 / length
-            normal[t, k, 1] = a1 / length
-            normal[t, k, 2] = a2 / length
-            span[t, k, 0], span[t, k, 1] = _interval(pts, t, a0 / length, a1 / length,
-                                                     a2 / length)
-        a0, a1, a2 = _face_normal(pts, t, 3)           # (v1 - v0) x (v2 - v0)
-        volume[t] = (a0 * (pts[t, 3, 0] - pts[t, 0, 0]) + a1 * (pts[t, 3, 1] - pts[t, 0, 1])
-                     + a2 * (pts[t, 3, 2] - pts[t, 0, 2])) / 6.0
-    return _Shapes(lo, hi, normal, span, finite, volume)
+# --------------------------------------------------------------------------- exact tests
+
+@kernel(borrows=True)
+def face_normal(pts, t, k):
+    """Face k of tetrahedron t: its outward normal (unnormalised: twice its
+    area), and the normal's value on the face and at the opposite vertex."""
+    o, p, q = _FACES[k, 0], _FACES[k, 1], _FACES[k, 2]
+    u0, u1, u2 = pts[t, p, 0] - pts[t, o, 0], pts[t, p, 1] - pts[t, o, 1], pts[t, p, 2] - pts[t, o, 2]
+    w0, w1, w2 = pts[t, q, 0] - pts[t, o, 0], pts[t, q, 1] - pts[t, o, 1], pts[t, q, 2] - pts[t, o, 2]
+    a0, a1, a2 = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0
+    on = a0 * pts[t, o, 0] + a1 * pts[t, o, 1] + a2 * pts[t, o, 2]
+    apex = a0 * pts[t, k, 0] + a1 * pts[t, k, 1] + a2 * pts[t, k, 2]
+    if apex > on:                         # point it away from the opposite vertex
+        return -a0, -a1, -a2, -on, -apex
+    return a0, a1, a2, on, apex
 
 
-@kernel
+@kernel(borrows=True)
 def _interval(pts, t, a0, a1, a2):
     """min, max of tetrahedron ``t``'s vertices along the axis ``a``."""
     mn = math.inf
@@ -100,18 +81,27 @@ def _interval(pts, t, a0, a1, a2):
     return mn, mx
 
 
-@kernel
-def _face_separates(pts, sh, i, j, tol):
+@kernel(borrows=True)
+def _apart(mn_i, mx_i, mn_j, mx_j, tol2, nn):
+    """Are two intervals along an axis of squared length ``nn`` apart, or
+    overlapping by at most ``tol`` times its length?"""
+    ov = min(mx_i, mx_j) - max(mn_i, mn_j)
+    return ov <= 0.0 or ov * ov <= tol2 * nn
+
+
+@kernel(borrows=True)
+def _normals_separate(pts, i, j, tol2):
     """Does a face normal of ``i`` separate ``j`` from it?"""
     for k in range(4):
-        mn, mx = _interval(pts, j, sh.normal[i, k, 0], sh.normal[i, k, 1], sh.normal[i, k, 2])
-        if min(sh.span[i, k, 1], mx) - max(sh.span[i, k, 0], mn) <= tol:
+        a0, a1, a2, on, apex = face_normal(pts, i, k)
+        mn, mx = _interval(pts, j, a0, a1, a2)
+        if _apart(apex, on, mn, mx, tol2, a0 * a0 + a1 * a1 + a2 * a2):
             return True
     return False
 
 
-@kernel
-def _cross_separates(pts, i, ai, bi, j, aj, bj, tol):
+@kernel(borrows=True)
+def _cross_separates(pts, i, ai, bi, j, aj, bj, tol2):
     """Does the cross of edge ``ai``->``bi`` of ``i`` with edge ``aj``->``bj``
     of ``j`` separate them? (A zero axis, of parallel edges, does not.)"""
     u0 = pts[i, bi, 0] - pts[i, ai, 0]
@@ -128,43 +118,35 @@ def _cross_separates(pts, i, ai, bi, j, aj, bj, tol):
         return False
     mn_i, mx_i = _interval(pts, i, a0, a1, a2)
     mn_j, mx_j = _interval(pts, j, a0, a1, a2)
-    return min(mx_i, mx_j) - max(mn_i, mn_j) <= tol * math.sqrt(nn)
+    return _apart(mn_i, mx_i, mn_j, mx_j, tol2, nn)
 
 
-@kernel
-def _edge_axis_separates(pts, i, j, tol):
+@kernel(borrows=True)
+def _edge_axis_separates(pts, i, j, tol2):
     """Does the cross of an edge of ``i`` with an edge of ``j`` separate them?"""
     for ei in range(6):
         for ej in range(6):
             if _cross_separates(pts, i, _EDGES[ei, 0], _EDGES[ei, 1], j, _EDGES[ej, 0],
-                                _EDGES[ej, 1], tol):
+                                _EDGES[ej, 1], tol2):
                 return True
     return False
 
 
-@kernel
-def _corner_crosses_separate(pts, i, a, j, c, tol):
+@kernel(borrows=True)
+def _corner_crosses_separate(pts, i, a, j, c, tol2):
     """For tetrahedra sharing one vertex (slot ``a`` of ``i``, ``c`` of
     ``j``): does the cross of an edge of one from that vertex with an edge
     of the other from it separate them? (With the face normals these are
     the axes of a plane through the shared vertex, the likely separator.)"""
     for bi in range(4):
         for bj in range(4):
-            if bi != a and bj != c and _cross_separates(pts, i, a, bi, j, c, bj, tol):
+            if bi != a and bj != c and _cross_separates(pts, i, a, bi, j, c, bj, tol2):
                 return True
     return False
 
 
-@kernel
-def tets_overlap(pts, sh, i, j, tol):
-    """Do the interiors of tetrahedra ``i`` and ``j`` of ``pts`` (T,4,3)
-    overlap by more than ``tol`` metres along every candidate axis?"""
-    return not (_face_separates(pts, sh, i, j, tol) or _face_separates(pts, sh, j, i, tol)
-                or _edge_axis_separates(pts, i, j, tol))
-
-
-@kernel
-def _shared_corner(tets, i, j):
+@kernel(borrows=True)
+def shared_corner(tets, i, j):
     """``(n, a, c)``: how many vertices tetrahedra i and j share (by index),
     and, when one, its slot in each."""
     n = 0
@@ -177,266 +159,669 @@ def _shared_corner(tets, i, j):
     return n, a, c
 
 
-@kernel
-def _pair_overlaps(pts, sh, tets, i, j, tol):
-    """:func:`tets_overlap` for a mesh's tetrahedra (vertex indices
-    ``tets``), trying first the axes of a plane through a shared vertex; a
-    pair sharing a face is left to the adjacency test (False here)."""
-    n, a, c = _shared_corner(tets, i, j)
-    if n >= 3:
+@kernel(borrows=True)
+def pair_overlaps(pts, tets, i, j, tol2):
+    """Do the interiors of tetrahedra ``i`` and ``j`` overlap by more than
+    ``tol`` (``tol2`` = its square) along every candidate axis? (The axes
+    of a plane through a shared vertex first.)"""
+    if _normals_separate(pts, i, j, tol2) or _normals_separate(pts, j, i, tol2):
         return False
-    if _face_separates(pts, sh, i, j, tol) or _face_separates(pts, sh, j, i, tol):
+    n, a, c = shared_corner(tets, i, j)
+    if n == 1 and _corner_crosses_separate(pts, i, a, j, c, tol2):
         return False
-    if n == 1 and _corner_crosses_separate(pts, i, a, j, c, tol):
-        return False
-    return not _edge_axis_separates(pts, i, j, tol)
+    return not _edge_axis_separates(pts, i, j, tol2)
+
+
+# --------------------------------------------------------------------------- tetrahedra, faces
+
+@kernel(borrows=True)
+def _box(pts, t, lo, hi):
+    """Box of tetrahedron t into lo[t], hi[t]; are its coordinates finite?"""
+    finite = True
+    for e in range(3):
+        mn = math.inf
+        mx = -math.inf
+        for v in range(4):
+            x = pts[t, v, e]
+            finite &= math.isfinite(x)
+            mn = min(mn, x)
+            mx = max(mx, x)
+        lo[t, e] = mn
+        hi[t, e] = mx
+    return finite
+
+
+@kernel(borrows=True)
+def _normals(pts, t, tol2, normal):
+    """Tetrahedron t's outward face normals into ``normal[t]`` (float32);
+    is it more than ``tol`` thick along each?"""
+    thick = True
+    for k in range(4):
+        a0, a1, a2, on, apex = face_normal(pts, t, k)
+        normal[t, k, 0], normal[t, k, 1], normal[t, k, 2] = a0, a1, a2
+        h = on - apex
+        thick &= h * h > tol2 * (a0 * a0 + a1 * a1 + a2 * a2)
+    return thick
+
+
+@kernel(borrows=True)
+def _volume6(pts, t):
+    """Six times tetrahedron t's signed volume, ((v1 - v0) x (v2 - v0)) . (v3 - v0)."""
+    u0, u1, u2 = pts[t, 1, 0] - pts[t, 0, 0], pts[t, 1, 1] - pts[t, 0, 1], pts[t, 1, 2] - pts[t, 0, 2]
+    w0, w1, w2 = pts[t, 2, 0] - pts[t, 0, 0], pts[t, 2, 1] - pts[t, 0, 1], pts[t, 2, 2] - pts[t, 0, 2]
+    d0, d1, d2 = pts[t, 3, 0] - pts[t, 0, 0], pts[t, 3, 1] - pts[t, 0, 1], pts[t, 3, 2] - pts[t, 0, 2]
+    return (u1 * w2 - u2 * w1) * d0 + (u2 * w0 - u0 * w2) * d1 + (u0 * w1 - u1 * w0) * d2
 
 
 @kernel
-def _bucket(x, origin, size, n):
-    return int(min(max(math.floor((x - origin) / size), 0.0), float(n - 1)))
+def tet_boxes(pts, tol):
+    """``(lo, hi, solid, normal, positive, tol)``: each tetrahedron's box;
+    whether it is solid (finite, and more than ``tol`` thick along each
+    face normal: a thinner one overlaps nothing by more than ``tol``); its
+    outward face normals (T,4,3) float32 (the vertex certificates' sign
+    tests); whether its signed volume is positive; and ``tol`` (< 0 on
+    entry: :data:`~regn.tolerances.OVERLAP_REL` times the finite ones'
+    extent)."""
+    n = pts.shape[0]
+    lo = np.empty((n, 3))
+    hi = np.empty((n, 3))
+    solid = np.zeros(n, np.bool_)
+    normal = np.empty((n, 4, 3), np.float32)
+    positive = np.zeros(n, np.bool_)
+    g_lo = np.full(3, math.inf)
+    g_hi = np.full(3, -math.inf)
+    for t in range(n):
+        solid[t] = _box(pts, t, lo, hi)
+        if solid[t]:
+            for e in range(3):
+                g_lo[e] = min(g_lo[e], lo[t, e])
+                g_hi[e] = max(g_hi[e], hi[t, e])
+    if tol < 0.0:
+        tol = 0.0
+        for e in range(3):
+            if g_hi[e] >= g_lo[e]:
+                tol = max(tol, OVERLAP_REL * (g_hi[e] - g_lo[e]))
+    for t in range(n):
+        solid[t] = _normals(pts, t, tol * tol, normal) and solid[t]
+        positive[t] = _volume6(pts, t) > 0.0
+    return lo, hi, solid, normal, positive, tol
+
+
+@kernel(borrows=True)
+def _same_face(tets, r, q):
+    """Do face slots r and q (4 t + k) have the same vertex triple?"""
+    t, k, s, m = r // 4, r % 4, q // 4, q % 4
+    a, b, c = tets[t, _FACES[k, 0]], tets[t, _FACES[k, 1]], tets[t, _FACES[k, 2]]
+    x, y, z = tets[s, _FACES[m, 0]], tets[s, _FACES[m, 1]], tets[s, _FACES[m, 2]]
+    return (min(a, min(b, c)) == min(x, min(y, z)) and max(a, max(b, c)) == max(x, max(y, z))
+            and a + b + c == x + y + z)
+
+
+@kernel(borrows=True)
+def _face_hash(tets, r, mask):
+    t, k = r // 4, r % 4
+    a, b, c = tets[t, _FACES[k, 0]], tets[t, _FACES[k, 1]], tets[t, _FACES[k, 2]]
+    lo, hi = min(a, min(b, c)), max(a, max(b, c))
+    h = (lo * 73856093) ^ ((a + b + c - lo - hi) * 19349663) ^ (hi * 83492791)
+    return h & mask
+
+
+@kernel(borrows=True)
+def _outward_cycle(tets, r, positive):
+    """Face slot r's vertices in the order that turns about its outward
+    normal (its slot order turns about the inward one exactly when the
+    tetrahedron is positive and r's slot is odd: ((v1 - v0) x (v2 - v0)) .
+    (v3 - v0) and its like for each face)."""
+    t, k = r // 4, r % 4
+    a, b, c = tets[t, _FACES[k, 0]], tets[t, _FACES[k, 1]], tets[t, _FACES[k, 2]]
+    if (k % 2 == 1) == positive[t]:
+        return a, c, b
+    return a, b, c
+
+
+@kernel(borrows=True)
+def _one_side(tets, r, q, positive):
+    """Slots r, q listing one face: do their tetrahedra lie on one side of
+    it (their outward orders of its vertices turn the same way)?"""
+    a, b, c = _outward_cycle(tets, r, positive)
+    x, y, z = _outward_cycle(tets, q, positive)
+    if x == a:
+        return y == b
+    if y == a:
+        return z == b
+    return x == b
 
 
 @kernel
-def _bucket_range(lo, hi, i, origin, size, dims):
-    """Box ``i``'s first and last bucket on each axis (six ints)."""
-    return (_bucket(lo[i, 0], origin[0], size[0], dims[0]),
-            _bucket(lo[i, 1], origin[1], size[1], dims[1]),
-            _bucket(lo[i, 2], origin[2], size[2], dims[2]),
-            _bucket(hi[i, 0], origin[0], size[0], dims[0]),
-            _bucket(hi[i, 1], origin[1], size[1], dims[1]),
-            _bucket(hi[i, 2], origin[2], size[2], dims[2]))
-
-
-@kernel
-def _buckets(lo, hi, use, origin, size, dims):
-    """``(start, entry, starts_here)``: every box ``lo``..``hi`` (N,3) with
-    ``use`` entered in each bucket it meets, as CSR (bucket b's entries are
-    ``entry[start[b]:start[b + 1]]``), with the axes the box starts on in
-    that bucket (bits 1, 2, 4 for x, y, z)."""
-    n_buckets = dims[0] * dims[1] * dims[2]
-    start = np.zeros(n_buckets + 1, np.int64)
-    for i in range(lo.shape[0]):
-        if use[i]:
-            x0, y0, z0, x1, y1, z1 = _bucket_range(lo, hi, i, origin, size, dims)
-            for z in range(z0, z1 + 1):
-                for y in range(y0, y1 + 1):
-                    for x in range(x0, x1 + 1):
-                        start[(z * dims[1] + y) * dims[0] + x + 1] += 1
-    for b in range(n_buckets):
-        start[b + 1] += start[b]
-    entry = np.empty(start[n_buckets], np.int64)
-    starts_here = np.empty(start[n_buckets], np.int64)
-    fill = start[:-1].copy()
-    for i in range(lo.shape[0]):
-        if use[i]:
-            x0, y0, z0, x1, y1, z1 = _bucket_range(lo, hi, i, origin, size, dims)
-            for z in range(z0, z1 + 1):
-                for y in range(y0, y1 + 1):
-                    for x in range(x0, x1 + 1):
-                        b = (z * dims[1] + y) * dims[0] + x
-                        entry[fill[b]] = i
-                        starts_here[fill[b]] = (x == x0) | ((y == y0) << 1) | ((z == z0) << 2)
-                        fill[b] += 1
-    return start, entry, starts_here
-
-
-class _Items(NamedTuple):
-    """The boxes tested against the tetrahedra, entered in the broad phase's
-    buckets (CSR: bucket b's entries are ``start[b]:start[b + 1]``), each
-    entry with the axes its box starts on in the bucket (bits 1, 2, 4 for x,
-    y, z), its box and its slot: face k of tetrahedron i as ``4 i + k``, the
-    whole tetrahedron i as ``-1 - i``."""
-    start: np.ndarray       # (B+1,)
-    starts_here: np.ndarray  # (M,)
-    lo: np.ndarray          # (M,3)
-    hi: np.ndarray          # (M,3)
-    slot: np.ndarray        # (M,)
-
-
-@kernel
-def items(sh, item_lo, item_hi, item_slot, origin, size, dims):
-    """The :class:`_Items` of the boxes ``item_lo``..``item_hi`` (N,3) with
-    slots ``item_slot`` (N,) (those of tetrahedra with a non-finite
-    coordinate left out)."""
-    use = np.ones(item_slot.shape[0], np.bool_)
-    for f in range(item_slot.shape[0]):
-        use[f] = sh.finite[item_slot[f] >> 2 if item_slot[f] >= 0 else -1 - item_slot[f]]
-    start, entry, starts_here = _buckets(item_lo, item_hi, use, origin, size, dims)
-    # in bucket order: the pair loop reads them in turn
-    return _Items(start, starts_here, item_lo[entry], item_hi[entry], item_slot[entry])
-
-
-@kernel
-def _tested_pairs(pts, sh, tets, it, tol, origin, size, dims, j0, j1, first, second):
-    """Test each tetrahedron j in ``j0..j1-1`` against the tetrahedron i of
-    every item of ``it`` whose box meets j's box, once per pair of boxes: in
-    the bucket holding the low corner of their overlap (one of them starts
-    there on each axis). Against face k of i, j must reach the face's plane
-    from i's side (:func:`_reaches_face`); against a whole tetrahedron,
-    only a higher j is tested (each pair once). With vertex indices ``tets``
-    (the boundary test), :func:`_pair_overlaps` decides. Returns (tested,
-    overlapping); the overlapping pairs go to ``first``/``second`` while
-    they have room. (One loop over the tetrahedra: a call per tetrahedron
-    costs more than its tests.)"""
-    tested = 0
-    found = 0
-    for j in range(j0, j1):
-        if not sh.finite[j]:
-            continue
-        # j's box shrunk by tol: boxes overlapping by at most tol are apart
-        lo0, lo1, lo2 = sh.lo[j, 0] + tol, sh.lo[j, 1] + tol, sh.lo[j, 2] + tol
-        hi0, hi1, hi2 = sh.hi[j, 0] - tol, sh.hi[j, 1] - tol, sh.hi[j, 2] - tol
-        x0, y0, z0, x1, y1, z1 = _bucket_range(sh.lo, sh.hi, j, origin, size, dims)
-        for z in range(z0, z1 + 1):
-            for y in range(y0, y1 + 1):
-                for x in range(x0, x1 + 1):
-                    here = (x == x0) | ((y == y0) << 1) | ((z == z0) << 2)
-                    b = (z * dims[1] + y) * dims[0] + x
-                    for p in range(it.start[b], it.start[b + 1]):
-                        if ((it.starts_here[p] | here) != 7 or it.hi[p, 0] <= lo0
-                                or it.lo[p, 0] >= hi0 or it.hi[p, 1] <= lo1
-                                or it.lo[p, 1] >= hi1 or it.hi[p, 2] <= lo2
-                                or it.lo[p, 2] >= hi2):
-                            continue
-                        slot = it.slot[p]
-                        i = slot >> 2 if slot >= 0 else -1 - slot
-                        if i == j or (slot < 0 and i > j):
-                            continue
-                        if slot >= 0 and not _reaches_face(pts, sh, i, slot & 3, j, tol):
-                            continue
-                        tested += 1
-                        if (_pair_overlaps(pts, sh, tets, i, j, tol) if tets.shape[0] else
-                                tets_overlap(pts, sh, i, j, tol)):
-                            # written here, not in a helper: a call in this
-                            # loop makes it several times slower
-                            if found < first.shape[0]:
-                                first[found] = min(i, j)
-                                second[found] = max(i, j)
-                            found += 1
-    return tested, found
-
-
-@kernel
-def _reaches_face(pts, sh, i, k, j, tol):
-    """Does tetrahedron ``j`` reach into tetrahedron i's side of its
-    face k by more than ``tol`` and come within ``tol`` of the face's plane?
-    (Only such a tetrahedron can overlap i just inside that face.)"""
-    n0, n1, n2 = sh.normal[i, k, 0], sh.normal[i, k, 1], sh.normal[i, k, 2]
-    on = _dot(n0, n1, n2, pts, i, _FACES[k, 0])
-    inward = 1.0 if _dot(n0, n1, n2, pts, i, k) > on else -1.0
-    mn, mx = _interval(pts, j, inward * n0, inward * n1, inward * n2)
-    return mx - inward * on > tol and mn - inward * on <= tol
-
-
-@kernel
-def pairs_in_range(pts, sh, tets, it, tol, origin, size, dims, j0, j1):
-    """``(tested, first, second)``: :func:`_tested_pairs` for the
-    tetrahedra ``j0..j1-1``, counted, then (when some overlap) collected.
-    ``tets`` is (0,4) for the exhaustive test (the items being every
-    tetrahedron), the mesh's vertex indices for the boundary test (the
-    items its boundary faces)."""
-    none = np.empty(0, np.int64)
-    tested, found = _tested_pairs(pts, sh, tets, it, tol, origin, size, dims, j0, j1,
-                                  none, none)
-    first = np.empty(found, np.int64)
-    second = np.empty(found, np.int64)
-    if found:
-        _tested_pairs(pts, sh, tets, it, tol, origin, size, dims, j0, j1, first, second)
-    return tested, first, second
-
-
-@kernel
-def shapes(pts):
-    """The :class:`_Shapes` of the tetrahedra ``pts`` (T,4,3)."""
-    return _shapes(pts)
-
-
-@kernel
-def folded_pairs(pts, sh, adjacent, tol):
-    """The rows of ``adjacent`` (K,4: t1, k1, t2, k2, two tetrahedra listing
-    one face) whose tetrahedra overlap: both on one side of the face, and
-    overlapping by more than ``tol``."""
-    folded = np.zeros(adjacent.shape[0], np.bool_)
-    for k in range(adjacent.shape[0]):
-        folded[k] = _same_side(pts, sh, adjacent[k]) and tets_overlap(
-            pts, sh, adjacent[k, 0], adjacent[k, 2], tol)
-    return adjacent[folded]
-
-
-@kernel
-def _same_side(pts, sh, pair):
-    """Two tetrahedra listing one face (``pair`` = t1, k1, t2, k2): are
-    their opposite vertices not strictly on opposite sides of it? (If they
-    are, the face's plane separates them.)"""
-    t1, k1, t2, k2 = pair[0], pair[1], pair[2], pair[3]
-    n0, n1, n2 = sh.normal[t1, k1, 0], sh.normal[t1, k1, 1], sh.normal[t1, k1, 2]
-    on = _dot(n0, n1, n2, pts, t1, _FACES[k1, 0])
-    return (_dot(n0, n1, n2, pts, t1, k1) - on) * (_dot(n0, n1, n2, pts, t2, k2) - on) >= 0.0
-
-
-@kernel
-def _dot(n0, n1, n2, pts, t, v):
-    return n0 * pts[t, v, 0] + n1 * pts[t, v, 1] + n2 * pts[t, v, 2]
-
-
-@kernel
-def face_listings(tets):
-    """``(boundary_tet, boundary_slot, adjacent (K,4), ok)`` of a tetrahedral
-    mesh ``tets`` (T,4) vertex indices: the face slots whose face (its three
-    vertices) no other slot lists; for each face two slots list, the two
-    tetrahedra and their slots (t1, k1, t2, k2); and whether every face is
-    listed at most twice. Faces are matched in a hash table of their sorted
-    vertex triples."""
-    n_t = tets.shape[0]
-    size = 1
-    while size < 8 * n_t:
+def face_listing(tets, solid, positive):
+    """``(mate, folded)``, (4T,) each: for each face slot r = 4 t + k of a
+    solid tetrahedron, ``mate[r]`` the other slot listing its vertex triple
+    when there is exactly one, :data:`BOUNDARY` when none, :data:`MANY` when
+    several (:data:`UNUSED` for a tetrahedron that is not solid); and
+    whether r's face is listed twice from one side. Faces are matched in a
+    hash table of slots."""
+    n_r = 4 * tets.shape[0]
+    size = 2
+    while size < 2 * n_r:
         size *= 2
-    table = np.full(size, -1, np.int64)          # slot 4t+k of the face's first listing
-    mate = np.full(4 * n_t, -1, np.int64)        # the other listing, or -1
-    ok = True
-    for r in range(4 * n_t):
-        t, k = r // 4, r % 4
-        a = tets[t, _FACES[k, 0]]
-        b = tets[t, _FACES[k, 1]]
-        c = tets[t, _FACES[k, 2]]
-        lo, hi = min(a, min(b, c)), max(a, max(b, c))
-        mid = a + b + c - lo - hi
-        h = ((lo * 73856093) ^ (mid * 19349663) ^ (hi * 83492791)) & (size - 1)
+    table = np.full(size, -1, np.int32)
+    mate = np.full(n_r, UNUSED, np.int64)
+    folded = np.zeros(n_r, np.bool_)
+    for r in range(n_r):
+        if not solid[r // 4]:
+            continue
+        h = _face_hash(tets, r, size - 1)
         while True:
             q = table[h]
             if q < 0:
                 table[h] = r
+                mate[r] = BOUNDARY
                 break
-            qa = tets[q // 4, _FACES[q % 4, 0]]
-            qb = tets[q // 4, _FACES[q % 4, 1]]
-            qc = tets[q // 4, _FACES[q % 4, 2]]
-            if (min(qa, min(qb, qc)) == lo and max(qa, max(qb, qc)) == hi
-                    and qa + qb + qc == a + b + c):
-                if mate[q] >= 0:
-                    ok = False
-                mate[q] = r
-                mate[r] = q
+            if _same_face(tets, r, q):
+                if mate[q] == BOUNDARY:
+                    mate[q], mate[r] = r, q
+                    folded[q] = folded[r] = _one_side(tets, r, q, positive)
+                else:
+                    if mate[q] >= 0:
+                        mate[mate[q]] = MANY
+                    mate[q] = mate[r] = MANY
                 break
             h = (h + 1) & (size - 1)
-    n_once = 0
-    n_twice = 0
-    for r in range(4 * n_t):
-        if mate[r] < 0:
-            n_once += 1
-        elif mate[r] > r:
-            n_twice += 1
-    boundary_tet = np.empty(n_once, np.int64)
-    boundary_slot = np.empty(n_once, np.int64)
-    adjacent = np.empty((n_twice, 4), np.int64)
-    i = j = 0
-    for r in range(4 * n_t):
-        if mate[r] < 0:
-            boundary_tet[i] = r // 4
-            boundary_slot[i] = r % 4
-            i += 1
-        elif mate[r] > r:
-            adjacent[j, 0], adjacent[j, 1] = r // 4, r % 4
-            adjacent[j, 2], adjacent[j, 3] = mate[r] // 4, mate[r] % 4
-            j += 1
-    return boundary_tet, boundary_slot, adjacent, ok
+    return mate, folded
+
+
+@kernel(borrows=True)
+def _record(out, found, a, b):
+    """Put the pair a, b in row ``found`` of ``out`` while it has room;
+    ``found + 1``. (A growing array, reassigned in a loop, would make numba
+    count its references at every turn.)"""
+    if found < out.shape[0]:
+        out[found, 0], out[found, 1] = min(a, b), max(a, b)
+    return found + 1
+
+
+@kernel
+def shared_faces(pts, tets, mate, folded, many, n_v, tol2, budget, out):
+    """``(found, tested, bad_vertex, work)``: the pairs of slots
+    listing one face from one side (``mate`` and ``folded``, and the runs of
+    slots ``many`` listing one face several times, sorted by face) whose
+    tetrahedra overlap by more than ``tol``; how many listing pairs there
+    are; the vertices of faces listed from one side or more than twice (no
+    vertex certificate holds there); the work spent (past ``budget`` it
+    stops). The first ``len(out)`` pairs found go to ``out``."""
+    bad = np.zeros(n_v, np.bool_)
+    found = tested = work = 0
+    for r in range(mate.shape[0]):
+        if mate[r] > r:
+            tested += 1
+            if folded[r]:
+                _mark_face(tets, r, bad)
+                work += PAIR_WORK
+                if pair_overlaps(pts, tets, r // 4, mate[r] // 4, tol2):
+                    found = _record(out, found, r // 4, mate[r] // 4)
+    run = 0
+    while run < many.shape[0] and work <= budget:
+        end = run + 1
+        while end < many.shape[0] and _same_face(tets, many[run], many[end]):
+            end += 1
+        _mark_face(tets, many[run], bad)
+        for x in range(run, end):
+            for y in range(x + 1, end):
+                if work > budget:
+                    break
+                tested += 1
+                work += PAIR_WORK
+                if pair_overlaps(pts, tets, many[x] // 4, many[y] // 4, tol2):
+                    found = _record(out, found, many[x] // 4, many[y] // 4)
+        run = end
+    return found, tested, bad, work
+
+
+@kernel(borrows=True)
+def _mark_face(tets, r, bad):
+    t, k = r // 4, r % 4
+    for s in range(3):
+        bad[tets[t, _FACES[k, s]]] = True
+
+
+# --------------------------------------------------------------------------- box trees
+
+class Tree(NamedTuple):
+    """Boxes in a tree: level 0 holds them in Morton order of their centres,
+    each node of level l + 1 bounds :data:`BRANCH` consecutive nodes of
+    level l; the last level is the root."""
+    item: np.ndarray         # (n,) the box of each level-0 node
+    lo: np.ndarray           # (M,3) node boxes, level by level
+    hi: np.ndarray           # (M,3)
+    level_start: np.ndarray  # (L+1,) level l's nodes are level_start[l]:level_start[l + 1]
+
+
+@kernel(borrows=True)
+def _spread(x):
+    """The 10 low bits of x, two zero bits between each (for a Morton code)."""
+    x &= 0x3FF
+    x = (x | (x << 16)) & 0x030000FF
+    x = (x | (x << 8)) & 0x0300F00F
+    x = (x | (x << 4)) & 0x030C30C3
+    return (x | (x << 2)) & 0x09249249
+
+
+@kernel
+def _morton_order(lo, hi, idx):
+    """``idx`` sorted by the Morton code of the boxes' centres (30 bits, by
+    three passes of a radix sort)."""
+    n = idx.shape[0]
+    c_lo = np.full(3, math.inf)
+    c_hi = np.full(3, -math.inf)
+    for i in range(n):
+        for e in range(3):
+            x = 0.5 * (lo[idx[i], e] + hi[idx[i], e])
+            c_lo[e] = min(c_lo[e], x)
+            c_hi[e] = max(c_hi[e], x)
+    key = np.zeros(n, np.int64)
+    for i in range(n):
+        for e in range(3):
+            x = 0.5 * (lo[idx[i], e] + hi[idx[i], e])
+            ext = c_hi[e] - c_lo[e]
+            q = int((x - c_lo[e]) / ext * 1023.0) if ext > 0.0 else 0
+            key[i] |= _spread(min(max(q, 0), 1023)) << e
+    order = idx.copy()
+    tmp = np.empty(n, np.int64)
+    key_tmp = np.empty(n, np.int64)
+    for shift in range(0, 30, 10):
+        start = np.zeros(1025, np.int64)
+        for i in range(n):
+            start[((key[i] >> shift) & 1023) + 1] += 1
+        for b in range(1024):
+            start[b + 1] += start[b]
+        for i in range(n):
+            b = (key[i] >> shift) & 1023
+            tmp[start[b]], key_tmp[start[b]] = order[i], key[i]
+            start[b] += 1
+        order, tmp = tmp, order
+        key, key_tmp = key_tmp, key
+    return order
+
+
+@kernel
+def box_tree(lo, hi, use):
+    """The :class:`Tree` of the boxes ``lo``..``hi`` (N,3) with ``use``."""
+    order = _morton_order(lo, hi, np.flatnonzero(use))
+    n = order.shape[0]
+    sizes = [max(n, 1)]
+    while sizes[-1] > 1:
+        sizes.append((sizes[-1] + BRANCH - 1) // BRANCH)
+    level_start = np.zeros(len(sizes) + 1, np.int64)
+    for lv in range(len(sizes)):
+        level_start[lv + 1] = level_start[lv] + sizes[lv]
+    t_lo = np.full((level_start[-1], 3), math.inf)
+    t_hi = np.full((level_start[-1], 3), -math.inf)
+    for i in range(n):
+        for e in range(3):
+            t_lo[i, e], t_hi[i, e] = lo[order[i], e], hi[order[i], e]
+    for lv in range(1, len(sizes)):
+        for i in range(sizes[lv]):
+            node = level_start[lv] + i
+            for c in range(level_start[lv - 1] + i * BRANCH,
+                           min(level_start[lv - 1] + (i + 1) * BRANCH, level_start[lv])):
+                for e in range(3):
+                    t_lo[node, e] = min(t_lo[node, e], t_lo[c, e])
+                    t_hi[node, e] = max(t_hi[node, e], t_hi[c, e])
+    return Tree(order, t_lo, t_hi, level_start)
+
+
+@kernel(borrows=True)
+def _node_hit(tree, node, q_lo, q_hi, plane):
+    """Does node's box meet the query box, and (when ``plane[3]`` is finite)
+    reach both below ``plane[3]`` and to it or above along ``plane[:3]``?"""
+    for e in range(3):
+        if tree.hi[node, e] < q_lo[e] or tree.lo[node, e] > q_hi[e]:
+            return False
+    if not math.isfinite(plane[3]):
+        return True
+    mid = half = 0.0
+    for e in range(3):
+        mid += plane[e] * 0.5 * (tree.lo[node, e] + tree.hi[node, e])
+        half += abs(plane[e]) * 0.5 * (tree.hi[node, e] - tree.lo[node, e])
+    return mid - half < plane[3] and mid + half >= plane[3]
+
+
+@kernel(borrows=True)
+def _tree_hits(tree, q_lo, q_hi, plane, stack, hits):
+    """``(n, work)``: the items of the level-0 nodes passing
+    :func:`_node_hit` into ``hits[:n]``, and the node tests made."""
+    top = tree.level_start.shape[0] - 2
+    stack[0] = top << 40
+    depth = 1
+    n = work = 0
+    while depth:
+        depth -= 1
+        level, i = stack[depth] >> 40, stack[depth] & ((1 << 40) - 1)
+        below = tree.level_start[level - 1] if level else 0
+        end = min((i + 1) * BRANCH, tree.level_start[level] - below) if level else 1
+        for c in range(i * BRANCH if level else 0, end):
+            node = below + c if level else i
+            work += 1
+            if not _node_hit(tree, node, q_lo, q_hi, plane):
+                continue
+            if level > 1:
+                stack[depth] = ((level - 1) << 40) | c
+                depth += 1
+            else:
+                hits[n] = tree.item[node]
+                n += 1
+    return n, work
+
+
+@kernel
+def face_boxes(pts, faces, tol):
+    """(F,3) lo, hi of the face slots ``faces``, widened by ``tol``."""
+    lo = np.empty((faces.shape[0], 3))
+    hi = np.empty((faces.shape[0], 3))
+    for f in range(faces.shape[0]):
+        t, k = faces[f] // 4, faces[f] % 4
+        for e in range(3):
+            a, b, c = pts[t, _FACES[k, 0], e], pts[t, _FACES[k, 1], e], pts[t, _FACES[k, 2], e]
+            lo[f, e] = min(a, min(b, c)) - tol
+            hi[f, e] = max(a, max(b, c)) + tol
+    return lo, hi
+
+
+# --------------------------------------------------------------------------- boundary faces
+
+@kernel(borrows=True)
+def _tri_interval(pts, r, a0, a1, a2):
+    """min, max of face slot r's three vertices along the axis ``a``."""
+    t, k = r // 4, r % 4
+    mn = math.inf
+    mx = -math.inf
+    for s in range(3):
+        v = _FACES[k, s]
+        p = a0 * pts[t, v, 0] + a1 * pts[t, v, 1] + a2 * pts[t, v, 2]
+        mn = min(mn, p)
+        mx = max(mx, p)
+    return mn, mx
+
+
+@kernel(borrows=True)
+def _tri_edge(pts, r, s):
+    """Edge s of face slot r (from its vertex s to the next), as a vector."""
+    t, k = r // 4, r % 4
+    a, b = _FACES[k, s], _FACES[k, (s + 1) % 3]
+    return pts[t, b, 0] - pts[t, a, 0], pts[t, b, 1] - pts[t, a, 1], pts[t, b, 2] - pts[t, a, 2]
+
+
+@kernel(borrows=True)
+def _gap_along(pts, r, q, a0, a1, a2, tol2):
+    """Are faces r and q more than ``tol`` apart along the axis ``a``?"""
+    nn = a0 * a0 + a1 * a1 + a2 * a2
+    if not nn > 0.0:
+        return False
+    mn_r, mx_r = _tri_interval(pts, r, a0, a1, a2)
+    mn_q, mx_q = _tri_interval(pts, q, a0, a1, a2)
+    gap = max(mn_q - mx_r, mn_r - mx_q)
+    return gap > 0.0 and gap * gap > tol2 * nn
+
+
+@kernel(borrows=True)
+def _faces_apart(pts, r, q, tol2):
+    """Are the triangles of face slots r and q more than ``tol`` apart along
+    one of their separating axes (each normal, each normal crossed with its
+    own edges, each edge of one crossed with each of the other)?"""
+    for f in range(2):
+        x = r if f == 0 else q
+        n0, n1, n2, _, _ = face_normal(pts, x // 4, x % 4)
+        if _gap_along(pts, r, q, n0, n1, n2, tol2):
+            return True
+        for s in range(3):
+            e0, e1, e2 = _tri_edge(pts, x, s)
+            if _gap_along(pts, r, q, n1 * e2 - n2 * e1, n2 * e0 - n0 * e2, n0 * e1 - n1 * e0,
+                          tol2):
+                return True
+    for s in range(3):
+        u0, u1, u2 = _tri_edge(pts, r, s)
+        for m in range(3):
+            w0, w1, w2 = _tri_edge(pts, q, m)
+            if _gap_along(pts, r, q, u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0,
+                          tol2):
+                return True
+    return False
+
+
+@kernel(borrows=True)
+def _shares_certified(tets, i, j, certified):
+    """Do tetrahedra i and j share a certified vertex?"""
+    for si in range(4):
+        for sj in range(4):
+            if tets[i, si] == tets[j, sj] and certified[tets[i, si]]:
+                return True
+    return False
+
+
+@kernel
+def face_keys(tets, faces, certified):
+    """(F,3) the vertices of each face, an uncertified one as ``-1 - (its
+    place)`` (equal to no other): two faces share a certified vertex
+    exactly when a key of one equals a key of the other."""
+    keys = np.empty((faces.shape[0], 3), np.int64)
+    for f in range(faces.shape[0]):
+        t, k = faces[f] // 4, faces[f] % 4
+        for s in range(3):
+            v = tets[t, _FACES[k, s]]
+            keys[f, s] = v if certified[v] else -1 - 3 * f - s
+    return keys
+
+
+@kernel(borrows=True)
+def _cells(lo, hi, i, origin, size, dims):
+    """Box i's first and last cell on each axis (six ints)."""
+    return (_cell(lo[i, 0], origin[0], size[0], dims[0]), _cell(lo[i, 1], origin[1], size[1], dims[1]),
+            _cell(lo[i, 2], origin[2], size[2], dims[2]), _cell(hi[i, 0], origin[0], size[0], dims[0]),
+            _cell(hi[i, 1], origin[1], size[1], dims[1]), _cell(hi[i, 2], origin[2], size[2], dims[2]))
+
+
+@kernel(borrows=True)
+def _cell(x, origin, size, n):
+    return int(min(max(math.floor((x - origin) / size), 0.0), n - 1.0))
+
+
+@kernel
+def _grid(lo, hi):
+    """``(origin, size, dims)`` of a uniform grid over the boxes, cells
+    :data:`CELL_EDGE` times the size that would hold one box each, at most
+    :data:`MAX_CELLS` a side,
+    coarser while the boxes would make more than :data:`MAX_ENTRIES` entries
+    each on average."""
+    n = lo.shape[0]
+    origin = np.full(3, math.inf)
+    top = np.full(3, -math.inf)
+    for i in range(n):
+        for e in range(3):
+            origin[e] = min(origin[e], lo[i, e])
+            top[e] = max(top[e], hi[i, e])
+    ext = np.maximum(top - origin, 1e-300)
+    edge = max(CELL_EDGE * (ext[0] * ext[1] * ext[2] / max(n, 1)) ** (1.0 / 3.0),
+               ext.max() / MAX_CELLS)
+    dims = np.minimum(np.ceil(ext / edge), MAX_CELLS)
+    while dims.max() > 1.0:
+        size = ext / dims
+        entries = 0.0
+        for i in range(n):
+            c = _cells(lo, hi, i, origin, size, dims)
+            entries += (c[3] - c[0] + 1.0) * (c[4] - c[1] + 1.0) * (c[5] - c[2] + 1.0)
+        if entries <= MAX_ENTRIES * n:
+            break
+        dims = np.maximum(np.floor(dims / 2.0), 1.0)
+    return origin, ext / dims, dims
+
+
+@kernel
+def _buckets(lo, hi, origin, size, dims):
+    """``(start, entry)``: each box entered in every grid cell it meets,
+    grouped by cell and within a cell by the axes the box starts on there
+    (bits 1, 2, 4 for x, y, z): group g of cell b holds
+    ``entry[start[8 b + g]:start[8 b + g + 1]]``."""
+    nx, ny = int(dims[0]), int(dims[1])
+    start = np.zeros(8 * nx * ny * int(dims[2]) + 1, np.int32)
+    entry = np.empty(0, np.int32)
+    fill = start[:-1].copy()
+    for rnd in range(2):
+        if rnd:
+            for b in range(start.shape[0] - 1):
+                start[b + 1] += start[b]
+            entry = np.empty(start[-1], np.int32)
+            fill = start[:-1].copy()
+        for i in range(lo.shape[0]):
+            x0, y0, z0, x1, y1, z1 = _cells(lo, hi, i, origin, size, dims)
+            for z in range(z0, z1 + 1):
+                for y in range(y0, y1 + 1):
+                    for x in range(x0, x1 + 1):
+                        g = 8 * ((z * ny + y) * nx + x) + ((x == x0) | ((y == y0) << 1)
+                                                           | ((z == z0) << 2))
+                        if rnd:
+                            entry[fill[g]] = i
+                            fill[g] += 1
+                        else:
+                            start[g + 1] += 1
+    return start, entry
+
+
+@kernel
+def face_cells(lo, hi):
+    """The boxes ``lo``..``hi`` (F,3) in the cells of a grid (see
+    :func:`_grid`, :func:`_buckets`): ``(start, entry)``."""
+    return _buckets(lo, hi, *_grid(lo, hi))
+
+
+@kernel(borrows=True)
+def _meeting(col, ids, p, q0, q1, meet):
+    """``meet[q]`` for q in ``q0..q1-1``: do boxes p and q meet, sharing no
+    key? (Branch-free, so that it runs as vector instructions: whether two
+    boxes meet is a coin toss here.)"""
+    x0, y0, z0, x1, y1, z1 = col[0, p], col[1, p], col[2, p], col[3, p], col[4, p], col[5, p]
+    a, b, c = ids[0, p], ids[1, p], ids[2, p]
+    for q in range(q0, q1):
+        meet[q] = ((col[3, q] >= x0) & (col[0, q] <= x1) & (col[4, q] >= y0) & (col[1, q] <= y1)
+                   & (col[5, q] >= z0) & (col[2, q] <= z1)
+                   & (ids[0, q] != a) & (ids[0, q] != b) & (ids[0, q] != c)
+                   & (ids[1, q] != a) & (ids[1, q] != b) & (ids[1, q] != c)
+                   & (ids[2, q] != a) & (ids[2, q] != b) & (ids[2, q] != c))
+
+
+@kernel
+def touching_faces(pts, tets, faces, lo, hi, keys, start, entry, c0, c1, near, tol, budget):
+    """Mark in ``near`` the boundary faces (slots ``faces``, boxes
+    ``lo``..``hi`` widened by ``tol``, in the grid cells ``start``,
+    ``entry`` of :func:`face_cells`; cells ``c0..c1-1`` here) within
+    ``tol`` of another that shares no certified vertex with it (``keys``:
+    :func:`face_keys`). Such a pair may touch or cross; a pair sharing one
+    belongs to one fan, graph over a plane or bounded by a simple loop, and
+    meets only at their common edge or vertex. Each pair of boxes is looked
+    at once, in the cell holding the low corner of their intersection: where,
+    on each axis, one of them starts. Returns the work spent."""
+    tol2 = tol * tol
+    most = 0
+    for b in range(8 * c0, 8 * c1, 8):
+        most = max(most, start[b + 8] - start[b])
+    # a cell's boxes and keys, column by column, and which of them meet a box
+    col = np.empty((6, most))
+    ids = np.empty((3, most), np.int64)
+    meet = np.empty(most, np.bool_)
+    work = 0
+    for b in range(8 * c0, 8 * c1, 8):
+        if work > budget:
+            break
+        for p in range(start[b], start[b + 8]):
+            for e in range(3):
+                col[e, p - start[b]] = lo[entry[p], e]
+                col[e + 3, p - start[b]] = hi[entry[p], e]
+                ids[e, p - start[b]] = keys[entry[p], e]
+        for gp in range(8):
+            for p in range(start[b + gp] - start[b], start[b + gp + 1] - start[b]):
+                if work > budget:
+                    break
+                for gq in range(gp, 8):
+                    if (gp | gq) == 7:
+                        q0 = p + 1 if gq == gp else start[b + gq] - start[b]
+                        q1 = start[b + gq + 1] - start[b]
+                        work += max(q1 - q0, 0)
+                        _meeting(col, ids, p, q0, q1, meet)
+                        for q in range(q0, q1):
+                            if meet[q]:
+                                work += PAIR_WORK
+                                f, g = entry[start[b] + p], entry[start[b] + q]
+                                if not _faces_apart(pts, faces[f], faces[g], tol2):
+                                    near[f] = near[g] = True
+    return work
+
+
+@kernel(borrows=True)
+def _root(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@kernel
+def patches(n_faces, near, joins):
+    """(F,) the patch of each boundary face, as the smallest face index in
+    it: faces ``joins`` names as consecutive around a certified vertex are
+    joined when neither is ``near`` another."""
+    parent = np.arange(n_faces)
+    for j in range(joins.shape[0]):
+        a, b = joins[j, 0], joins[j, 1]
+        if not near[a] and not near[b]:
+            ra, rb = _root(parent, a), _root(parent, b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    for f in range(n_faces):
+        parent[f] = _root(parent, f)
+    return parent
+
+
+@kernel
+def near_faces(pts, tets, tree, faces, which, at_centroid, certified, tol, budget, out):
+    """``(found, hit, tested, work)``: for each boundary face slot
+    ``faces[i]`` (4 t + k), i in ``which``, the solid tetrahedra s whose
+    boxes meet the face's box (with ``at_centroid``, hold its centroid),
+    that reach more than ``tol`` into t's side of its plane and come within
+    ``tol`` of it (only such a tetrahedron can hold points just inside the
+    face): the pairs overlapping by more than ``tol`` (a pair sharing a
+    vertex whose tetrahedra are ``certified`` disjoint needs no test); which of the faces found one; how many candidates there were;
+    the work spent (past ``budget`` it stops). The first ``len(out)`` pairs
+    found go to ``out``."""
+    tol2 = tol * tol
+    stack = np.empty(BRANCH * tree.level_start.shape[0], np.int64)
+    hits = np.empty(max(tree.item.shape[0], 1), np.int64)
+    q_lo = np.empty(3)
+    q_hi = np.empty(3)
+    plane = np.empty(4)
+    hit = np.zeros(which.shape[0], np.bool_)
+    found = tested = work = 0
+    for x in range(which.shape[0]):
+        i = which[x]
+        if work > budget:
+            break
+        t, k = faces[i] // 4, faces[i] % 4
+        plane[0], plane[1], plane[2], on, _ = face_normal(pts, t, k)
+        plane[3] = on - tol * math.sqrt(plane[0] ** 2 + plane[1] ** 2 + plane[2] ** 2)
+        for e in range(3):
+            a, b, c = pts[t, _FACES[k, 0], e], pts[t, _FACES[k, 1], e], pts[t, _FACES[k, 2], e]
+            q_lo[e] = (a + b + c) / 3.0 - tol if at_centroid else min(a, min(b, c)) - tol
+            q_hi[e] = (a + b + c) / 3.0 + tol if at_centroid else max(a, max(b, c)) + tol
+        n, w = _tree_hits(tree, q_lo, q_hi, plane, stack, hits)
+        work += w
+        for h in range(n):
+            s = hits[h]
+            mn, mx = _interval(pts, s, plane[0], plane[1], plane[2])
+            if s == t or not (mn < plane[3] <= mx):
+                continue
+            tested += 1
+            if _shares_certified(tets, t, s, certified):
+                continue
+            work += PAIR_WORK
+            if pair_overlaps(pts, tets, t, s, tol2):
+                found = _record(out, found, t, s)
+                hit[x] = True
+    return found, hit, tested, work

@@ -115,3 +115,32 @@ def test_random_points_with_room_are_uniform(name, request):
         mesh.random_points(5, radius=1e6)
     with pytest.raises(QueryError):
         mesh.random_points(2.5, radius=r)
+
+
+@pytest.mark.parametrize("name", ["demo_map", "holes_map"])
+def test_a_sphere_whose_clearance_is_its_radius_touches_at_once(name, request):
+    """Started exactly r from a wall (r = the start's own clearance) and
+    moving into it, the sphere touches at once (t = 0 up to rounding),
+    whatever the rounding of the distance at the start (found by the query fuzzer: a hit reported
+    after the centre had crossed the wall)."""
+    mesh = request.getfixturevalue(name)
+    p = mesh.random_points(400, seed=7)
+    r = mesh.distance_to_wall(p)
+    q = mesh.nearest(p + 0.0).points             # inside points: themselves
+    from regn.query.nearest import _nearest_wall
+    wall_pt = _nearest_wall(mesh, p)[0]
+    b = p + 3.0 * (wall_pt - p)
+    assert np.array_equal(q, p)
+    plain = mesh.raycast_many(p, b)
+    for i in np.flatnonzero(r > 1.0)[:200]:
+        hit = mesh.raycast(p[i], b[i], radius=float(r[i]))
+        reach = hit.t * np.linalg.norm(b[i] - p[i])
+        assert hit.status == "hit" and reach <= 1e-6 * r[i] and hit.t <= plain.t[i]
+
+
+def test_nearest_with_a_radius_of_absurdly_far_points(holes_map):
+    """A point so far out that squared distances overflow has no nearest
+    position with room: NaN and -1, as without a radius (no IndexError)."""
+    res = holes_map.nearest([[1e300, 0.0, 0.0], [0.0, -1e300, 1e300]], radius=10.0)
+    assert np.isnan(res.points).all() and (res.tets == -1).all()
+    assert np.isnan(holes_map.nearest([[1e300, 0.0, 0.0]]).points).all()

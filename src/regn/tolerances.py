@@ -121,3 +121,8 @@ WAYPOINT_NUDGE_REL = 1e-8
 #: calls go to the exact walk (a thousand times BARY_TOL: ~0.15 m on a
 #: +-50 km map).
 SIGHT_MARGIN_REL = 1e-6
+
+#: a swept sphere whose entry into a wall's r-neighbourhood comes out
+#: (by rounding) at most this fraction of r before the segment's start,
+#: touches at the start: its clearance there is r to within rounding
+SWEEP_START_REL = 1e-9

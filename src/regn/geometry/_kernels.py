@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from .._jit import kernel
-from ..tolerances import FLAT_SIN2, PARALLEL_SIN2
+from ..tolerances import FLAT_SIN2, PARALLEL_SIN2, SWEEP_START_REL
 
 #: Coordinates below this magnitude cannot overflow in a product of two.
 NO_OVERFLOW = 1e75
@@ -935,12 +935,16 @@ def sphere_sweep_triangle(ax, ay, az, dx, dy, dz, r, t0x, t0y, t0z, t1x, t1y, t1
                                                     t2x, t2y, t2z, ax, ay, az, flat)
     if (q0 - ax) ** 2 + (q1 - ay) ** 2 + (q2 - az) ** 2 <= r * r:
         return 0.0
+    # an entry that rounding puts just before the start: touching at the start
+    # (the start's clearance computed as r plus a few ulps)
+    span = math.sqrt(dx * dx + dy * dy + dz * dz)
+    back = -SWEEP_START_REL * r / span if span > 0.0 else 0.0
     best = math.inf
     if not flat:
         t = _sweep_face(ax, ay, az, dx, dy, dz, r, t0x, t0y, t0z, t1x, t1y, t1z,
                         t2x, t2y, t2z)
-        if t >= 0.0 and t < best:
-            best = t
+        if t >= back and t < best:
+            best = max(t, 0.0)
     for k in range(3):
         if k == 0:
             ux, uy, uz, vx, vy, vz = t0x, t0y, t0z, t1x, t1y, t1z
@@ -949,9 +953,9 @@ def sphere_sweep_triangle(ax, ay, az, dx, dy, dz, r, t0x, t0y, t0z, t1x, t1y, t1
         else:
             ux, uy, uz, vx, vy, vz = t2x, t2y, t2z, t0x, t0y, t0z
         t = _sweep_edge(ax, ay, az, dx, dy, dz, r, ux, uy, uz, vx, vy, vz)
-        if t >= 0.0 and t < best:
-            best = t
+        if t >= back and t < best:
+            best = max(t, 0.0)
         t = _sweep_vertex(ax, ay, az, dx, dy, dz, r, ux, uy, uz)
-        if t >= 0.0 and t < best:
-            best = t
+        if t >= back and t < best:
+            best = max(t, 0.0)
     return best if best <= 1.0 else math.inf

@@ -103,8 +103,13 @@ def _from_witnesses(mesh, bvh, pts, r_eff):
     if len(roomy) == 0:
         return out
     _, i = cKDTree(pc.witness[roomy]).query(pts)
-    _kernels().approach_clear(bvh, np.ascontiguousarray(pc.witness[roomy[i]]),
-                              np.ascontiguousarray(pts), r_eff, APPROACH_STEPS, out)
+    # a point so far out that its squared distances overflow has no nearest
+    # witness (cKDTree answers the count): NaN, as nearest() answers it
+    found = i < len(roomy)
+    part = np.full((int(found.sum()), 3), np.nan)
+    _kernels().approach_clear(bvh, np.ascontiguousarray(pc.witness[roomy[i[found]]]),
+                              np.ascontiguousarray(pts[found]), r_eff, APPROACH_STEPS, part)
+    out[found] = part
     return out
 
 

@@ -30,6 +30,33 @@ Oracle, per input (CPU time limit 1 s, as in fuzz/run.py):
   in [0, 1]; a clear segment crosses no boundary triangle, and a hit is the
   first one crossed (independent Moller-Trumbore test with a 1e-6 margin, so
   only crossings no rounding explains count).
+
+Radius forms: one input in four (``RADIUS_SHARE``; drawn after everything
+above, so the point-only draws of an input do not change) also draws a
+radius from one family: 0, 1e-9, 1e-4..0.3 of the box size (log-uniform),
+1..10 times the box size, exactly one finite point's clearance, or an
+invalid one (NaN, +-inf, negative, None, a string, a list, an array, an
+object), and calls ``find_path``, ``raycast``, ``line_of_sight``,
+``raycast_many``, ``nearest`` and ``random_points`` with it. Distances
+are the brute-force ones of tests/clearance_reference.py (every segment
+against every boundary triangle, exact segment/triangle distance; no
+library code); "keeps r" means >= r (1 - 1e-6) - 1e-8 box half-size.
+* an invalid radius raises ``QueryError`` from every one of the six calls;
+* ``find_path``: statuses from the documented set (docs/queries.md, "Agents
+  with a radius"); radius 0 answers as without one (status and points); a
+  found path joins start and goal, its points are located, and (ordinary
+  coordinates) every segment keeps r; ``start_too_close`` /
+  ``goal_too_close`` only where that end's clearance is below r;
+* ``line_of_sight`` equals ``raycast_many(...).clear``, equals
+  ``raycast(...).clear``; raycast and raycast_many agree on status and hit
+  face; a hit fraction is in [0, 1]; a clear capsule keeps r and crosses no
+  wall; a hit capsule keeps r up to the hit, and (start inside) the sphere
+  at the hit is within r (+ 1e-6 box) of a wall;
+* ``nearest``: NaN rows exactly where the tet is -1, none for non-finite
+  points; answers are located and keep r; a located point with clearance
+  above r (+ slack) stays;
+* ``random_points``: finite, located, keep r, repeatable for one seed
+  (``QueryError`` when no or too few positions have room is allowed).
 """
 
 from __future__ import annotations
@@ -39,6 +66,7 @@ import signal
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import numpy as np
 from scipy.spatial import Delaunay
@@ -46,7 +74,12 @@ from scipy.spatial import Delaunay
 import regn
 from regn.errors import RegnError
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from clearance_reference import (points_clearance, polyline_clearance,  # noqa: E402
+                                 segments_clearance, walls)
+
 H = 50_000.0
+RADIUS_SHARE = 0.25                # inputs that also try the radius forms
 STATUSES = {"ok", "start_outside", "goal_outside", "unreachable", "excluded"}
 
 
@@ -223,6 +256,8 @@ def run_one(maps, seed, i):
             raise Finding("segment inside one tet is not clear")
     _check_segments(mesh, pts[:4], pts[4:8], t[:4])
     mesh.distance_to_wall(pts)
+    if rng.random() < RADIUS_SHARE:     # drawn last: the point-only draws are unchanged
+        check_radius(mesh, rng, pts, t)
     return fam
 
 
@@ -286,6 +321,214 @@ def _check_segments(mesh, A, B, TA):
             raise Finding(f"hit at s = {r.t}, but a wall is crossed at s = {walls.min()}")
 
 
+# --- radius forms -------------------------------------------------------------
+
+RADIUS_STATUSES = STATUSES | {"start_too_close", "goal_too_close", "too_narrow"}
+SWEEP_STATUSES = {"clear", "hit", "start_outside", "lost"}
+REL, ABS = 1e-6, 1e-8 * H          # oracle slack: r (1 - REL) - ABS (0.5 mm here)
+INVALID_RADII = (np.nan, np.inf, -np.inf, -1.0, -1e-300, -H, None, "abc", [1.0, 2.0],
+                 np.array([np.nan]), object())
+
+
+def draw_radius(rng):
+    """A radius of one adversarial family: (value, valid)."""
+    fam = int(rng.integers(6))
+    if fam == 0:
+        return 0.0, True
+    if fam == 1:
+        return 1e-9, True
+    if fam == 2:                                       # typical: 1e-4 .. 0.3 of the box
+        return float(2 * H * 10.0 ** rng.uniform(-4, np.log10(0.3))), True
+    if fam == 3:                                       # larger than the box
+        return float(2 * H * rng.uniform(1.0, 10.0)), True
+    if fam == 4:                                       # near a known clearance: set later
+        return -2.0, True
+    return INVALID_RADII[int(rng.integers(len(INVALID_RADII)))], False
+
+
+def _ordinary(p):
+    p = np.asarray(p, float)
+    return bool(np.isfinite(p).all() and np.all(np.abs(p) <= H))
+
+
+def _soft(fn, *args, **kw):
+    """fn(...), or None when it raises a RegnError (allowed)."""
+    try:
+        return fn(*args, **kw)
+    except RegnError:
+        return None
+
+
+def check_radius(mesh, rng, pts, t):
+    """The radius forms of the queries, against the brute-force distances of
+    tests/clearance_reference.py (every segment against every wall)."""
+    from regn.errors import QueryError
+    r, valid = draw_radius(rng)
+    A, B = pts[:4], pts[4:8]
+    a, b = pts[0], (pts[1] if rng.random() > 0.15 else pts[0])
+    seed = int(rng.integers(2**31))
+    calls = {
+        "find_path": lambda: mesh.find_path(a, b, radius=r),
+        "raycast": lambda: mesh.raycast(A[0], B[0], radius=r),
+        "line_of_sight": lambda: mesh.line_of_sight(A, B, radius=r),
+        "raycast_many": lambda: mesh.raycast_many(A, B, radius=r),
+        "nearest": lambda: mesh.nearest(pts, radius=r),
+        "random_points": lambda: mesh.random_points(8, radius=r, seed=seed),
+    }
+    if not valid:
+        for name, call in calls.items():
+            try:
+                call()
+            except QueryError:
+                continue
+            except RegnError as e:
+                raise Finding(f"{name}(radius={r!r}) raised {type(e).__name__}, "
+                              f"not QueryError") from None
+            raise Finding(f"{name}(radius={r!r}) returned instead of raising QueryError")
+        return
+    tri = walls(mesh)
+    if r == -2.0:                  # a radius equal to some finite point's clearance
+        ok = [i for i in range(len(pts)) if _ordinary(pts[i])]
+        c = points_clearance(pts[ok], tri) if ok else np.zeros(1)
+        c = c[np.isfinite(c) & (c > 0)]
+        r = float(c[int(rng.integers(len(c)))]) if len(c) else 1e-9
+    floor = r * (1 - REL) - ABS
+
+    # find_path
+    p = _soft(calls["find_path"])
+    if p is not None:
+        if p.status not in RADIUS_STATUSES:
+            raise Finding(f"unknown radius path status {p.status!r} (r={r!r})")
+        if r == 0.0:
+            q = mesh.find_path(a, b)
+            if q.status != p.status or (p.found and not np.array_equal(p.points, q.points)):
+                raise Finding("find_path(radius=0) differs from find_path")
+        if p.found:
+            P = np.asarray(p.points, float)
+            if not (np.allclose(P[0], a) and np.allclose(P[-1], b)):
+                raise Finding(f"radius path does not join start and goal (r={r!r})")
+            if np.any(mesh.locate(P) < 0):
+                raise Finding(f"radius path point outside the volume (r={r!r})")
+            if r > 0 and _ordinary(a) and _ordinary(b):
+                d = polyline_clearance(P, tri) if len(P) > 1 else points_clearance(P, tri).min()
+                if d < floor:
+                    raise Finding(f"radius path comes {d!r} from a wall, r={r!r}")
+        if p.status in ("start_too_close", "goal_too_close") and r > 0:
+            x = a if p.status == "start_too_close" else b
+            if _ordinary(x):
+                d = points_clearance(x[None], tri)[0]
+                if d > r * (1 + REL) + ABS:
+                    raise Finding(f"{p.status} but the clearance is {d!r} > r={r!r}")
+
+    # raycast / line_of_sight / raycast_many
+    h = _soft(calls["raycast"])
+    los = _soft(calls["line_of_sight"])
+    many = _soft(calls["raycast_many"])
+    if los is not None and many is not None:
+        if not np.array_equal(np.asarray(los, bool), np.asarray(many.clear, bool)):
+            raise Finding(f"line_of_sight {los} != raycast_many.clear {many.clear} (r={r!r})")
+        if not set(np.asarray(many.status).tolist()) <= SWEEP_STATUSES | STATUSES:
+            raise Finding(f"unknown raycast_many status {many.status}")
+    if h is not None:
+        if h.status not in SWEEP_STATUSES:
+            raise Finding(f"unknown raycast status {h.status!r}")
+        if los is not None and h.clear != bool(los[0]):
+            raise Finding(f"raycast(radius) {h.status} but line_of_sight {bool(los[0])} "
+                          f"(r={r!r}, a={A[0]!r}, b={B[0]!r})")
+        if many is not None and (h.status != many.status[0]
+                                 or (h.status == "hit" and h.face != many.face[0])):
+            raise Finding(f"raycast {h.status}/{h.face} vs raycast_many "
+                          f"{many.status[0]}/{many.face[0]} (r={r!r})")
+        if h.status == "hit" and not 0.0 <= h.t <= 1.0:
+            raise Finding(f"radius hit fraction {h.t}")
+    if many is not None and r > 0:
+        for j in range(len(A)):
+            if not (_ordinary(A[j]) and _ordinary(B[j])):
+                continue
+            st = many.status[j]
+            if st == "clear":
+                d = segments_clearance(A[j][None], B[j][None], tri)[0]
+                if d < floor:
+                    raise Finding(f"clear capsule comes {d!r} from a wall, r={r!r}, "
+                                  f"segment {j}")
+                if len(_crossings(mesh, A[j], B[j])):
+                    raise Finding("clear capsule crosses a wall")
+            elif st == "hit" and many.t[j] > 0:
+                e = A[j] + many.t[j] * (B[j] - A[j])
+                d = segments_clearance(A[j][None], e[None], tri)[0]
+                if d < floor:
+                    raise Finding(f"capsule before the hit (t={many.t[j]}) comes {d!r} "
+                                  f"from a wall, r={r!r}")
+                if mesh.locate(A[j][None])[0] >= 0:
+                    de = points_clearance(e[None], tri)[0]
+                    if de > r * (1 + REL) + 1e-6 * H:
+                        raise Finding(f"hit at t={many.t[j]} but the sphere there is "
+                                      f"{de!r} from every wall, r={r!r}")
+
+    # nearest
+    res = _soft(calls["nearest"])
+    if res is not None:
+        q, tq = res
+        q, tq = np.asarray(q, float), np.asarray(tq)
+        if q.shape != pts.shape or tq.shape != (len(pts),):
+            raise Finding("nearest(radius) shapes")
+        got = np.isfinite(q).all(axis=1)
+        if np.any(got != (tq >= 0)):
+            raise Finding("nearest(radius): NaN answers and -1 tets disagree")
+        if np.any(got & ~np.isfinite(pts).all(axis=1)):
+            raise Finding("nearest(radius) answered a non-finite point")
+        g = np.flatnonzero(got)
+        if len(g):
+            if np.any(mesh.locate(q[g]) < 0):
+                raise Finding("nearest(radius) answer not in the volume")
+            if r > 0:
+                d = points_clearance(q[g], tri)
+                if d.min() < floor:
+                    raise Finding(f"nearest(radius) answer {d.min()!r} from a wall, r={r!r}")
+        if r > 0:
+            for j in range(len(pts)):
+                if t[j] >= 0 and _ordinary(pts[j]):
+                    d = points_clearance(pts[j][None], tri)[0]
+                    if d > r * (1 + REL) + 1e-6 * H and not (
+                            got[j] and np.max(np.abs(q[j] - pts[j])) <= 1e-6 * H):
+                        raise Finding(f"nearest(radius) moved a point with room "
+                                      f"({d!r} > r={r!r})")
+
+    # random_points
+    R = _soft(calls["random_points"])
+    if R is not None:
+        R = np.asarray(R, float)
+        if R.shape != (8, 3) or not np.isfinite(R).all():
+            raise Finding(f"random_points(radius) shape {R.shape}")
+        if np.any(mesh.locate(R) < 0):
+            raise Finding("random_points(radius) point not in the volume")
+        if r > 0:
+            d = points_clearance(R, tri)
+            if d.min() < floor:
+                raise Finding(f"random point {d.min()!r} from a wall, r={r!r}")
+        if not np.array_equal(R, mesh.random_points(8, radius=r, seed=seed)):
+            raise Finding("random_points(radius, seed) not repeatable")
+
+
+def warm_radius(mesh):
+    """Compile the radius kernels and the per-mesh portal clearances outside
+    the CPU limit (as the warm-up run does for the point queries)."""
+    P = mesh.random_points(4, seed=0)
+    for r in (1e-9, 0.01 * H):
+        for call in (lambda: mesh.find_path(P[0], P[1], radius=r),
+                     lambda: mesh.find_path(P[0], P[1], radius=r, smooth=False),
+                     lambda: mesh.raycast(P[0], P[1], radius=r),
+                     lambda: mesh.raycast(P[0], 3 * H * np.ones(3), radius=r),
+                     lambda: mesh.line_of_sight(P[:2], P[2:], radius=r),
+                     lambda: mesh.raycast_many(P[:2], P[2:], radius=r),
+                     lambda: mesh.nearest(np.vstack([P, 2 * H * np.ones((1, 3))]), radius=r),
+                     lambda: mesh.random_points(4, radius=r, seed=0)):
+            try:
+                call()
+            except RegnError:
+                pass
+
+
 def campaign(seed, start, count, timeout=1.0):
     maps = make_maps()
     for m in maps:                                  # warm-up: compile, caches
@@ -293,6 +536,7 @@ def campaign(seed, start, count, timeout=1.0):
             run_one([m], seed, 0)
         except (RegnError, Finding):
             pass
+        warm_radius(m)
     signal.signal(signal.SIGPROF, _alarm)
     findings, slowest = [], (0.0, None)
     for i in range(start, start + count):

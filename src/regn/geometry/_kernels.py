@@ -759,6 +759,17 @@ def closest_params_segment_segment(px, py, pz, ex, ey, ez, qx, qy, qz, fx, fy, f
     return s, t
 
 
+@kernel(inline=True)
+def triangle_edge(k, t0x, t0y, t0z, t1x, t1y, t1z, t2x, t2y, t2z):
+    """Edge k (0: t0 t1, 1: t1 t2, 2: t2 t0) of a triangle given by its
+    corners' coordinates, as its two ends' six coordinates."""
+    if k == 0:
+        return t0x, t0y, t0z, t1x, t1y, t1z
+    if k == 1:
+        return t1x, t1y, t1z, t2x, t2y, t2z
+    return t2x, t2y, t2z, t0x, t0y, t0z
+
+
 @kernel
 def _segment_crosses_triangle(ax, ay, az, bx, by, bz, t0x, t0y, t0z, t1x, t1y, t1z,
                               t2x, t2y, t2z):
@@ -777,12 +788,7 @@ def _segment_crosses_triangle(ax, ay, az, bx, by, bz, t0x, t0y, t0z, t1x, t1y, t
     px, py, pz = ax + u * (bx - ax), ay + u * (by - ay), az + u * (bz - az)
     inside = True
     for k in range(3):                   # each edge: p on the inner side
-        if k == 0:
-            ux, uy, uz, vx, vy, vz = t0x, t0y, t0z, t1x, t1y, t1z
-        elif k == 1:
-            ux, uy, uz, vx, vy, vz = t1x, t1y, t1z, t2x, t2y, t2z
-        else:
-            ux, uy, uz, vx, vy, vz = t2x, t2y, t2z, t0x, t0y, t0z
+        ux, uy, uz, vx, vy, vz = triangle_edge(k, t0x, t0y, t0z, t1x, t1y, t1z, t2x, t2y, t2z)
         dx, dy, dz = vx - ux, vy - uy, vz - uz
         wx, wy, wz = px - ux, py - uy, pz - uz
         cx = dy * wz - dz * wy
@@ -816,12 +822,7 @@ def closest_points_segment_triangle(ax, ay, az, bx, by, bz, t0x, t0y, t0z, t1x, 
         best, px, py, pz, qx, qy, qz = d, bx, by, bz, rx, ry, rz
     ex, ey, ez = bx - ax, by - ay, bz - az
     for k in range(3):
-        if k == 0:
-            ux, uy, uz, vx, vy, vz = t0x, t0y, t0z, t1x, t1y, t1z
-        elif k == 1:
-            ux, uy, uz, vx, vy, vz = t1x, t1y, t1z, t2x, t2y, t2z
-        else:
-            ux, uy, uz, vx, vy, vz = t2x, t2y, t2z, t0x, t0y, t0z
+        ux, uy, uz, vx, vy, vz = triangle_edge(k, t0x, t0y, t0z, t1x, t1y, t1z, t2x, t2y, t2z)
         fx, fy, fz = vx - ux, vy - uy, vz - uz
         s, t = closest_params_segment_segment(ax, ay, az, ex, ey, ez, ux, uy, uz,
                                               fx, fy, fz)
@@ -905,12 +906,7 @@ def _sweep_face(ax, ay, az, dx, dy, dz, r, t0x, t0y, t0z, t1x, t1y, t1z, t2x, t2
     pz = az + t * dz - side * r * nz
     inside = True
     for k in range(3):
-        if k == 0:
-            ux, uy, uz, vx, vy, vz = t0x, t0y, t0z, t1x, t1y, t1z
-        elif k == 1:
-            ux, uy, uz, vx, vy, vz = t1x, t1y, t1z, t2x, t2y, t2z
-        else:
-            ux, uy, uz, vx, vy, vz = t2x, t2y, t2z, t0x, t0y, t0z
+        ux, uy, uz, vx, vy, vz = triangle_edge(k, t0x, t0y, t0z, t1x, t1y, t1z, t2x, t2y, t2z)
         fx, fy, fz = vx - ux, vy - uy, vz - uz
         wx, wy, wz = px - ux, py - uy, pz - uz
         inside = inside and (nx * (fy * wz - fz * wy) + ny * (fz * wx - fx * wz)
@@ -946,12 +942,7 @@ def sphere_sweep_triangle(ax, ay, az, dx, dy, dz, r, t0x, t0y, t0z, t1x, t1y, t1
         if t >= back and t < best:
             best = max(t, 0.0)
     for k in range(3):
-        if k == 0:
-            ux, uy, uz, vx, vy, vz = t0x, t0y, t0z, t1x, t1y, t1z
-        elif k == 1:
-            ux, uy, uz, vx, vy, vz = t1x, t1y, t1z, t2x, t2y, t2z
-        else:
-            ux, uy, uz, vx, vy, vz = t2x, t2y, t2z, t0x, t0y, t0z
+        ux, uy, uz, vx, vy, vz = triangle_edge(k, t0x, t0y, t0z, t1x, t1y, t1z, t2x, t2y, t2z)
         t = _sweep_edge(ax, ay, az, dx, dy, dz, r, ux, uy, uz, vx, vy, vz)
         if t >= back and t < best:
             best = max(t, 0.0)

@@ -19,10 +19,9 @@ import math
 import numpy as np
 
 from .._jit import kernel, prange
-from ..status import (EXCLUDED, GOAL_OUTSIDE, GOAL_TOO_CLOSE, OK, START_OUTSIDE,
-                      START_TOO_CLOSE, TOO_NARROW, UNREACHABLE)
-from ._locate_kernels import locate_points
-from ._path_kernels import BROKEN_CHAIN, ET0, _search, _trace_route, _write_corridor
+from ..status import GOAL_TOO_CLOSE, OK, START_TOO_CLOSE, TOO_NARROW, UNREACHABLE
+from ._path_kernels import (BROKEN_CHAIN, ET0, _search, _trace_route, _write_corridor,
+                            locate_ends)
 from ._sweep_kernels import segment_clearance
 from ._waypoint_kernels import plane_uv
 
@@ -262,17 +261,13 @@ def find_path_radius(graph, tables, work, bvh, witness, wclear, ends, scale, exc
     box, node, tri, tbox, flat = bvh.box, bvh.node, bvh.tri, bvh.tbox, bvh.flat
     stack = np.empty(2 * bvh.depth + 4, dtype=np.int64)
     nothing = 0.0
-    locate_points(tables, ends, corridor)          # corridor[0], corridor[1]: S, G
+    code = locate_ends(tables, ends, corridor, excl)
+    if code != OK:
+        return code, nothing, 0, nothing
     S = corridor[0]
     G = corridor[1]
     s = ends[0]
     g = ends[1]
-    if S < 0:
-        return START_OUTSIDE, nothing, 0, nothing
-    if G < 0:
-        return GOAL_OUTSIDE, nothing, 0, nothing
-    if excl[S] or excl[G]:
-        return EXCLUDED, nothing, 0, nothing
     ds = segment_clearance(box, node, tri, tbox, flat, stack, s[0], s[1], s[2], s[0], s[1],
                            s[2], math.inf, False)[0]
     if not ds >= r_eff:

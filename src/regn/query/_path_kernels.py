@@ -322,6 +322,21 @@ def _centroid_polyline(graph, portals, points, ends, n):
     return length
 
 
+@kernel(inline=True)
+def locate_ends(tables, ends, corridor, excl):
+    """Locate start and goal (ends (2,3)) into corridor[0] and corridor[1];
+    OK, or the status that ends the query there: START_OUTSIDE,
+    GOAL_OUTSIDE, or EXCLUDED (an end in an excluded tetrahedron)."""
+    locate_points(tables, ends, corridor)
+    if corridor[0] < 0:
+        return START_OUTSIDE
+    if corridor[1] < 0:
+        return GOAL_OUTSIDE
+    if excl[corridor[0]] or excl[corridor[1]]:
+        return EXCLUDED
+    return OK
+
+
 @kernel
 def find_path(graph, tables, work, ends, scale, excl, plain, hw, qid):
     """One whole query from the two points ``ends`` (start, goal). Returns
@@ -333,15 +348,11 @@ def find_path(graph, tables, work, ends, scale, excl, plain, hw, qid):
     ``length``."""
     corridor, points = work.corridor, work.points
     nothing = 0.0
-    locate_points(tables, ends, corridor)          # corridor[0], corridor[1]: S, G
+    code = locate_ends(tables, ends, corridor, excl)
+    if code != OK:
+        return code, nothing, 0, nothing
     S = corridor[0]
     G = corridor[1]
-    if S < 0:
-        return START_OUTSIDE, nothing, 0, nothing
-    if G < 0:
-        return GOAL_OUTSIDE, nothing, 0, nothing
-    if excl[S] or excl[G]:
-        return EXCLUDED, nothing, 0, nothing
     if S == G:
         points[0, :] = ends[0]
         points[1, :] = ends[1]

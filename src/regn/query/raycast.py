@@ -223,18 +223,27 @@ def raycast_many(mesh, a, b, *, workers=None) -> RaycastHits:
         from .._jit import run_chunks
         run_chunks(lambda i, j, _: walked(tables, sight, a, b, i, j, code, last, slot, frac),
                    n, workers, chunk=SEGMENT_CHUNK)
-    clear = code == CLEAR
-    hit = np.flatnonzero(code == HIT)
+    clear, hit, face, point, t, normal = report_arrays(code, b)
     status = status_names(code)
-    face = np.full(n, -1, dtype=np.int64)
-    point = np.full((n, 3), np.nan)
-    t = np.full(n, np.nan)
-    normal = np.full((n, 3), np.nan)
-    point[clear] = b[clear]
-    t[clear] = 1.0
     if len(hit):
         face[hit], normal[hit] = _hit_faces(mesh, last[hit], slot[hit])
         s = np.minimum(frac[hit], 1.0)
         t[hit] = s
         point[hit] = a[hit] + s[:, None] * (b[hit] - a[hit])
     return RaycastHits(clear, status, face, point, t, normal)
+
+
+def report_arrays(code, b):
+    """The arrays of a :class:`RaycastHits` for status codes ``code`` (N,)
+    and segment ends b (N,3): (clear mask, indices of the hits, face, point,
+    t, normal), filled for the clear segments (point b, t 1) and empty
+    (-1 / NaN) for the rest, which the caller fills."""
+    n = len(code)
+    clear = code == CLEAR
+    face = np.full(n, -1, dtype=np.int64)
+    point = np.full((n, 3), np.nan)
+    t = np.full(n, np.nan)
+    normal = np.full((n, 3), np.nan)
+    point[clear] = b[clear]
+    t[clear] = 1.0
+    return clear, np.flatnonzero(code == HIT), face, point, t, normal

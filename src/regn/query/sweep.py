@@ -143,19 +143,11 @@ def line_of_sight_radius(mesh, a, b, radius, *, workers=None):
 def raycast_many_radius(mesh, a, b, radius, *, workers=None):
     """:func:`regn.query.raycast.raycast_many` for a sphere of ``radius`` > 0
     (on ``workers`` threads)."""
-    from .raycast import RaycastHits, _segment_pairs as segment_pairs
+    from .raycast import RaycastHits, report_arrays, _segment_pairs as segment_pairs
     a, b = segment_pairs(a, b)
     radius = as_radius(radius)
     code, frac, row = sweep_segments(mesh, a, b, radius, True, workers)
-    n = len(a)
-    clear = code == CLEAR
-    hit = np.flatnonzero(code == HIT)
-    face = np.full(n, -1, dtype=np.int64)
-    point = np.full((n, 3), np.nan)
-    t = np.full(n, np.nan)
-    normal = np.full((n, 3), np.nan)
-    point[clear] = b[clear]
-    t[clear] = 1.0
+    clear, hit, face, point, t, normal = report_arrays(code, b)
     if len(hit):
         t[hit] = frac[hit]
         face[hit], point[hit], normal[hit] = contacts(mesh, a[hit], b[hit], radius, frac[hit],

@@ -478,21 +478,30 @@ def comparison_rows(maps, quick=False, rounds=3):
     return rows
 
 
-def path_details(m, n=200):
-    """The default (smoothed) call against the unsmoothed one, and the
-    search's work, on ``n`` queries."""
+def faces_settled(m):
+    """How many faces the mesh's last search settled (both sides; the
+    first search slot's stamps, so single-threaded use only)."""
     from regn.query._path_kernels import ST0, ST1
     from regn.query.path import _graph
+    g = _graph(m)
+    stamps = g["graph"].node_u16[:, ST0:ST1 + 1]
+    return int(np.count_nonzero(stamps == 2 * g["qid"][0] + 1))
+
+
+def path_details(m, n=200):
+    """The default (smoothed) call against the unsmoothed one, and the
+    search's work, on ``n`` queries, with the landmark table and, on a copy
+    of the mesh that never gets one, without."""
+    from regn.query.path import _graph, ensure_landmarks
     queries = path_queries(m, n)
+    ensure_landmarks(_graph(m))                    # (as after the mesh's first searches)
     m.find_path(queries[0][0], queries[0][1])                  # the smoother's kernel too
     t_raw, t_smooth, expanded, found = [], [], [], []
     for a, b, _ in queries:
         t0 = time.perf_counter()
         p = m.find_path(a, b, smooth=False)
         t_raw.append(time.perf_counter() - t0)
-        g = _graph(m)          # faces settled by this query's search (both sides)
-        stamps = g["graph"].node_u16[:, ST0:ST1 + 1]
-        expanded.append(int(np.count_nonzero(stamps == 2 * g["qid"][0] + 1)))
+        expanded.append(faces_settled(m))
         if p.found:
             found.append((p, a, b))
         t0 = time.perf_counter()
@@ -505,6 +514,14 @@ def path_details(m, n=200):
           f"{np.median([len(p.portals) for p, _, _ in found]):.0f} portals per corridor, "
           f"{np.median(expanded):.0f} faces settled, graph cost / straight line "
           f"{np.median([p.cost / np.linalg.norm(b - a) for p, a, b in found]):.2f}")
+    bare = regn.loads(m.dumps())
+    _graph(bare)["marks_done"] = True              # never build the landmark table
+    without = []
+    for a, b, _ in queries:
+        bare.find_path(a, b, smooth=False)
+        without.append(faces_settled(bare))
+    print(f"faces settled without the landmark table (Euclidean bound alone): median "
+          f"{np.median(without):.0f}")
 
 
 def scaling(rng):
@@ -553,7 +570,9 @@ def main():
     print()
     print_table(rows)
     print()
-    path_details(m, 50 if args.quick else 200)
+    for name, mesh in (("Delaunay", m), ("demo", demo)):
+        print(f"{name} map:")
+        path_details(mesh, 50 if args.quick else 200)
     scaling(np.random.default_rng(1))
     q = np.random.default_rng(1).uniform(-L, L, (200_000 if args.quick else 1_000_000, 3))
     tracemalloc.start()

@@ -22,7 +22,7 @@ from regn.query import _locate_kernels as LK
 from regn.query import _path_kernels as PK
 from regn.query import _raycast_kernels as RK
 from regn.query.locate import locate_tables
-from regn.query.path import _graph, search_slot
+from regn.query.path import _graph, search_slot, slot_state
 
 
 @numba.njit(nogil=True)
@@ -45,7 +45,7 @@ def _raycast_loop(tables, a, b, crossed, reps):
 
 
 @numba.njit(nogil=True)
-def _path_loop(graph, tables, work, a, b, scale, excl, hw, qid0, reps):
+def _path_loop(state, a, b, scale, excl, hw, qid0, reps):
     ends = np.empty((2, 3))
     qid = qid0
     acc = 0.0
@@ -54,7 +54,9 @@ def _path_loop(graph, tables, work, a, b, scale, excl, hw, qid0, reps):
             ends[0] = a[i]
             ends[1] = b[i]
             qid += 1
-            acc += PK.find_path(graph, tables, work, ends, scale, excl, True, hw, qid)[1]
+            acc += PK.find_path(state, ends[0, 0], ends[0, 1], ends[0, 2],
+                                ends[1, 0], ends[1, 1], ends[1, 2], scale, excl, True, hw,
+                                1.0, qid)[1]
     return acc
 
 
@@ -108,7 +110,7 @@ def main():
             if qid + k > 30000:
                 slot.graph.node_u16[:, PK.ST0:PK.ST1 + 1] = 0
                 qid = 0
-            _path_loop(slot.graph, g["tables"], slot.work, a[:k], b[:k], g["ones"],
+            _path_loop(slot_state(g, slot), a[:k], b[:k], g["ones"],
                        g["no_excl"], 1 - 1e-6, qid, 1)
             slot.qid[0] = qid + k
     rows.append(("find_path, unsmoothed", best_per_call(path_loop, k),

@@ -332,6 +332,29 @@ def test_raycast_many_is_raycast_segment_by_segment(mesh):
     assert len(empty) == 0 and empty.point.shape == (0, 3)
 
 
+def test_hit_without_exit_face_is_named(mesh):
+    """A hit whose tetrahedron's face planes leave its exit vertex out of no
+    face (here: the exit table emptied) is a QueryError naming that
+    tetrahedron, from raycast and from raycast_many (the first such hit)."""
+    import regn
+    from regn.errors import QueryError
+    from regn.query import scratch
+    A, B = random_segments(mesh, 400, seed=41)
+    hits = mesh.raycast_many(A, B)
+    k = int(np.flatnonzero(hits.status == "hit")[0])
+    last = int(mesh.raycast(A[k], B[k]).tets[-1])
+    broken = regn.loads(mesh.dumps())
+    exit_face, _ = rc_mod._exits(broken)
+    exit_face[:] = -1
+    assert scratch(broken)["exits"][0] is exit_face
+    with pytest.raises(QueryError, match=f"tetrahedron {last}: no face slot"):
+        broken.raycast_many(A, B)
+    with pytest.raises(QueryError, match=f"tetrahedron {last}: no face slot"):
+        broken.raycast(A[k], B[k])
+    # rows before the first hit are fine on their own
+    np.testing.assert_array_equal(broken.raycast_many(A[:k], B[:k]).status, hits.status[:k])
+
+
 def test_raycast_matches_numpy_walk(mesh):
     A, B = random_segments(mesh, 1500, seed=41)
     statuses = set()

@@ -116,6 +116,8 @@ class Service:
         self.mesh.raycast(p[0], p[1])
         self.mesh.raycast_many(p, p[::-1])
         self.mesh.find_paths(p, p[::-1], workers=1)
+        from ..query.path import _graph, ensure_landmarks
+        ensure_landmarks(_graph(self.mesh))
         self.mesh.cost_field(p[0]).next_waypoint(p)
         Q.path_options(self.mesh, spheres=[[*p[0], 0.0]], boxes=[[*p[0], *p[0]]])
 

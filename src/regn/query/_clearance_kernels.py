@@ -20,8 +20,8 @@ import numpy as np
 
 from .._jit import kernel, prange
 from ..status import GOAL_TOO_CLOSE, OK, START_TOO_CLOSE, TOO_NARROW, UNREACHABLE
-from ._path_kernels import (BROKEN_CHAIN, ET0, _search, _trace_route, _write_corridor,
-                            locate_ends)
+from ._path_kernels import (BROKEN_CHAIN, ET0, _route_cost, _search, _trace_route,
+                            _write_corridor, locate_ends)
 from ._sweep_kernels import segment_clearance
 from ._waypoint_kernels import plane_uv
 
@@ -245,7 +245,7 @@ def _link_keeps(box, node, tri, tbox, flat, stack, p, dp, q, dq, r_eff):
 
 @kernel
 def find_path_radius(graph, tables, work, bvh, witness, wclear, ends, scale, excl, plain,
-                     hw, qid, r_eff, seed_open):
+                     hw, lw, qid, r_eff, seed_open):
     """One radius query, as :func:`regn.query._path_kernels.find_path` on the
     graph masked for the radius (edges whose witness segment keeps r_eff),
     returning (status, cost, n, length) the same way, with
@@ -256,7 +256,9 @@ def find_path_radius(graph, tables, work, bvh, witness, wclear, ends, scale, exc
     with a segment s g that keeps r_eff is OK at once; the links from s (g)
     to the faces of S (G) are open only where the segment to the face's
     witness keeps r_eff (``seed_open``, (2,4) scratch); no route is
-    TOO_NARROW (the caller tells it from unreachable)."""
+    TOO_NARROW (the caller tells it from unreachable). ``lw``: the weight
+    of the landmark bounds (the masked graph only lacks edges, so the full
+    graph's landmark distances still bound it)."""
     corridor, points = work.corridor, work.points
     box, node, tri, tbox, flat = bvh.box, bvh.node, bvh.tri, bvh.tbox, bvh.flat
     stack = np.empty(2 * bvh.depth + 4, dtype=np.int64)
@@ -290,13 +292,14 @@ def find_path_radius(graph, tables, work, bvh, witness, wclear, ends, scale, exc
             seed_open[side, k] = graph.is_portal[f] and _link_keeps(
                 box, node, tri, tbox, flat, stack, ends[side], ds if side == 0 else dg,
                 witness[f], wclear[f], r_eff)
-    best, meet_u, meet_v = _search(graph, work, ends, S, G, scale, excl, plain, hw, qid,
+    best, meet_u, meet_v = _search(graph, work, ends, S, G, scale, excl, plain, hw, lw, qid,
                                    seed_open)
     if not best < np.inf:
         return TOO_NARROW, nothing, 0, nothing
     n = _trace_route(graph, work.portals, meet_u, meet_v)
     if n < 0 or not _write_corridor(graph, work.portals, corridor, S, G, n):
         return BROKEN_CHAIN, best, 0, nothing
+    best = _route_cost(graph, work.portals, corridor, ends, scale, plain, n)
     return OK, best, n, _witness_polyline(graph, witness, work.portals, points, ends, n)
 
 

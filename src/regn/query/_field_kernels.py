@@ -18,7 +18,7 @@ from .._jit import kernel
 from ..status import EXCLUDED, GOAL_OUTSIDE, OK
 from ..tolerances import BARY_TOL
 from ._locate_kernels import barycentric, locate_points
-from ._path_kernels import CX, CY, CZ, ET0, heap_pop, heap_push
+from ._path_kernels import CX, CY, CZ, ET0, heap_pop, heap_push, heap_reset
 
 #: face_next of a face whose next stop is the goal itself
 TO_GOAL = -1
@@ -26,8 +26,8 @@ TO_GOAL = -1
 
 @kernel
 def _relax_all(edge, edge_int, node, scale, excl, plain, dist, nxt, via, key, heap, size):
-    """Dijkstra until the open set is empty (``key``/``heap``: a 4-ary heap
-    of ``size`` entries)."""
+    """Dijkstra until the open set is empty (``key``/``heap``: a heap of
+    ``size`` entries, :func:`regn.query._path_kernels.heap_push`)."""
     while size > 0:
         f = heap[0]
         kf = key[0]
@@ -78,6 +78,7 @@ def search_from_goal(graph, tables, goal, scale, excl, plain, key, heap, face_co
     via = np.full(F + 1, -1, np.int64)
     gx, gy, gz = goal[0, 0], goal[0, 1], goal[0, 2]
     size = 0
+    heap_reset(key)
     for k in range(4):
         f = tet_faces[G, k]
         if not is_portal[f]:

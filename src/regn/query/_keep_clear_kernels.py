@@ -28,8 +28,15 @@ from ._waypoint_kernels import LENGTH_BUDGET_REL, plane_uv, simplify
 _MU = 100.0
 _CENTERING = 1e-2
 #: rounds after the first start where the barrier's gap bound m / tau is
-#: this (their start is already near the answer)
-_WARM_GAP = 1e-3
+#: this (their start is already near the answer; below the usual 1e-3
+#: target, so one centring usually finishes them)
+_WARM_GAP = 3e-4
+#: the first round's barrier weight starts at this times its barrier
+#: parameter m (the witness start needs no centring at tau = m)
+_COLD = 30.0
+#: rounds stop once one gains less than this fraction of rtol of the length
+#: (a round is certified to rtol only, so a smaller gain says little)
+_STOP = 0.3
 #: the first round starts this fraction of the feasible way from the
 #: witnesses to the faces' centroids (-17 % of its steps on the demo map)
 _CENTRE = 0.5
@@ -152,8 +159,29 @@ def _waypoints(tri, s, g, w, X):
                            + w[i, 1] * (tri[i, 2, d] - tri[i, 0, d]))
 
 
+#: candidate rows up to this long are sorted in place by insertion
+SHORT_ROW = 32
+
+
+@kernel(borrows=True)
+def _sort_short_row(key, lo, hi, order):
+    """order[:hi - lo] = lo .. hi-1 sorted by key, NaN last (insertion sort,
+    stable: for a short row, cheaper than making the array np.argsort
+    returns)."""
+    for i in range(hi - lo):
+        v = key[lo + i]
+        m = i
+        while m > 0:
+            u = key[order[m - 1]]
+            if not (v < u or (math.isnan(u) and not math.isnan(v))):
+                break
+            order[m] = order[m - 1]
+            m -= 1
+        order[m] = lo + i
+
+
 @kernel
-def _choose_planes(X, cand_start, cand, wtri, wflat, key, planes, use):
+def _choose_planes(X, cand_start, cand, wtri, wflat, key, planes, use, order):
     """Per segment j of polyline X, the planes that keep it r_eff from its
     candidate walls: walls in the order of ``key`` (their last measured
     distance; nearest first), a wall wholly behind a plane already chosen
@@ -164,13 +192,18 @@ def _choose_planes(X, cand_start, cand, wtri, wflat, key, planes, use):
     over its corners (every point of the wall has n.y <= h, every point of
     the segment n.x >= h + its distance). Writes planes[c] = (n, h) and
     use[c], and key[c] = the distance of the walls measured; returns False
-    when a segment touches a wall (no plane)."""
+    when a segment touches a wall (no plane). ``order``: scratch, one entry
+    per candidate."""
     ok = True
     for j in range(X.shape[0] - 1):
         lo, hi = cand_start[j], cand_start[j + 1]
-        order = lo + np.argsort(key[lo:hi])
+        if hi - lo <= SHORT_ROW:         # (no array made for the usual short row)
+            _sort_short_row(key, lo, hi, order)
+        else:
+            order[:hi - lo] = lo + np.argsort(key[lo:hi])
         n_chosen = 0
-        for c in order:
+        for o in range(hi - lo):
+            c = order[o]
             t = cand[c]
             covered = False
             for m in range(n_chosen):
@@ -333,8 +366,8 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
     shortest polyline through the faces under those constraints, starting
     from the current one (after the first round, from a barrier weight
     already near the end: the start is near the answer). Rounds stop when
-    one shortens the polyline by less than rtol of its length, or after
-    ``max_rounds``. The answer is then reduced to its turning points
+    one shortens the polyline by less than _STOP * rtol of its length, or
+    after ``max_rounds``. The answer is then reduced to its turning points
     (:func:`regn.query._waypoint_kernels.simplify`, under the last round's
     constraints too; ``fvid`` the faces' vertex ids, ``gap_rel`` its
     tolerance), and must pass the exact check that it keeps r_check
@@ -347,6 +380,7 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
     planes = np.empty((cand.shape[0], 4))
     use = np.empty(cand.shape[0], dtype=np.bool_)
     key = np.empty(cand.shape[0])
+    order = np.empty(cand.shape[0], dtype=np.int64)
     _first_keys(X, cand_start, cand, bvh.tbox, key)
     L0 = _polyline_length(X)
     if not L0 > 0.0:
@@ -362,7 +396,7 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
     kept_data = np.empty((0, 3))
     for _ in range(max_rounds):
         if not _choose_planes(trial if rounds else X, cand_start, cand, bvh.tri, bvh.flat,
-                              key, planes, use):
+                              key, planes, use, order):
             break
         cstart, cdata, lowest = _constraints(tri, s, L0, cand_start, planes, use, r_eff, w)
         if not lowest > 0.0:
@@ -370,8 +404,9 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
         wt = w.copy()
         if rounds == 0:
             _towards_centres(wt, cstart, cdata)
+        # (the central-path bound is skipped: it next to never stops a round)
         _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, wt, _MU, _CENTERING,
-                            cstart, cdata, tau0)
+                            cstart, cdata, tau0, _COLD, False)
         _waypoints(tri, s, g, wt, trial)
         new = _polyline_length(trial)
         if not new <= length:
@@ -382,7 +417,7 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
         gain = length - new
         length = new
         tau0 = (5.0 * k + 2.0 + cdata.shape[0]) / _WARM_GAP
-        if gain <= rtol * length or status == 2:
+        if gain <= _STOP * rtol * length or status == 2:
             break
     if rounds == 0:
         return k + 2

@@ -393,3 +393,40 @@ def _cross(ux, uy, uz, vx, vy, vz):
 def _unit(x, y, z):
     n = math.sqrt(x * x + y * y + z * z)
     return x / n, y / n, z / n
+
+
+@kernel
+def segment_reports(code, a, b, last, slot, frac, exit_face, exit_normal, start, stop,
+                    clear, face, point, t, normal):
+    """Rows start .. stop-1 of a RaycastHits from the walks' status codes:
+    a clear segment reports b at t = 1, every other row -1 / NaN. Given the
+    exit tables (``exit_face`` (T,4), ``exit_normal`` (T,4,3), see
+    raycast._exits; None for the caller that fills its hits itself), a hit
+    reports the face its walk left tet ``last`` by, opposite vertex slot
+    ``slot``, at fraction min(frac, 1). Returns the first hit row without
+    such a face (inconsistent planes), -1 when none."""
+    nan = math.nan
+    bad = -1
+    for i in range(start, stop):
+        c = code[i]
+        clear[i] = c == CLEAR
+        face[i] = -1
+        t[i] = 1.0 if c == CLEAR else nan
+        for d in range(3):
+            point[i, d] = b[i, d] if c == CLEAR else nan
+            normal[i, d] = nan
+        if exit_face is not None and c == HIT:
+            f = exit_face[last[i], slot[i]]
+            if f < 0:
+                if bad < 0:
+                    bad = i
+                continue
+            s = frac[i]
+            if s > 1.0:
+                s = 1.0
+            face[i] = f
+            t[i] = s
+            for d in range(3):
+                normal[i, d] = exit_normal[last[i], slot[i], d]
+                point[i, d] = a[i, d] + s * (b[i, d] - a[i, d])
+    return bad

@@ -331,10 +331,12 @@ def _step_limit(w, dw, cstart, cdata):
 
 
 @kernel
-def _ipm(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol, cstart, cdata, tau0):
+def _ipm(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol, cstart, cdata, tau0, cold, central):
     """Barrier method in place on w ((k,2) barycentrics, strictly feasible),
     on a corridor scaled so its starting polyline has length ~1, from the
-    barrier weight tau0 (0: the barrier parameter m, a cold start). Returns
+    barrier weight tau0 (0: ``cold`` times the barrier parameter m, a cold
+    start). ``central``: also test the gap bound at the central path before
+    each step (besides the one at the Newton point after it). Returns
     (iterations, certified gap, status): 0 = gap reached, 1 = iteration cap,
     2 = numerical stall."""
     k = P0.shape[0]
@@ -349,7 +351,7 @@ def _ipm(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol, cstart, cdata, tau0):
     grad, Sinv, Lo = np.empty((k, 2)), np.empty((k, 3)), np.empty((k, 4))
     b, dw, wt = np.empty((k, 2)), np.empty((k, 2)), np.empty((k, 2))
     best = -np.inf                       # best dual lower bound so far
-    tau = m                              # duality-gap bound m/tau ~ initial length
+    tau = cold * m                       # duality-gap bound m/tau ~ initial length
     if tau0 > 0.0:
         tau = tau0
     gap = np.inf
@@ -367,7 +369,7 @@ def _ipm(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol, cstart, cdata, tau0):
         # are only worth computing once that is near the target (skipping
         # one only ever delays the stop)
         near = m <= 30.0 * rtol * tau * length
-        if near:
+        if near and central:
             best = max(best, _dual_at_central_path(P0, E1, E2, s, g, tau, G, Y, w, lam,
                                                    cstart, cdata))
             gap = length - best
@@ -473,7 +475,8 @@ def solve(s, g, tri, rtol, max_iter, out):
         return -1
     w = np.full((k, 2), 1.0 / 3.0)
     P0, E1, E2, s0, g0 = _scaled_corridor(s, g, tri, L0)
-    _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, w, 100.0, 1e-2, None, None, 0.0)
+    _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, w, 100.0, 1e-2, None, None, 0.0,
+                        1.0, True)
     # waypoints from barycentrics in the caller's coordinates: inside by construction
     x = np.empty((k + 2, 3))
     for d in range(3):

@@ -23,8 +23,8 @@ from ..errors import QueryError
 from ..status import NAMES, OK, START_OUTSIDE
 from . import as_points, as_radius
 from .clearance import radius_route, radius_search
-from .path import (Path, _graph, cost_options, route_to_path, search, search_options,
-                   search_slot)
+from .path import (Path, _graph, cost_options, count_search, route_to_path, search,
+                   search_options, search_slot)
 
 #: queries a worker takes from the counter at a time
 CHUNK = 8
@@ -113,6 +113,7 @@ def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=Non
     if mesh.n_tets == 0:
         return Paths.of([Path(False, NAMES[START_OUTSIDE])] * n)
     g = _graph(mesh)
+    count_search(g, n)                   # (before the threads: one table for the batch)
     options = search_options(g, scale, excl)
     rs = None
     if radius > 0.0:                     # (built here, before the threads share it)
@@ -123,9 +124,9 @@ def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=Non
         with search_slot(g) as slot:
             for i in range(start, stop):
                 if rs is not None:
-                    out[i] = radius_route(mesh, rs, slot, ends[i], smooth)
+                    out[i] = radius_route(mesh, rs, slot, ends[i], smooth, False)
                     continue
-                route = search(g, slot, options, ends[i], smooth)
+                route = search(g, slot, options, ends[i, 0], ends[i, 1], smooth, False)
                 out[i] = route_to_path(mesh, ends[i], route, smooth)
 
     run_chunks(solve, n, workers, chunk=CHUNK, min_chunk=CHUNK)

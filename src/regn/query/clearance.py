@@ -226,17 +226,21 @@ def radius_search(mesh, radius, scale, excl):
     return rs
 
 
-def radius_route(mesh, rs, slot, ends, smooth=True):
+def radius_route(mesh, rs, slot, ends, smooth=True, count=True):
     """One path for :class:`RadiusSearch` ``rs`` between ``ends`` (2,3),
     searched in ``slot`` (:func:`regn.query.path.search_slot`) on the graph
     masked for the radius: a :class:`regn.query.path.Path`."""
-    from .path import Path, _kernels as path_kernels, next_query_id, search
+    from .path import Path, _kernels as path_kernels, count_search, next_query_id, search
+    from .path import slot_state
     masked, options = rs.masked, rs.options
+    if count:                                # (see regn.query.path.search)
+        count_search(rs.g)
+    slot_state(rs.g, slot)                   # (the slot's graph with the landmark table)
     args = (slot.graph._replace(edge=masked.edge, edge_int=masked.edge_int), rs.g["tables"],
             slot.work, rs.bvh, rs.pc.witness, rs.pc.clearance,
             np.ascontiguousarray(ends, np.float64), options.scale, options.excl,
-            bool(options.plain), float(options.hw), int(next_query_id(slot)), float(rs.r_eff),
-            np.zeros((2, 4), dtype=np.bool_))
+            bool(options.plain), float(options.hw), float(options.lw),
+            int(next_query_id(slot)), float(rs.r_eff), np.zeros((2, 4), dtype=np.bool_))
     if "radius_search" not in rs.g:      # (numba's type dispatch would cost ~30 us a call)
         from .._jit import entry_point
         rs.g["radius_search"] = entry_point(_kernels().find_path_radius, args)
@@ -246,7 +250,7 @@ def radius_route(mesh, rs, slot, ends, smooth=True):
         raise QueryError("internal error: broken path chain")
     if status == TOO_NARROW:
         # a point's search tells "too narrow" from "no route at all"
-        point = search(rs.g, slot, options, ends, False)
+        point = search(rs.g, slot, options, ends[0], ends[1], False, count)
         return Path(False, NAMES[TOO_NARROW if point.status == OK else UNREACHABLE])
     if status != OK:
         return Path(False, NAMES[status])

@@ -15,8 +15,8 @@ current polyline (it satisfies them). The answer keeps r from every wall,
 is never longer than the polyline it started from, and is checked exactly
 (segment against every wall) before it replaces it. Each round's barrier
 method stops at a certified gap of ``RADIUS_SMOOTH_RTOL``, and the rounds
-once one shortens the polyline by less than that fraction of its length (at
-most ``MAX_ROUNDS``). The answer is then polished into the exact optimum of
+once one shortens the polyline by less than 0.3 times that fraction of its
+length (at most ``MAX_ROUNDS``). The answer is then polished into the exact optimum of
 the last round's constraints it rests on, and reduced to its turning points
 (:mod:`regn.query.waypoints`).
 

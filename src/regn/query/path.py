@@ -17,14 +17,19 @@ every stored cost is at least the distance between the two face centroids
 once per mesh with a relative slack of ``ADMISSIBLE_SLACK`` = 1e-6
 (:mod:`regn.tolerances`; the bounds are shrunk by as much), and when it
 fails both potentials are 0 and the search is a bidirectional Dijkstra.
-With ``cost_scale`` the bounds are multiplied by ``min(cost_scale)``: every
-edge then costs at least that factor times its stored cost, so they stay
-admissible and consistent. The search stops when the two frontiers' smallest
-keys add up to the cheapest meeting found, so the cost returned is always
-the graph optimum. Against one-sided A* it settles about half the faces
-(median 554 against 1 172 on the 15 000-tet benchmark map). Start and goal
-in different connected components are answered ``'unreachable'`` from
-precomputed component labels without searching.
+With ``cost_scale`` the bounds are multiplied by ``min(1, min(cost_scale))``:
+every edge then costs at least that factor times its stored cost, and the
+straight links from s and g, which are never scaled, at least that factor
+times their length, so they stay admissible and consistent (a factor above
+1 overshot the links, and returned routes up to 2.6 % too dear). The search
+stops when the two frontiers' smallest keys add up to the cheapest meeting
+found, so the cost returned is always the graph optimum. Against one-sided A* it settles about half the faces
+(median 554 against 1 172 on the 15 000-tet benchmark map). Once a mesh has
+answered a few dozen searches, each bound is raised to the largest of 64
+landmark bounds (:mod:`regn.query.landmarks`): the median demo query then
+settles 58 faces instead of 337.
+Start and goal in different connected components are answered
+``'unreachable'`` from precomputed component labels without searching.
 
 No turning back. A face f reached from face p through tetrahedron A is not
 expanded back into A's other faces when A's stored costs obey the triangle
@@ -39,7 +44,7 @@ not).
 One compiled call (:func:`regn.query._path_kernels.find_path`) locates both
 ends (the fine-grid scan of :mod:`regn.query.locate`), checks their
 components, searches and writes the corridor, so a query crosses from Python
-to compiled code once. Each side keeps its open set in a 4-ary heap on
+to compiled code once. Each side keeps its open set in an 8-ary heap on
 preallocated arrays, and the side with the smaller open set grows next. Every face's search state (both sides'
 costs and bounds, stamps and parents) and its centroid share one 64-byte
 row, and its six edges one 64-byte block, so relaxing an edge touches one
@@ -76,6 +81,7 @@ polyline. For a sphere of some radius: :mod:`regn.query.clearance`.
 from __future__ import annotations
 
 import math
+import threading
 from collections import namedtuple
 from dataclasses import dataclass, field
 
@@ -87,6 +93,7 @@ from ..tolerances import ADMISSIBLE_SLACK
 from . import point_xyz, scratch
 from .locate import locate_tables
 from .sample import components
+from .landmarks import BUILD_AFTER, LANDMARKS
 from .waypoints import smoothed_turning_points
 
 #: stamps are 2*qid and 2*qid+1 in a uint16: start over before they wrap
@@ -104,9 +111,11 @@ SearchGraph = namedtuple("SearchGraph", [
     "is_portal",   # (F,) bool: shared by two tetrahedra
     "face_order",  # (F,) int64: internal -> file face number
     "component",   # (T,) int64: connected-component labels
+    "landmarks",   # (F+1,K) uint16: costs to landmarks in quanta (regn.query.landmarks)
+    "quantum",     # float: its quantum in metres (0: no table, K = 0)
 ])
 
-#: A search's scratch: the two open sets (4-ary heaps on parallel arrays)
+#: A search's scratch: the two open sets (8-ary heaps on parallel arrays)
 #: and the output buffers (one set per slot: see :func:`search_slot`).
 SearchWork = namedtuple("SearchWork", [
     "heap_key0", "heap_node0",     # forward open set: keys, faces
@@ -114,6 +123,8 @@ SearchWork = namedtuple("SearchWork", [
     "portals",                     # (2F+4,) the route's faces
     "corridor",                    # (2F+5,) its tetrahedra
     "points",                      # (2F+6,3) its centroid polyline
+    "ends",                        # (2,3) the query's start and goal
+    "mark_bounds",                 # (4, LANDMARKS) int32: its landmark constants
 ])
 
 
@@ -246,15 +257,61 @@ def _graph(mesh) -> dict:
     node[:F, K.CX:K.CZ + 1] = cen[face_order]
     graph = SearchGraph(edge, edge_int, node, node.view(np.uint16),
                         np.ascontiguousarray(rank[tf]), is_portal[face_order],
-                        face_order.astype(np.int64), np.asarray(components(mesh)))
+                        face_order.astype(np.int64), np.asarray(components(mesh)),
+                        _NO_LANDMARKS, 0.0)
     # a side pushes at most once per edge plus its <= 4 seeds
     heap_len = len(src) + 16
-    first = _Slot(graph, _new_work(heap_len, F), arena)
+    tables = locate_tables(mesh)
+    first = _Slot(graph, tables, _new_work(heap_len, F), arena)
     g = dict(admissible=admissible, graph=graph, work=first.work, qid=first.qid,
              heap_len=heap_len, free_slots=[first],
-             tables=locate_tables(mesh), ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_))
+             tables=tables, ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
+             searches=0, marks_done=False,
+             marks_lock=threading.Lock())
     s["path"] = g
     return g
+
+
+#: a graph's landmark table before one is built (or when it gets none)
+_NO_LANDMARKS = np.zeros((1, 0), np.uint16)
+
+
+def ensure_landmarks(g):
+    """Build the mesh's landmark table (:mod:`regn.query.landmarks`) once;
+    thread-safe (searches running meanwhile go on without it)."""
+    if g["marks_done"]:
+        return
+    with g["marks_lock"]:
+        if g["marks_done"]:
+            return
+        from .landmarks import landmark_table
+        made = landmark_table(g["graph"], g["heap_len"])
+        if made is not None:
+            table, quantum = made
+            arena = _Arena([("marks", table.shape, np.uint16)])
+            arena["marks"][:] = table
+            g["marks_arena"] = arena
+            g["graph"] = g["graph"]._replace(landmarks=arena["marks"], quantum=quantum)
+        g["marks_done"] = True
+
+
+def slot_state(g, slot):
+    """``slot.state`` with the mesh's current landmark table (a slot made
+    before the table was built takes it on its next search)."""
+    graph = g["graph"]
+    if slot.graph.landmarks is not graph.landmarks:
+        slot.graph = slot.graph._replace(landmarks=graph.landmarks, quantum=graph.quantum)
+        slot.state = _kernels().new_search_state(slot.graph, g["tables"], slot.work)
+    return slot.state
+
+
+def count_search(g, n=1):
+    """Count ``n`` searches on the mesh; once they reach BUILD_AFTER the
+    landmark table is built (:mod:`regn.query.landmarks`)."""
+    if not g["marks_done"]:
+        g["searches"] += n
+        if g["searches"] >= BUILD_AFTER:
+            ensure_landmarks(g)
 
 
 def _new_work(heap_len, F) -> SearchWork:
@@ -263,19 +320,22 @@ def _new_work(heap_len, F) -> SearchWork:
     out_len = 2 * F + 4
     return SearchWork(np.zeros(heap_len), np.zeros(heap_len, np.int32), np.zeros(heap_len),
                       np.zeros(heap_len, np.int32), np.zeros(out_len, np.int64),
-                      np.zeros(out_len + 1, np.int64), np.zeros((out_len + 2, 3)))
+                      np.zeros(out_len + 1, np.int64), np.zeros((out_len + 2, 3)),
+                      np.zeros((2, 3)), np.zeros((4, LANDMARKS), np.int32))
 
 
 class _Slot:
     """One search's private state: the face rows it writes (``graph.node``:
     costs, bounds, stamps and parents beside the read-only centroids), its
-    heaps and output buffers, and its query id. The edge blocks and every
-    other array of the graph are shared, read-only."""
+    heaps and output buffers, and its query id; ``state`` holds the graph,
+    the locate tables and the buffers for the kernel. The edge blocks and
+    every other array of the graph are shared, read-only."""
 
-    __slots__ = ("graph", "work", "qid", "arena")
+    __slots__ = ("graph", "work", "qid", "arena", "state")
 
-    def __init__(self, graph, work, arena):
+    def __init__(self, graph, tables, work, arena):
         self.graph, self.work, self.arena, self.qid = graph, work, arena, [0]
+        self.state = _kernels().new_search_state(graph, tables, work)
 
 
 def _another_slot(g) -> _Slot:
@@ -288,7 +348,7 @@ def _another_slot(g) -> _Slot:
     node[:] = graph.node
     node_u16 = node.view(np.uint16)
     node_u16[:, K.ST0:K.PA1 + 1] = 0
-    return _Slot(graph._replace(node=node, node_u16=node_u16),
+    return _Slot(graph._replace(node=node, node_u16=node_u16), g["tables"],
                  _new_work(g["heap_len"], node.shape[0] - 1), arena)
 
 
@@ -406,7 +466,7 @@ class _Arena:
 #: What a search reads besides the graph: per-tetrahedron cost factors and
 #: exclusion flags (shared all-ones / all-false arrays when ``plain``) and the
 #: weight of the Euclidean bound.
-SearchOptions = namedtuple("SearchOptions", ["scale", "excl", "plain", "hw"])
+SearchOptions = namedtuple("SearchOptions", ["scale", "excl", "plain", "hw", "lw"])
 
 #: One search's answer before it becomes a :class:`Path`: a :mod:`regn.status`
 #: code, the cost, the corridor's tetrahedra and portal faces, and the
@@ -416,20 +476,32 @@ Route = namedtuple("Route", ["status", "cost", "tets", "portals", "polyline", "l
                    defaults=[math.inf, None, None, None, math.inf])
 
 
+_new_tuple = tuple.__new__
+_FOUND = NAMES[OK]
+
+
 def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None,
               filter=None) -> Path:
     """Cheapest flight from ``start`` to ``goal`` (see the module docstring);
     ``filter``, a :class:`regn.query.filters.QueryFilter`, adds its
     blockers to ``cost_scale`` and ``exclude``."""
-    ends = path_ends(start, goal)
+    # (the single query's route is kept lean: it is timed against its kernel)
+    s, t = point_xyz(start, "start"), point_xyz(goal, "goal")
     scale, excl = cost_options(mesh, cost_scale, exclude, filter)
     if mesh.n_tets == 0:
         return Path(False, NAMES[START_OUTSIDE])
     g = _graph(mesh)
     options = search_options(g, scale, excl)
-    with search_slot(g) as slot:
-        route = search(g, slot, options, ends, smooth)
-    return route_to_path(mesh, ends, route, smooth)
+    slots = g["free_slots"]
+    try:                                 # search_slot's lease, inline
+        slot = slots.pop()
+    except IndexError:
+        slot = _another_slot(g)
+    try:
+        route = search(g, slot, options, s, t, smooth)
+    finally:
+        slots.append(slot)
+    return route_to_path(mesh, (s, t), route, smooth)
 
 
 def path_ends(start, goal) -> np.ndarray:
@@ -457,8 +529,8 @@ def search_options(g, scale, excl) -> SearchOptions:
     plain = scale is None and excl is None
     if plain and "plain" in g:
         return g["plain"]
-    # every cost is at least min_scale times its base cost, so the
-    # Euclidean bound scaled by min_scale stays admissible and consistent
+    # every cost is at least min_scale times its base cost, so the bounds
+    # scaled by min_scale (at most 1: see below) stay admissible and consistent
     min_scale = 1.0
     if scale is None:
         scale = g["ones"]
@@ -471,32 +543,42 @@ def search_options(g, scale, excl) -> SearchOptions:
     excl = g["no_excl"] if excl is None else np.ascontiguousarray(excl, np.bool_)
     # the stored-cost check allows a relative slack of ADMISSIBLE_SLACK;
     # shrinking the bound by as much keeps every reduced cost non-negative
-    hw = min_scale * (1.0 - ADMISSIBLE_SLACK) if g["admissible"] else 0.0
-    options = SearchOptions(scale, excl, plain, hw)
+    # the links from s and g are not scaled: a bound times more than 1
+    # would overshoot them
+    weight = min(min_scale, 1.0)
+    hw = weight * (1.0 - ADMISSIBLE_SLACK) if g["admissible"] else 0.0
+    # (the landmark bounds hold on any costs)
+    options = SearchOptions(scale, excl, plain, hw, weight)
     if plain:
         g["plain"] = options
     return options
 
 
-def search(g, slot, options, ends, smooth=True) -> Route:
-    """One search in ``slot`` (:func:`search_slot`): its :class:`Route`,
-    the arrays copied out of the slot's buffers."""
-    K = _kernels()
-    graph, work = slot.graph, slot.work
-    qid = next_query_id(slot)
-    args = (graph, g["tables"], work, np.ascontiguousarray(ends, np.float64), options.scale,
-            options.excl, bool(options.plain), float(options.hw), int(qid))
+def search(g, slot, options, start, goal, smooth=True, count=True) -> Route:
+    """One search from ``start`` to ``goal`` (three floats each) in ``slot``
+    (:func:`search_slot`): its :class:`Route`, the arrays copied out of the
+    slot's buffers. ``count``: count it towards the landmark table (a batch
+    counts its searches before it starts)."""
+    if count:
+        count_search(g)
+    work = slot.work
+    x0, y0, z0 = start
+    x1, y1, z1 = goal
+    args = (slot_state(g, slot), float(x0), float(y0), float(z0), float(x1), float(y1),
+            float(z1), options.scale, options.excl, options.plain, options.hw, options.lw,
+            next_query_id(slot))
     if "search" not in g:                # (numba's type dispatch would cost ~3 us a call)
         from .._jit import entry_point
-        g["search"] = entry_point(K.find_path, args)
+        g["search"] = entry_point(_kernels().find_path, args)
     status, cost, n, length = g["search"](*args)
-    if status == K.BROKEN_CHAIN:
-        raise QueryError("internal error: broken path chain")
     if status != OK:
+        if status == _kernels().BROKEN_CHAIN:
+            raise QueryError("internal error: broken path chain")
         return Route(status)
     polyline = None if smooth and n else work.points[:n + 2].copy()
-    return Route(status, float(cost), work.corridor[:n + 1].copy(), work.portals[:n].copy(),
-                 polyline, float(length))
+    # (tuple.__new__: a namedtuple's own constructor costs 0.1 us more)
+    return _new_tuple(Route, (status, cost, work.corridor[:n + 1].copy(),
+                              work.portals[:n].copy(), polyline, length))
 
 
 def next_query_id(slot) -> int:
@@ -513,15 +595,15 @@ def next_query_id(slot) -> int:
 def route_to_path(mesh, ends, route, smooth=True) -> Path:
     """The :class:`Path` of a :class:`Route`: smoothed through its portals,
     or its centroid polyline."""
-    if route.status != OK:
-        return Path(False, NAMES[route.status])
-    if smooth and len(route.portals):
-        pts = smoothed_turning_points(mesh, ends[0], ends[1], route.portals)[0]
+    status, cost, tets, portals, pts, length = route
+    if status != OK:
+        return Path(False, NAMES[status])
+    if smooth and len(portals):
+        pts = smoothed_turning_points(mesh, np.asarray(ends[0], np.float64),
+                                      np.asarray(ends[1], np.float64), portals)[0]
         seg = pts[1:] - pts[:-1]
         length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
-    else:
-        pts, length = route.polyline, route.length
-    return Path(True, NAMES[OK], route.cost, route.tets, route.portals, pts, length)
+    return Path(True, _FOUND, cost, tets, portals, pts, length)
 
 
 def _cost_options(T, cost_scale, exclude):

@@ -212,38 +212,46 @@ def raycast_many(mesh, a, b, *, workers=None) -> RaycastHits:
     a, b = _segment_pairs(a, b)
     n = len(a)
     code = np.full(n, START_OUTSIDE, dtype=np.int64)
-    last = np.full(n, -1, dtype=np.int64)
-    slot = np.full(n, -1, dtype=np.int64)
-    frac = np.full(n, np.nan)
-    if n and not mesh.n_tets:                  # raycast's rules with nothing to walk
+    if not n or not mesh.n_tets:               # raycast's rules with nothing to walk
         code[np.all(np.isfinite(a), axis=1) & ~np.all(np.isfinite(b), axis=1)] = LOST
-    elif n:
-        tables, sight = locate_tables(mesh), sight_grid(mesh)
-        walked = _segment_kernels().segments_walked
-        from .._jit import run_chunks
-        run_chunks(lambda i, j, _: walked(tables, sight, a, b, i, j, code, last, slot, frac),
-                   n, workers, chunk=SEGMENT_CHUNK)
-    clear, hit, face, point, t, normal = report_arrays(code, b)
-    status = status_names(code)
-    if len(hit):
-        face[hit], normal[hit] = _hit_faces(mesh, last[hit], slot[hit])
-        s = np.minimum(frac[hit], 1.0)
-        t[hit] = s
-        point[hit] = a[hit] + s[:, None] * (b[hit] - a[hit])
-    return RaycastHits(clear, status, face, point, t, normal)
+        return hits_report(code, a, b)
+    last = np.empty(n, dtype=np.int64)          # (read only where walked)
+    slot = np.empty(n, dtype=np.int64)
+    frac = np.empty(n)
+    tables, sight = locate_tables(mesh), sight_grid(mesh)
+    K = _segment_kernels()
+    exit_face, exit_normal = _exits(mesh)
+    out = _empty_report(n)
+    bad = []
+
+    def walk_and_report(i, j, _):             # both on the threads
+        K.segments_walked(tables, sight, a, b, i, j, code, last, slot, frac)
+        k = K.segment_reports(code, a, b, last, slot, frac, exit_face, exit_normal, i, j,
+                              *out)
+        if k >= 0:
+            bad.append(k)
+    from .._jit import run_chunks
+    run_chunks(walk_and_report, n, workers, chunk=SEGMENT_CHUNK)
+    if bad:
+        k = min(bad)
+        _hit_faces(mesh, last[k:k + 1], slot[k:k + 1])      # raises its error
+    clear, face, point, t, normal = out
+    return RaycastHits(clear, status_names(code), face, point, t, normal)
 
 
-def report_arrays(code, b):
-    """The arrays of a :class:`RaycastHits` for status codes ``code`` (N,)
-    and segment ends b (N,3): (clear mask, indices of the hits, face, point,
-    t, normal), filled for the clear segments (point b, t 1) and empty
-    (-1 / NaN) for the rest, which the caller fills."""
-    n = len(code)
-    clear = code == CLEAR
-    face = np.full(n, -1, dtype=np.int64)
-    point = np.full((n, 3), np.nan)
-    t = np.full(n, np.nan)
-    normal = np.full((n, 3), np.nan)
-    point[clear] = b[clear]
-    t[clear] = 1.0
-    return clear, np.flatnonzero(code == HIT), face, point, t, normal
+def _empty_report(n):
+    """(clear, face, point, t, normal) arrays for n segments, unfilled."""
+    return (np.empty(n, np.bool_), np.empty(n, np.int64), np.empty((n, 3)), np.empty(n),
+            np.empty((n, 3)))
+
+
+def hits_report(code, a, b) -> RaycastHits:
+    """A :class:`RaycastHits` of status codes ``code`` (N,) without the hits'
+    details: clear rows report b at t = 1, every other row -1 / NaN (the
+    caller fills the hits)."""
+    out = _empty_report(len(code))
+    if len(code):
+        _segment_kernels().segment_reports(code, a, b, None, None, None, None, None, 0,
+                                           len(code), *out)
+    clear, face, point, t, normal = out
+    return RaycastHits(clear, status_names(code), face, point, t, normal)

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from ..status import CLEAR, HIT, LOST, NAMES, START_OUTSIDE
-from . import as_point, as_radius, status_names
+from . import as_point, as_radius
 
 _NAN3 = (math.nan,) * 3
 #: segments per chunk of a batch (a thread takes one chunk at a time)
@@ -143,13 +143,14 @@ def line_of_sight_radius(mesh, a, b, radius, *, workers=None):
 def raycast_many_radius(mesh, a, b, radius, *, workers=None):
     """:func:`regn.query.raycast.raycast_many` for a sphere of ``radius`` > 0
     (on ``workers`` threads)."""
-    from .raycast import RaycastHits, report_arrays, _segment_pairs as segment_pairs
+    from .raycast import hits_report, _segment_pairs as segment_pairs
     a, b = segment_pairs(a, b)
     radius = as_radius(radius)
     code, frac, row = sweep_segments(mesh, a, b, radius, True, workers)
-    clear, hit, face, point, t, normal = report_arrays(code, b)
+    out = hits_report(code, a, b)
+    hit = np.flatnonzero(code == HIT)
     if len(hit):
-        t[hit] = frac[hit]
-        face[hit], point[hit], normal[hit] = contacts(mesh, a[hit], b[hit], radius, frac[hit],
-                                                      row[hit])
-    return RaycastHits(clear, status_names(code), face, point, t, normal)
+        out.t[hit] = frac[hit]
+        out.face[hit], out.point[hit], out.normal[hit] = contacts(
+            mesh, a[hit], b[hit], radius, frac[hit], row[hit])
+    return out

@@ -33,8 +33,10 @@ import threading
 import numba
 from llvmlite import ir
 from numba import prange, types  # noqa: F401  (prange: re-exported for kernels)
-from numba.core import cgutils
+from numba.core import cgutils, event
 from numba.core.extending import intrinsic
+
+from . import _first_compile
 
 OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -62,6 +64,20 @@ def kernel(fn=None, *, parallel=False, inline=False, borrows=False):
         return numba.njit(**opts)(f)
 
     return wrap if fn is None else wrap(fn)
+
+
+class _CompileWatch(event.Listener):
+    """Tells :mod:`regn._first_compile` when numba starts a real compile
+    (numba emits ``numba:compile`` only after its cache missed)."""
+
+    def on_start(self, ev):
+        _first_compile.fire()
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", _CompileWatch())
 
 
 def entry_point(dispatcher, args):

@@ -105,6 +105,9 @@ def main(argv=None) -> int:
             parser.print_help()
             return 0
     args = parser.parse_args(argv)
+    if sys.stderr.isatty():
+        from .._first_compile import on_first_compile
+        on_first_compile(_compile_notice)
     from .._atomic import protected_inputs
     from ..errors import RegnError
     try:
@@ -121,6 +124,13 @@ def main(argv=None) -> int:
         return _failed(args, f"{where}{msg}", 2, e)
     except KeyboardInterrupt:
         return _failed(args, "interrupted", 130)
+
+
+def _compile_notice():
+    """Said once, at a terminal, when a run compiles kernels (the first use of
+    a command on a machine), so that the wait is not taken for a hang."""
+    print("regn: compiling its kernels for this machine (first use only; this can "
+          "take a minute)", file=sys.stderr, flush=True)
 
 
 def entry() -> None:

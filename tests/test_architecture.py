@@ -158,3 +158,9 @@ def test_byte_layout_only_in_format():
     assert not unexpected, f"byte layout outside regn/format/: {unexpected}"
     fixed = PENDING_LAYOUT_MODULES - set(offenders)
     assert not fixed, f"clean now, drop from the list: {sorted(fixed)}"
+
+
+def test_the_package_shows_only_its_public_names():
+    # Tab completion on ``regn.`` offers the API, not the module's own imports.
+    assert dir(regn) == sorted(set(regn.__all__) | {"__version__"})
+    assert all(callable(getattr(regn, name)) for name in regn.__all__)

@@ -10,7 +10,7 @@ The public API is imported lazily so that ``regn --help`` stays fast.
 
 from __future__ import annotations
 
-import importlib
+import importlib as _importlib
 
 __version__ = "0.1.0"
 
@@ -32,11 +32,12 @@ __all__ = sorted(_API)
 
 def __getattr__(name):
     if name in _API:
-        value = getattr(importlib.import_module(_API[name]), name)
+        value = getattr(_importlib.import_module(_API[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'regn' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_API))
+    # The public names only (not this module's own imports), for completion.
+    return sorted(set(_API) | {"__version__"})

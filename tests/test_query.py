@@ -594,6 +594,21 @@ def test_cli_batch_raycasts_and_clearance(tmp_path, capsys, monkeypatch, mesh):
     assert main(["clearance", str(f), "--points", str(tmp_path / "p.npy"), "--json"]) == 0
     np.testing.assert_allclose(json.loads(capsys.readouterr().out),
                                mesh.distance_to_wall(A), rtol=1e-12)
+    # --wall: the nearest wall too, as nearest_wall answers it
+    w = mesh.nearest_wall(A)
+    assert main(["clearance", str(f), "--points", str(tmp_path / "p.npy"), "--wall",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [x["face"] for x in d] == w.faces.tolist()
+    np.testing.assert_allclose([x["distance"] for x in d], w.distances, rtol=1e-12)
+    np.testing.assert_allclose([x["point"] for x in d], w.points, rtol=1e-12)
+    np.testing.assert_allclose([x["normal"] for x in d], w.normals, rtol=1e-12)
+    assert main(["clearance", str(f), "--points", str(tmp_path / "p.npy"), "--wall"]) == 0
+    rows = [r.split() for r in capsys.readouterr().out.splitlines()]
+    assert all(len(r) == 8 for r in rows) and len(rows) == len(A)
+    assert [int(r[4]) for r in rows] == w.faces.tolist()
+    np.testing.assert_allclose([[float(x) for x in r[5:]] for r in rows], w.normals,
+                               atol=1e-8)
 
 
 @pytest.fixture(scope="module")

@@ -122,6 +122,8 @@ def _requests(mesh):
         ({"query": "nearest", "points": P.tolist()}, {"result": Q.nearest_doc(mesh.nearest(P))}),
         ({"query": "clearance", "points": P[0].tolist()},
          {"result": mesh.distance_to_wall(P[:1])}),
+        ({"query": "clearance", "points": P.tolist(), "wall": True},
+         {"result": Q.wall_doc(mesh.nearest_wall(P))}),
         ({"query": "raycast", "a": P[0].tolist(), "b": P[3].tolist()},
          mesh.raycast(P[0], P[3]).to_dict()),
         ({"query": "raycasts", "segments": seg.tolist()},
@@ -187,6 +189,8 @@ BAD = [
     ('{"id": 16, "query": "field", "goal": [0, 0, 0], "block_sphere": [[0, 0, 0, 1]], '
      '"block_scale": "big"}', 16, "block_scale"),
     ('{"id": 17, "query": "raycasts", "segments": [[0, 0, 0, 1, 1]]}', 17, "rows of 6"),
+    ('{"id": 18, "query": "clearance", "points": [[0, 0, 0]], "wall": 1}', 18,
+     "wall: must be true or false"),
 ]
 
 

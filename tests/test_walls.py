@@ -215,6 +215,9 @@ def test_no_walls():
     w["tri"] = w["tri"][:0]
     x, d, r = nq._nearest_wall(m, np.zeros((3, 3)))
     assert np.all(np.isnan(x)) and np.all(np.isinf(d)) and np.all(r == -1)
+    wall = m.nearest_wall(np.zeros((3, 3)))
+    assert np.isinf(wall.distances).all() and (wall.faces == -1).all()
+    assert np.isnan(wall.points).all() and np.isnan(wall.normals).all()
 
 
 @pytest.mark.parametrize("which", ["holes", "field"])
@@ -409,3 +412,80 @@ def test_small_and_large_batches_answer_alike(which, request):
     np.testing.assert_array_equal(np.concatenate([r.points for r in near_small]), near.points)
     np.testing.assert_array_equal(np.concatenate([r.tets for r in near_small]), near.tets)
     assert mesh.distance_to_wall(np.zeros((0, 3))).shape == (0,)
+
+
+def _normals_flipped(mesh):
+    """The mesh's file with every stored face normal and plane offset negated
+    (the same planes, the other orientation: what another tool may write)."""
+    from regn.format import layout
+    built = regn.loads(mesh.dumps())
+    data = bytearray(mesh.dumps())
+    base = (built.parts.frame.data_start
+            + built.parts.section_offsets[layout.SECTION_NAMES.index("faces")])
+    offs = layout.field_offsets("faces")
+    for f in range(mesh.n_faces):
+        for field, width in (("normal", 12), ("d", 4)):
+            at = base + layout.SIZES["faces"] * f + offs[field]
+            data[at:at + width] = (-np.frombuffer(bytes(data[at:at + width]), ">f4")
+                                   ).astype(">f4").tobytes()
+    return regn.loads(bytes(data))
+
+
+@pytest.mark.parametrize("which", ["holes", "field"])
+def test_nearest_wall_names_the_wall_distance_to_wall_measures(which, request):
+    """nearest_wall: the distance of distance_to_wall (bit for bit), a point on
+    the named boundary face at that distance (brute force over every wall),
+    and that face's unit normal pointing out of the volume, whichever way the
+    file orients its normals."""
+    mesh = request.getfixturevalue(which)
+    pts = _points(mesh, 1000, seed=33)
+    w = mesh.nearest_wall(pts)
+    np.testing.assert_array_equal(w.distances, mesh.distance_to_wall(pts))
+    assert np.all(w.faces >= 0)
+    assert np.isin(w.faces, mesh.boundary_faces).all()
+    tri = np.asarray(mesh.vertices, np.float64)[np.asarray(mesh.face_vertices)[w.faces]]
+    np.testing.assert_allclose(w.distances, _brute(
+        nq._wall_tris(mesh)["tri"].astype(np.float64), pts), rtol=1e-9, atol=1e-6)
+    np.testing.assert_allclose(closest_on_triangles(w.points, tri), w.points, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(w.points - pts, axis=1), w.distances,
+                               rtol=1e-9, atol=1e-6)
+    # the normal: unit, across the triangle's plane, away from the tetrahedron
+    # the face bounds (its fourth vertex lies behind it)
+    n = w.normals
+    np.testing.assert_allclose(np.linalg.norm(n, axis=1), 1.0, atol=1e-6)
+    cross = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    cross /= np.linalg.norm(cross, axis=1)[:, None]
+    assert np.all(np.abs(np.einsum("nd,nd->n", n, cross)) > 1 - 1e-6)
+    owner = np.flatnonzero(np.isin(np.asarray(mesh.tet_faces), w.faces).any(axis=1))
+    tp = np.asarray(mesh.tet_points, np.float64)
+    for i in range(0, len(pts), 37):
+        t = [k for k in owner if w.faces[i] in np.asarray(mesh.tet_faces)[k]]
+        assert len(t) == 1                              # a wall bounds one tetrahedron
+        centre = tp[t[0]].mean(axis=0)
+        assert np.dot(n[i], centre - tri[i].mean(axis=0)) < 0
+    # a point whose closest wall point is inside the triangle (the offset is
+    # along the normal) lies behind the normal when it is in the volume and
+    # before it when it is in a rock
+    inside = mesh.locate(pts) >= 0
+    side = np.einsum("nd,nd->n", pts - w.points, n)
+    square = np.abs(side) > (1 - 1e-9) * w.distances
+    square &= w.distances > 1e-6 * L
+    assert square.sum() > len(pts) // 4
+    assert np.all(side[inside & square] < 0) and np.all(side[~inside & square] > 0)
+    flipped = _normals_flipped(mesh)
+    assert np.all(np.einsum("fd,fd->f", np.asarray(flipped.face_normals),
+                            np.asarray(mesh.face_normals)) < 0)
+    w2 = flipped.nearest_wall(pts)
+    np.testing.assert_array_equal(w2.faces, w.faces)
+    np.testing.assert_allclose(w2.normals, w.normals, atol=1e-7)
+
+
+def test_nearest_wall_without_an_answer(field):
+    pts = np.array([[np.nan, 0, 0], [np.inf, 0, 0], [1e200, 0, 0], [0, 0, 0]])
+    w = field.nearest_wall(pts)
+    assert np.isnan(w.distances[:2]).all() and np.isinf(w.distances[2])
+    assert w.faces[:3].tolist() == [-1, -1, -1] and w.faces[3] >= 0
+    assert np.isnan(w.points[:3]).all() and np.isnan(w.normals[:3]).all()
+    assert np.isfinite(w.points[3]).all() and np.isfinite(w.normals[3]).all()
+    empty = field.nearest_wall(np.zeros((0, 3)))
+    assert empty.distances.shape == (0,) and empty.points.shape == (0, 3)

@@ -483,6 +483,12 @@ class Mesh:
         distance_to_wall = _query("regn.query.nearest", "distance_to_wall")
         return distance_to_wall(self, points, workers=workers)
 
+    def nearest_wall(self, points, *, workers=None):
+        """(N,3) -> each point's nearest wall: distances (N,), closest wall
+        points (N,3), boundary face rows (N,), unit normals out of the
+        volume (N,3); see :func:`regn.query.nearest.nearest_wall`."""
+        return _query("regn.query.nearest", "nearest_wall")(self, points, workers=workers)
+
     def random_points(self, n, seed=None, *, radius=_NO_RADIUS):
         """(n,3) points uniform in the navigable volume (over the positions
         with clearance ``radius`` metres, when > 0); see

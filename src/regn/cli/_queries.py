@@ -104,6 +104,20 @@ def clearance_doc(d) -> list:
     return d
 
 
+def wall_lines(w) -> str:
+    """Text lines of :meth:`Mesh.nearest_wall`: distance, wall point, face,
+    normal (eight numbers a line)."""
+    return "".join(
+        f"{d:.6f} {x[0]:.6f} {x[1]:.6f} {x[2]:.6f} {f} {n[0]:.9f} {n[1]:.9f} {n[2]:.9f}\n"
+        for d, x, f, n in zip(w.distances.tolist(), w.points.tolist(), w.faces.tolist(),
+                              w.normals.tolist()))
+
+
+def wall_doc(w) -> list:
+    return [{"distance": d, "point": x, "face": f, "normal": n}
+            for d, x, f, n in zip(w.distances, w.points, w.faces, w.normals)]
+
+
 def path_doc(path) -> dict:
     return path.to_dict()
 

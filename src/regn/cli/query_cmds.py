@@ -27,6 +27,10 @@ def add_parser(subparsers, name, help_text):
     elif name != "paths":
         for c in ("x0", "y0", "z0", "x1", "y1", "z1"):
             p.add_argument(c, type=float)
+    if name == "clearance":
+        p.add_argument("--wall", action="store_true",
+                       help="also the nearest wall: its closest point, face row and unit "
+                            "normal out of the volume")
     if name in ("path", "paths"):
         p.add_argument("--no-smooth", action="store_true",
                        help="portal-centroid polyline instead of the shortest one")
@@ -96,6 +100,9 @@ def _nearest(args) -> int:
 
 
 def _clearance(args) -> int:
+    if args.wall:
+        return _streamed(args, args.points, lambda mesh, p: mesh.nearest_wall(p),
+                         Q.wall_lines, Q.wall_doc)
     return _streamed(args, args.points, lambda mesh, p: mesh.distance_to_wall(p),
                      lambda d: "".join(f"{v:.6f}\n" for v in d.tolist()), Q.clearance_doc)
 

@@ -38,7 +38,7 @@ PATH_OPTIONS = {"cost_scale": False, "exclude": False, "block_sphere": False,
 FIELDS = {
     "locate": {"points": True},
     "nearest": {"points": True, "radius": False},
-    "clearance": {"points": True},
+    "clearance": {"points": True, "wall": False},
     "raycast": {"a": True, "b": True, "radius": False},
     "raycasts": {"segments": True, "radius": False},
     "path": {"start": True, "goal": True, "smooth": False, "radius": False, **PATH_OPTIONS},
@@ -113,6 +113,7 @@ class Service:
         p = self.mesh.random_points(2, seed=0)
         self.mesh.locate(p)
         self.mesh.nearest(p)
+        self.mesh.nearest_wall(p)
         self.mesh.raycast(p[0], p[1])
         self.mesh.raycast_many(p, p[::-1])
         self.mesh.find_paths(p, p[::-1], workers=1)
@@ -168,6 +169,11 @@ class Service:
         return Q.nearest_doc(self.mesh.nearest(_rows(req, "points", 3), radius=_radius(req)))
 
     def _clearance(self, req):
+        wall = req.get("wall", False)
+        if not isinstance(wall, bool):
+            raise QueryError(f"wall: must be true or false, got {json.dumps(wall)[:60]}")
+        if wall:
+            return Q.wall_doc(self.mesh.nearest_wall(_rows(req, "points", 3)))
         return Q.clearance_doc(self.mesh.distance_to_wall(_rows(req, "points", 3)))
 
     def _raycast(self, req):

@@ -36,6 +36,14 @@ from . import as_points, scratch
 
 NearestResult = namedtuple("NearestResult", ["points", "tets"])
 
+#: :func:`nearest_wall`'s answer, one row a point.
+WallResult = namedtuple("WallResult", [
+    "distances",    # (N,) float64: as distance_to_wall
+    "points",       # (N,3) float64: the closest point of that wall triangle
+    "faces",        # (N,) int64: its face row (a boundary face), -1 with no answer
+    "normals",      # (N,3) float64: its unit normal out of the volume (as raycast's)
+])
+
 #: points per batch of the wall search
 CHUNK = 65536
 
@@ -99,6 +107,21 @@ def _wall_tris(mesh) -> dict:
         t, _ = mesh.face_owner
         s["wall_tris"] = dict(bf=bf, tri=tri, owner=np.asarray(t)[bf])
     return s["wall_tris"]
+
+
+def _wall_normals(mesh) -> np.ndarray:
+    """(B,3) each wall's stored unit normal, turned to point out of the
+    tetrahedron it bounds, so out of the volume whatever way the file
+    orients its normals (cached)."""
+    s = scratch(mesh)
+    if "wall_normals" not in s:
+        w = _wall_tris(mesh)
+        n = np.asarray(mesh.face_normals, dtype=np.float64)[w["bf"]]
+        inside = np.asarray(mesh.tet_points, dtype=np.float64)[w["owner"]].mean(axis=1)
+        out = w["tri"].mean(axis=1) - inside
+        flip = np.einsum("bd,bd->b", n, out) < 0
+        s["wall_normals"] = np.where(flip[:, None], -n, n)
+    return s["wall_normals"]
 
 
 def _build_bvh(tri, leaf=BVH_LEAF) -> WallBVH | None:
@@ -260,6 +283,34 @@ def nearest(mesh, points, *, workers=None) -> NearestResult:
         tets[k[~ok]] = -1
         tets[k[ok]] = _wall_tris(mesh)["owner"][bi[ok]]
     return NearestResult(out, tets)
+
+
+def nearest_wall(mesh, points, *, workers=None) -> WallResult:
+    """For each point, its nearest wall: the distance (as distance_to_wall),
+    the closest point of the wall triangle, its face row and its unit normal
+    out of the volume. A point with no answer (NaN/inf coordinates, no walls,
+    or a distance that overflows) gets NaN distance/point/normal and face -1
+    (``inf`` distance when the mesh has no walls or the distance overflows,
+    as distance_to_wall). On ``workers`` threads (None: every core)."""
+    pts = as_points(points)
+    fin = np.isfinite(pts).all(axis=1)
+    if fin.all():                        # the usual batch: answered in place
+        where, dist, row = _nearest_wall(mesh, pts, workers)
+    else:
+        where, dist, row = np.full((len(pts), 3), np.nan), np.full(len(pts), np.nan), \
+            np.full(len(pts), -1, np.int64)
+        where[fin], dist[fin], row[fin] = _nearest_wall(mesh, pts[fin], workers)
+    ok = (row >= 0) & np.isfinite(dist)
+    if ok.all():
+        faces = _wall_tris(mesh)["bf"].take(row)
+        normals = _wall_normals(mesh).take(row, axis=0)
+    else:
+        where[~ok] = np.nan
+        faces, normals = np.full(len(pts), -1, np.int64), np.full((len(pts), 3), np.nan)
+        if ok.any():
+            faces[ok] = _wall_tris(mesh)["bf"][row[ok]]
+            normals[ok] = _wall_normals(mesh)[row[ok]]
+    return WallResult(dist, where, faces, normals)
 
 
 def distance_to_wall(mesh, points, *, workers=None) -> np.ndarray:

@@ -48,6 +48,17 @@ def _radius(radius) -> float:
     return _query("regn.query", "as_radius")(radius)
 
 
+def _partial(partial, radius) -> bool:
+    """A query's ``partial`` argument checked: a bool, and only for a point."""
+    from .errors import QueryError
+    if not isinstance(partial, (bool, np.bool_)):
+        raise QueryError(f"partial must be True or False, not {partial!r}")
+    if partial and radius is not _NO_RADIUS and _radius(radius) > 0.0:
+        raise QueryError("partial paths are a point's (radius 0): the region a sphere "
+                         "can reach would need a sphere's search from the start")
+    return bool(partial)
+
+
 def _query(module, name):
     """The function ``name`` of module ``module`` (imported on first use)."""
     fn = _QUERIES.get(name)
@@ -423,10 +434,21 @@ class Mesh:
         return _query("regn.query.nearest", "nearest")(self, points, workers=workers)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
-                  filter=None, radius=_NO_RADIUS):
+                  filter=None, radius=_NO_RADIUS, partial=False):
         """Shortest flight from ``start`` to ``goal``, avoiding a
         :class:`regn.QueryFilter`'s blockers (for a sphere of ``radius``
-        metres when > 0); see :func:`regn.query.path.find_path`."""
+        metres when > 0); see :func:`regn.query.path.find_path`. With
+        ``partial=True``, a goal that cannot be reached gets the path to the
+        reachable point nearest it (status ``"partial"``; see
+        :mod:`regn.query.partial`)."""
+        if partial is not False and _partial(partial, radius):
+            path = self.find_path(start, goal, smooth=smooth, cost_scale=cost_scale,
+                                  exclude=exclude, filter=filter)
+            if path.status not in _query("regn.query.partial", "REPLACES"):
+                return path
+            return _query("regn.query.partial", "partial_path")(
+                self, start, goal, path, smooth=smooth, cost_scale=cost_scale,
+                exclude=exclude, filter=filter)
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
             find_path_radius = _query("regn.query.clearance", "find_path_radius")
             return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude,
@@ -436,13 +458,14 @@ class Mesh:
                          exclude=exclude, filter=filter)
 
     def find_paths(self, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
-                   filter=None, workers=None, radius=_NO_RADIUS):
+                   filter=None, workers=None, radius=_NO_RADIUS, partial=False):
         """:meth:`find_path` for (N,3) starts and goals at once (for a sphere of
         ``radius`` metres when > 0), on ``workers`` threads (default: every
         core); see :func:`regn.query.batch.find_paths`."""
         find_paths = _query("regn.query.batch", "find_paths")
         return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
-                          exclude=exclude, filter=filter, workers=workers, radius=radius)
+                          exclude=exclude, filter=filter, workers=workers, radius=radius,
+                          partial=partial is not False and _partial(partial, radius))
 
     def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
         """Every tetrahedron's cost to ``goal`` and its next portal toward it,

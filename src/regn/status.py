@@ -17,11 +17,12 @@ LOST = 7             # a walk gave up (step cap, or degenerate geometry)
 START_TOO_CLOSE = 8  # a path with a radius: the start has less clearance than it
 GOAL_TOO_CLOSE = 9   # ... the goal has less clearance than it
 TOO_NARROW = 10      # ... a point could fly, but no corridor admits the radius
+PARTIAL = 11         # find_path(partial=True): a path to the reachable point nearest the goal
 
 NAMES = {OK: "ok", CLEAR: "clear", HIT: "hit", START_OUTSIDE: "start_outside",
          GOAL_OUTSIDE: "goal_outside", UNREACHABLE: "unreachable",
          EXCLUDED: "excluded", LOST: "lost", START_TOO_CLOSE: "start_too_close",
-         GOAL_TOO_CLOSE: "goal_too_close", TOO_NARROW: "too_narrow"}
+         GOAL_TOO_CLOSE: "goal_too_close", TOO_NARROW: "too_narrow", PARTIAL: "partial"}
 CODES = {name: code for code, name in NAMES.items()}
 
 

@@ -34,6 +34,9 @@ def add_parser(subparsers, name, help_text):
     if name in ("path", "paths"):
         p.add_argument("--no-smooth", action="store_true",
                        help="portal-centroid polyline instead of the shortest one")
+        p.add_argument("--partial", action="store_true",
+                       help="when the goal cannot be reached (in a rock, cut off), the path "
+                            "to the reachable point nearest it, status 'partial'")
     if name in ("path", "paths", "field"):
         Q.add_path_options(p)
     if name == "paths":
@@ -112,7 +115,7 @@ def _path(args) -> int:
         _check_path_output(args)
     mesh = load_mesh(args.file)
     r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                       smooth=not args.no_smooth, radius=args.radius,
+                       smooth=not args.no_smooth, radius=args.radius, partial=args.partial,
                        **Q.path_options_of_args(mesh, args))
     if args.output is not None:
         # stderr: stdout stays the query's own (parseable) output
@@ -152,7 +155,8 @@ def _paths(args) -> int:
     options = Q.path_options_of_args(mesh, args)
     for seg in iter_points(None, width=6):
         r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
-                            workers=args.workers, radius=args.radius, **options)
+                            workers=args.workers, radius=args.radius,
+                            partial=args.partial, **options)
         if args.json:
             for doc in Q.paths_doc(r):
                 print_json(doc)

@@ -41,8 +41,10 @@ FIELDS = {
     "clearance": {"points": True, "wall": False},
     "raycast": {"a": True, "b": True, "radius": False},
     "raycasts": {"segments": True, "radius": False},
-    "path": {"start": True, "goal": True, "smooth": False, "radius": False, **PATH_OPTIONS},
-    "paths": {"segments": True, "smooth": False, "radius": False, **PATH_OPTIONS},
+    "path": {"start": True, "goal": True, "smooth": False, "radius": False, "partial": False,
+             **PATH_OPTIONS},
+    "paths": {"segments": True, "smooth": False, "radius": False, "partial": False,
+              **PATH_OPTIONS},
     "field": {"goal": True, "points": False, **PATH_OPTIONS},
 }
 
@@ -169,10 +171,7 @@ class Service:
         return Q.nearest_doc(self.mesh.nearest(_rows(req, "points", 3), radius=_radius(req)))
 
     def _clearance(self, req):
-        wall = req.get("wall", False)
-        if not isinstance(wall, bool):
-            raise QueryError(f"wall: must be true or false, got {json.dumps(wall)[:60]}")
-        if wall:
+        if _flag(req, "wall"):
             return Q.wall_doc(self.mesh.nearest_wall(_rows(req, "points", 3)))
         return Q.clearance_doc(self.mesh.distance_to_wall(_rows(req, "points", 3)))
 
@@ -188,12 +187,14 @@ class Service:
     def _path(self, req):
         return Q.path_doc(self.mesh.find_path(_numbers(req, "start"), _numbers(req, "goal"),
                                               smooth=_smooth(req), radius=_radius(req),
+                                              partial=_flag(req, "partial"),
                                               **self._options(req)))
 
     def _paths(self, req):
         seg = _rows(req, "segments", 6)
         return Q.paths_doc(self.mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=_smooth(req),
                                                 workers=self.workers, radius=_radius(req),
+                                                partial=_flag(req, "partial"),
                                                 **self._options(req)))
 
     def _field(self, req):
@@ -237,10 +238,15 @@ def _radius(req):
 
 
 def _smooth(req):
-    smooth = req.get("smooth", True)
-    if not isinstance(smooth, bool):
-        raise QueryError(f"smooth: must be true or false, got {json.dumps(smooth)}")
-    return smooth
+    return _flag(req, "smooth", True)
+
+
+def _flag(req, key, default=False):
+    """A request's true/false field (``default`` when absent)."""
+    value = req.get(key, default)
+    if not isinstance(value, bool):
+        raise QueryError(f"{key}: must be true or false, got {json.dumps(value)[:60]}")
+    return value
 
 
 # --- transports -------------------------------------------------------------------------

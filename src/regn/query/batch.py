@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import QueryError
-from ..status import NAMES, OK, START_OUTSIDE
+from ..status import NAMES, OK, PARTIAL, START_OUTSIDE
 from . import as_points, as_radius
 from .clearance import radius_route, radius_search
 from .path import (Path, _graph, cost_options, count_search, route_to_path, search,
@@ -49,8 +49,8 @@ class Paths:
 
     @property
     def found(self) -> np.ndarray:
-        """(N,) bool: a path was found."""
-        return self.status == NAMES[OK]
+        """(N,) bool: a path was found (to the goal, or a partial one)."""
+        return (self.status == NAMES[OK]) | (self.status == NAMES[PARTIAL])
 
     def __len__(self):
         return len(self.status)
@@ -58,7 +58,7 @@ class Paths:
     def __getitem__(self, i) -> Path:
         i = range(len(self))[i]          # negative indices; IndexError past the end
         p, t, f = self.point_start, self.tet_start, self.portal_start
-        return Path(bool(self.status[i] == NAMES[OK]), str(self.status[i]),
+        return Path(bool(self.status[i] in (NAMES[OK], NAMES[PARTIAL])), str(self.status[i]),
                     float(self.cost[i]), self.tets[t[i]:t[i + 1]],
                     self.portals[f[i]:f[i + 1]], self.points[p[i]:p[i + 1]],
                     float(self.length[i]))
@@ -98,12 +98,14 @@ def _pairs(starts, goals):
 
 
 def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
-               filter=None, workers=None, radius=0.0) -> Paths:
+               filter=None, workers=None, radius=0.0, partial=False) -> Paths:
     """``find_path(starts[i], goals[i], ...)`` for every i, on ``workers``
     threads (default: one per core). ``starts`` and ``goals`` are (N,3) (a
     single point pairs with every point of the other); the options are
-    find_path's, ``radius`` too (a sphere's paths,
-    :mod:`regn.query.clearance`). Returns :class:`Paths`."""
+    find_path's, ``radius`` and ``partial`` too (a sphere's paths,
+    :mod:`regn.query.clearance`; partial paths, :mod:`regn.query.partial`,
+    found after the batch, one search from each start that needs one).
+    Returns :class:`Paths`."""
     ends = _pairs(starts, goals)
     n = len(ends)
     radius = as_radius(radius)
@@ -130,4 +132,29 @@ def find_paths(mesh, starts, goals, *, smooth=True, cost_scale=None, exclude=Non
                 out[i] = route_to_path(mesh, ends[i], route, smooth)
 
     run_chunks(solve, n, workers, chunk=CHUNK, min_chunk=CHUNK)
+    if partial:
+        _make_partial(mesh, ends, out, smooth, cost_scale, exclude, filter)
     return Paths.of(out)
+
+
+def _make_partial(mesh, ends, out, smooth, cost_scale, exclude, filter):
+    """Replace the paths a partial path replaces, in place (one search from
+    each distinct start that needs one, shared by its queries)."""
+    from .partial import REPLACES, nearest_reachable
+    from .path import find_path
+    targets = {}
+    for i, path in enumerate(out):
+        if path.status not in REPLACES:
+            continue
+        key = (ends[i, 0].tobytes(), ends[i, 1].tobytes())
+        if key not in targets:
+            targets[key] = nearest_reachable(mesh, ends[i, 0], ends[i, 1],
+                                             cost_scale=cost_scale, exclude=exclude,
+                                             filter=filter)
+        if targets[key] is None:
+            continue
+        p = find_path(mesh, ends[i, 0], targets[key], smooth=smooth,
+                      cost_scale=cost_scale, exclude=exclude, filter=filter)
+        if p.found:
+            p.status = NAMES[PARTIAL]
+            out[i] = p

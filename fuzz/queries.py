@@ -22,7 +22,9 @@ Oracle, per input (CPU time limit 1 s, as in fuzz/run.py):
 * ``find_path``: statuses from the documented set; a found path starts at the
   start and ends at the goal, its points are located, ``length <= cost``, and
   one input in 20 compares the cost with scipy Dijkstra on the same graph;
-  start == goal inside gives cost 0;
+  start == goal inside gives cost 0; where it fails with ``goal_outside`` or
+  ``unreachable``, ``partial=True`` gives a path from the start to a point of
+  the volume, no nearer an outside goal than that goal's nearest wall;
 * ``raycast``: a segment between two points of one tet is clear;
   ``line_of_sight`` equals ``raycast(...).clear``; the tets crossed start at
   the located tet and step between neighbours; a hit is a boundary face, its
@@ -248,6 +250,8 @@ def run_one(maps, seed, i):
             ref = _dijkstra_cost(mesh, a, b, S, G)
             if not abs(ref - p.cost) <= 1e-9 * max(ref, 1.0):
                 raise Finding(f"path cost {p.cost} vs Dijkstra {ref}")
+    elif p.status in ("goal_outside", "unreachable"):
+        _check_partial(mesh, a, b, p)
     if len(k):
         # a second point strictly inside the first known point's tet
         w = rng.dirichlet(np.ones(4)) * 0.96 + 0.01
@@ -259,6 +263,25 @@ def run_one(maps, seed, i):
     if rng.random() < RADIUS_SHARE:     # drawn last: the point-only draws are unchanged
         check_radius(mesh, rng, pts, t)
     return fam
+
+
+def _check_partial(mesh, a, b, plain):
+    """find_path(partial=True) where the plain search failed: a path from
+    the start to a point of the volume, no nearer the goal than its nearest
+    wall when the goal is outside (every point of the volume is that far)."""
+    p = mesh.find_path(a, b, partial=True)
+    if p.status == plain.status:
+        if np.isfinite(b).all() and np.abs(b).max() < 1e12 * H:
+            raise Finding(f"partial path not found for a {plain.status} goal")
+        return
+    if p.status != "partial" or not p.found:
+        raise Finding(f"partial path status {p.status!r}")
+    if not np.array_equal(p.points[0], a) or np.any(mesh.locate(p.points[-1:]) < 0):
+        raise Finding("partial path does not start at the start and end in the volume")
+    if plain.status == "goal_outside":
+        wall = float(mesh.distance_to_wall(b[None])[0])
+        if np.linalg.norm(p.points[-1] - b) < wall * (1 - 1e-9) - 1e-6 * H:
+            raise Finding("partial path ends nearer the goal than its nearest wall")
 
 
 def _crossings(mesh, a, b, margin=1e-6):

@@ -534,8 +534,9 @@ def check_radius(mesh, rng, pts, t):
 
 
 def warm_radius(mesh):
-    """Compile the radius kernels and the per-mesh portal clearances outside
-    the CPU limit (as the warm-up run does for the point queries)."""
+    """Compile the radius and partial-path kernels and the per-mesh portal
+    clearances outside the CPU limit (as the warm-up run does for the point
+    queries): an alarm raised inside numba's compiler corrupts its state."""
     P = mesh.random_points(4, seed=0)
     for r in (1e-9, 0.01 * H):
         for call in (lambda: mesh.find_path(P[0], P[1], radius=r),
@@ -545,7 +546,10 @@ def warm_radius(mesh):
                      lambda: mesh.line_of_sight(P[:2], P[2:], radius=r),
                      lambda: mesh.raycast_many(P[:2], P[2:], radius=r),
                      lambda: mesh.nearest(np.vstack([P, 2 * H * np.ones((1, 3))]), radius=r),
-                     lambda: mesh.random_points(4, radius=r, seed=0)):
+                     lambda: mesh.random_points(4, radius=r, seed=0),
+                     lambda: mesh.find_path(P[0], 3 * H * np.ones(3), partial=True),
+                     lambda: mesh.find_paths(P[:2], np.vstack([P[2:3], 3 * H * np.ones((1, 3))]),
+                                             partial=True)):
             try:
                 call()
             except RegnError:

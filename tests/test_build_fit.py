@@ -270,6 +270,8 @@ def test_overlapping_tetrahedra_are_refused(tmp_path, capsys):
     (["--asteroids", "-3"], "--asteroids must be in 0..65535"),
     (["--asteroids", "5", "--detail", "0"], "detail must be > 0"),
     (["--asteroids", "5", "--dims", "0", "1", "1"], "grid dims must be three positive"),
+    (["--asteroids", "5", "--half-extent", "9", "--box", "0", "0", "0", "9", "9", "9"],
+     "give --half-extent or --box, not both"),
 ])
 def test_out_of_range_build_options_are_one_line(tmp_path, capsys, argv_tail, message):
     out = tmp_path / "x.rgn"
@@ -332,3 +334,23 @@ def test_json_failures_print_one_json_object(tmp_path, capsys, tiny_map, argv, m
     body = json.loads(out)
     assert isinstance(body, dict) and out.count("\n") == 1
     assert body.get("error") or any(f.get("error") for f in body.get("files", []))
+
+
+def test_asteroids_in_a_custom_box_are_spread_through_that_box(tmp_path):
+    """--asteroids N --box ...: the rocks fill the box given (a long slab far
+    from the origin here), not the default cube around the origin."""
+    lo, hi = np.array([100_000.0, -20_000.0, 0.0]), np.array([300_000.0, 20_000.0, 10_000.0])
+    out = tmp_path / "slab.rgn"
+    assert main(["build", "--asteroids", "40", "--seed", "3", "--box",
+                 *map(str, lo), *map(str, hi), "-o", str(out)]) == 0
+    field = random_asteroid_field(40, seed=3, half_extent=(hi - lo) / 2, centre=(lo + hi) / 2)
+    c = np.array([s.centre for s in field])
+    assert ((c >= lo) & (c <= hi)).all()
+    # spread along the long axis, not bunched in one corner of it
+    assert np.ptp(c[:, 0]) > 0.5 * (hi - lo)[0]
+    # the written mesh has holes where the rocks are: points at rock centres
+    # lying inside the box are outside the navigable volume
+    mesh = regn.load(out)
+    inside = c[((c > lo) & (c < hi)).all(axis=1)]
+    assert len(inside) > 10
+    assert (mesh.locate(inside) < 0).all()

@@ -469,34 +469,40 @@ def check_seed(seed):
 
 
 def random_asteroid_field(n=40, seed=0, half_extent=50_000.0, *, centre=(0.0, 0.0, 0.0)):
-    """A deterministic asteroid field: ``n`` spheres in the cube
-    ``centre +- half_extent``.
+    """A deterministic asteroid field: ``n`` spheres in the box
+    ``centre +- half_extent``; ``half_extent`` is one number (a cube) or one
+    per axis.
 
-    Radii run from 2 % to 16 % of ``half_extent`` (1-8 km in a 100 km cube),
+    Radii run from 2 % to 16 % of the smallest half extent (1-8 km in a
+    100 km cube),
     more small ones than large. About a third of the asteroids are scattered
     alone; the rest gather in clusters, each placed against an earlier member
     of its cluster — some overlapping it, some touching it exactly, some a
-    little apart. Centres stay inside the cube, so some asteroids poke out.
+    little apart. Centres stay inside the box, so some asteroids poke out.
     """
     n = int(n)
     if n < 0:
         raise BuildError(f"asteroid count must be >= 0, got {n}")
     check_seed(seed)
-    h = float(half_extent)
-    if not (math.isfinite(h) and h > 0):
+    try:
+        hv = np.broadcast_to(np.asarray(half_extent, np.float64), (3,)).copy()
+    except ValueError:
+        raise BuildError(f"half extent must be one number or three, got {half_extent!r}") from None
+    if not (np.isfinite(hv).all() and (hv > 0).all()):
         raise BuildError(f"half extent must be > 0, got {half_extent}")
+    h = float(hv.min())
     c0 = np.asarray(centre, np.float64).reshape(3)
     rng = np.random.default_rng(seed)
     rmin, rmax = 0.02 * h, 0.16 * h
     radii = rmin + (rmax - rmin) * rng.random(n) ** 1.6
     n_clusters = max(1, int(round(n / 9)))
-    cluster_centres = rng.uniform(-0.7 * h, 0.7 * h, (n_clusters, 3))
+    cluster_centres = rng.uniform(-0.7 * hv, 0.7 * hv, (n_clusters, 3))
     members = [[] for _ in range(n_clusters)]
     out = []
     for i in range(n):
         r = float(radii[i])
         if rng.random() < 0.35 or i == 0:
-            c = rng.uniform(-h, h, 3)
+            c = rng.uniform(-hv, hv, 3)
         else:
             k = int(rng.integers(n_clusters))
             if not members[k]:
@@ -514,6 +520,6 @@ def random_asteroid_field(n=40, seed=0, half_extent=50_000.0, *, centre=(0.0, 0.
                     f = rng.uniform(1.05, 1.9)            # a gap
                 c = (other.centre - c0) + u * (other.radius + r) * f
             members[k].append(i)
-        c = np.clip(c, -h, h)
+        c = np.clip(c, -hv, hv)
         out.append(Sphere(c0 + c, r))
     return out

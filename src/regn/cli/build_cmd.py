@@ -38,9 +38,10 @@ def add_parser(sub, name, help_text):
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     src = p.add_argument_group("what to build (one of)")
     src.add_argument("--box", nargs=6, type=float, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
-                     help="the play volume's box (metres)")
+                     help="the play volume's box (metres); with --asteroids, the box the field "
+                          "fills")
     src.add_argument("--asteroids", type=int, metavar="N",
-                     help="a random asteroid field of N spheres (see --seed, --half-extent)")
+                     help="a random asteroid field of N spheres (see --seed, --half-extent, --box)")
     src.add_argument("--from-mesh", metavar="MESH",
                      help="an existing tetrahedral mesh (anything meshio reads, or regn's "
                           ".xdmf; tetra cells)")
@@ -49,7 +50,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--obstacles", nargs="+", default=[], metavar="MESH",
                    help="closed triangle-surface obstacles (.obj .ply .stl .off)")
     p.add_argument("--half-extent", type=float, metavar="H",
-                   help="--asteroids: the cube +-H (default 50000)")
+                   help="--asteroids: the cube +-H (default 50000; or give --box)")
     p.add_argument("--agent-radius", type=float, metavar="R",
                    help="inflate every obstacle by R (default 0)")
     p.add_argument("--dims", nargs=3, type=int, metavar=("NX", "NY", "NZ"),
@@ -168,6 +169,8 @@ def _obstacles(args, mode):
     from ..inputs.obstacles import load_obstacle_mesh, load_spheres
     obstacles = []
     if mode == "asteroids":
+        if args.box and args.half_extent is not None:
+            raise RegnError("build: give --half-extent or --box, not both")
         h = 50_000.0 if args.half_extent is None else float(args.half_extent)
         if not h > 0:
             raise RegnError(f"--half-extent must be > 0, got {args.half_extent}")
@@ -175,7 +178,11 @@ def _obstacles(args, mode):
             raise RegnError(f"--asteroids must be in 0..{MAX_ASTEROIDS}, got {args.asteroids}")
         bbox = (args.box[:3], args.box[3:]) if args.box else ((-h,) * 3, (h,) * 3)
         check_float32_box(*bbox)
-        obstacles += random_asteroid_field(args.asteroids, seed=args.seed or 0, half_extent=h)
+        import numpy as np
+        lo, hi = np.asarray(bbox[0], np.float64), np.asarray(bbox[1], np.float64)
+        # the field fills the box it is built in, whatever its shape
+        obstacles += random_asteroid_field(args.asteroids, seed=args.seed or 0,
+                                           half_extent=(hi - lo) / 2, centre=(lo + hi) / 2)
     else:
         bbox = (args.box[:3], args.box[3:])
     for f in args.spheres:

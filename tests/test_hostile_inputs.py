@@ -259,3 +259,18 @@ def test_obstacle_mesh_coordinates_are_checked(tmp_path, capsys):
     code = main(["build", *BOX, "--obstacles", str(obj), "-o", str(tmp_path / "o.rgn"),
                  "--coverage-samples", "0"])
     one_error_line(capsys, code, str(obj), "point 1")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["path", "x.rgn", "1", "2"], "regn: path: the following arguments are required: "),
+    (["bogus"], "regn: argument COMMAND: invalid choice: 'bogus'"),
+    (["--frob"], "regn: unrecognized arguments: --frob (see regn --help)"),
+    (["build", "--asteroids", "x"], "regn: build: argument --asteroids: invalid int value: 'x'"),
+])
+def test_usage_errors_are_one_regn_line(capsys, argv, message):
+    from regn.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith(message) and err.count("\n") == 1, err

@@ -62,7 +62,7 @@ def test_input_reached_through_a_link_is_not_replaced(rgn, tmp_path, capsys):
     code = main(["build", "--box", "-1e3", "-1e3", "-1e3", "1e3", "1e3", "1e3",
                  "--spheres", str(spheres), "-o", str(spheres), "--force",
                  "--coverage-samples", "0"])
-    _refused(capsys, code, "is an input of this command")
+    _refused(capsys, code, "is the input file")
     assert spheres.read_text() == "0,0,0,100\n" and rgn.read_bytes() == before
 
 
@@ -71,6 +71,23 @@ def test_library_save_over_a_loaded_file_is_allowed(rgn):
     mesh = regn.load(rgn)
     regn.save(mesh, rgn, byte_order="<")
     assert regn.load(rgn).byte_order == "<"
+
+
+@pytest.mark.parametrize("argv", [
+    ["build", "--asteroids", "3", "--coverage-samples", "0", "-o", "{out}.rgn"],
+    ["rewrite", "{rgn}", "{out}.rgn"],
+    ["export", "{rgn}", "{out}.vtu"],
+    ["render", "{rgn}", "-o", "{out}.png", "--view", "grid"],
+    ["view", "{rgn}", "-o", "{out}.html"],
+])
+def test_an_output_in_a_missing_folder_is_refused_before_any_work(rgn, tmp_path, capsys,
+                                                                  argv, monkeypatch):
+    import regn.builder.generate as generate
+    monkeypatch.setattr(generate, "generate", None)   # building would fail differently
+    out = tmp_path / "no-such-folder" / "x"
+    _refused(capsys, main([a.format(out=out, rgn=rgn) for a in argv]),
+             "cannot write: directory", "does not exist")
+    assert not out.parent.exists()
 
 
 @pytest.mark.parametrize("command", ["render", "view"])

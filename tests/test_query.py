@@ -203,7 +203,7 @@ def test_may_hold_keeps_every_box_with_a_held_point():
     BARY_TOL, at the corner of a box that stretches away from the
     tetrahedron, on small tetrahedra near the origin and far from it (where
     rounding is largest); and False for a box far outside."""
-    from regn.query._locate_kernels import barycentric, holds, may_hold
+    from regn.query._locate_kernels import holds, may_hold
     from regn.tolerances import BARY_TOL
     rng = np.random.default_rng(8)
     for offset in (0.0, 3e4, 7e6):

@@ -268,3 +268,16 @@ def test_serve_over_tcp_to_several_clients(mesh, mesh_file):
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0
+
+
+def test_serve_port_out_of_range_or_taken_is_one_line(mesh_file, capsys):
+    assert main(["serve", str(mesh_file), "--port", "99999"]) == 2
+    err = capsys.readouterr().err
+    assert err == "regn: --port must be in 0..65535, got 99999\n"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", str(mesh_file), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"regn: cannot listen on 127.0.0.1:{port}: ") and err.count("\n") == 1

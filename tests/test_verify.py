@@ -510,3 +510,17 @@ def test_an_overlap_test_past_its_budget_fails_as_not_decided(base, monkeypatch)
     c = r["tets_do_not_overlap"]
     assert c.status == "fail" and not r.ok and c.passed < c.total
     assert c.detail.startswith("not decided: the test stopped when its work budget ran out")
+
+
+def test_verify_takes_a_path_like_the_cli(tmp_path):
+    m = random_map(80, seed=9)
+    path = tmp_path / "m.rgn"
+    regn.save(m, path)
+    for given in (str(path), path):
+        report = verify(given)
+        assert report.ok and report.path == str(path)
+        assert [c.status for c in report.checks] == [c.status for c in verify(m).checks]
+    with pytest.raises(regn.RegnError, match="missing.rgn"):
+        verify(tmp_path / "missing.rgn")
+    with pytest.raises(TypeError, match="a regn.Mesh, REGN bytes or a file's path, not int"):
+        verify(3)

@@ -125,8 +125,11 @@ def temp_path(path, *, overwrite: bool = True):
 def check_destination(path, *, overwrite: bool) -> None:
     """Raise now what writing to ``path`` would raise for its destination
     (a directory, an input, an existing file without ``overwrite``), so a
-    command can fail before doing its work."""
-    _destination(path, overwrite)
+    command can fail before doing its work; also a missing directory."""
+    target, is_stream = _destination(path, overwrite)
+    folder = os.path.dirname(target) or "."
+    if not is_stream and not os.path.isdir(folder):
+        raise NotADirectoryError(f"directory {os.path.dirname(os.fspath(path))} does not exist")
 
 
 def _destination(path, overwrite):

@@ -23,6 +23,7 @@ the map's scale for distances (plane residuals, centre/radius, portal costs).
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -42,7 +43,8 @@ __all__ = ["verify", "VerifyReport", "Check", "CHECKS"]
 
 
 def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
-    """Run every check of the spec on a :class:`~regn.Mesh` or REGN bytes.
+    """Run every check of the spec on a :class:`~regn.Mesh`, REGN bytes or a
+    file's path (a ``str`` or :class:`os.PathLike`, read with :func:`regn.load`).
 
     Bytes are parsed with :func:`regn.loads` (a :class:`FormatError` -- the
     object cannot be read at all -- propagates). A built mesh (no bytes behind
@@ -70,12 +72,17 @@ def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
 
 def _own_copy(mesh_or_bytes, path):
     """(verify's own mesh read from the object's bytes, the bytes, the path)."""
-    from ..io import loads
+    from ..io import load, loads
     from ..mesh import Mesh
 
+    if isinstance(mesh_or_bytes, (str, os.PathLike)):
+        mesh_or_bytes = load(mesh_or_bytes)
     if isinstance(mesh_or_bytes, Mesh):
         path = path if path is not None else mesh_or_bytes.path
         original = mesh_or_bytes.object_bytes()
-    else:
+    elif isinstance(mesh_or_bytes, (bytes, bytearray, memoryview)):
         original = bytes(mesh_or_bytes)
+    else:
+        raise TypeError("verify() takes a regn.Mesh, REGN bytes or a file's path, not "
+                        f"{type(mesh_or_bytes).__name__}")
     return loads(original, path=path), original, path

@@ -51,15 +51,17 @@ COMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, whose usage errors also go to stdout as JSON when the
-    command line asks for ``--json``."""
+    """argparse, whose usage errors are one ``regn:`` line like every other
+    error (and also JSON on stdout when the command line asks for ``--json``)."""
 
     json_errors = False
 
     def error(self, message):
+        command = self.prog.partition(" ")[2]
+        line = f"{command + ': ' if command else ''}{message} (see {self.prog} --help)"
         if _Parser.json_errors:
-            _print_json_error(f"{self.prog}: {message}", 2)
-        super().error(message)
+            _print_json_error(line, 2)
+        self.exit(2, f"regn: {line}\n")
 
 
 def _print_json_error(message, code):

@@ -113,3 +113,5 @@ def check_output(out, inputs, force=False):
         raise ExportError(f"{out}: is the input file; write somewhere else") from None
     except FileExistsError:
         raise ExportError(f"{out}: exists; pass --force to overwrite it") from None
+    except NotADirectoryError as e:
+        raise ExportError(f"{out}: cannot write: {e}") from None

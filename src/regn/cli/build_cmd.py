@@ -18,7 +18,6 @@ refused without --force.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -213,11 +212,10 @@ def _generate(args, mode, dims):
 
 
 def run(args) -> int:
-    from ..errors import RegnError
     from ..io import save
+    from ._common import check_output
     mode = _mode(args)
-    if os.path.exists(args.output) and not args.force:
-        raise RegnError(f"{args.output}: exists (pass --force to overwrite)")
+    check_output(args.output, [args.from_mesh, *args.spheres, *args.obstacles], args.force)
     dims = tuple(args.dims) if args.dims else None
     if mode == "from_mesh":
         mesh, rep = _from_mesh(args, dims)

@@ -163,6 +163,8 @@ def run_rewrite(args) -> int:
             check_destination(args.output, overwrite=args.force)
         except FileExistsError:
             raise RegnError(f"{args.output}: exists; pass --force to overwrite it") from None
+        except NotADirectoryError as e:
+            raise RegnError(f"{args.output}: cannot write: {e}") from None
     mesh = load_mesh(args.input)
     if same:
         forget_input(args.input)        # --in-place: replacing it is the point

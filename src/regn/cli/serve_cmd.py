@@ -297,6 +297,8 @@ def _serve(args) -> int:
         raise QueryError("--max-request must be at least 1 byte")
     if args.workers is not None and args.workers < 1:
         raise QueryError("--workers must be at least 1")
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise QueryError(f"--port must be in 0..65535, got {args.port}")
     service = Service(load_mesh(args.file), workers=args.workers)
     service.warm_up()
     if args.port is None:
@@ -308,7 +310,11 @@ def _serve(args) -> int:
         answer_stream(service, sys.stdin.buffer, write, args.max_request)
         return 0
     import signal
-    server = tcp_server(service, args.host, args.port, args.max_request)
+    try:
+        server = tcp_server(service, args.host, args.port, args.max_request)
+    except OSError as e:        # in use, not this machine's address, no such host
+        raise RegnError(f"cannot listen on {args.host}:{args.port}: "
+                        f"{e.strerror or e}") from None
     host, port = server.server_address[:2]
     print(f"regn serve: listening on {host}:{port}", file=sys.stderr, flush=True)
 

@@ -281,9 +281,9 @@ def expected_pointer_words(section_offsets, cell_ptr_nonzero, n_items, n_refs):
     holders = {"cells": np.flatnonzero(cell_ptr_nonzero), "items": np.arange(n_items),
                "refs": np.arange(n_refs)}
     groups = [element_offset("header", "section_ptrs", np.arange(6))]
-    for section, field, _, _ in POINTERS:
+    for section, name, _, _ in POINTERS:
         groups.append(off[SECTION[section]] + SIZES[section] * holders[section]
-                      + field_offsets(section)[field])
+                      + field_offsets(section)[name])
     # the groups are each ascending (and in order, in a canonical layout):
     # the stable sort (timsort) is linear on such runs
     words = np.sort(np.concatenate(groups).astype(np.int64) // WORD, kind="stable")

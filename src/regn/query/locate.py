@@ -43,7 +43,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..errors import QueryError
-from ..tolerances import BARY_TOL, BOX_SLACK_REL, CELL_SLACK, SINGULAR_REL
+from ..tolerances import BOX_SLACK_REL, CELL_SLACK, SINGULAR_REL
 from . import as_points, plain_xyz, scratch
 
 #: What the location kernels read, built once per mesh (:func:`locate_tables`).

@@ -274,3 +274,27 @@ def test_usage_errors_are_one_regn_line(capsys, argv, message):
     err = capsys.readouterr().err
     assert exit_.value.code == 2
     assert err.startswith(message) and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("text,line", [
+    ("abc\n1 2 3\n", "line 1: expected 3 numbers 'x y z', got 'abc'"),
+    ("x y\n1 2 3\n", "line 1: expected 3 numbers 'x y z', got 'x y'"),
+])
+def test_a_stray_word_on_line_1_is_not_taken_for_a_header(text, line):
+    with pytest.raises(regn.RegnError, match=line):
+        points_mod.load_rows(stream=io.BytesIO(text.encode()))
+
+
+def test_a_header_naming_each_column_is_skipped():
+    rows = points_mod.load_rows(stream=io.BytesIO(b"x,y,z\n1,2,3\n"))
+    assert rows.tolist() == [[1.0, 2.0, 3.0]]
+
+
+@pytest.mark.parametrize("value", ["1_000", "0x10", "1j", "1e", "--"])
+def test_command_line_numbers_are_spelled_as_in_point_files(capsys, value, rgn_file):
+    with pytest.raises(SystemExit) as exit_:
+        main(["path", str(rgn_file), value, "0", "0", "1", "1", "1"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert "invalid number value" in err or "expected one argument" in err or \
+        "required" in err, err

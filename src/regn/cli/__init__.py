@@ -13,13 +13,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import re
 import sys
 
-#: What argparse is to take for a negative number rather than an option:
-#: every float spelling (its own pattern misses -1e4, -1.5e3, -inf, -nan).
-NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?"
-                             r"|inf|infinity|nan)$", re.IGNORECASE)
+from ..inputs.numbers import NEGATIVE_NUMBER
 
 #: command name -> (module, one-line help). The module is imported on use.
 COMMANDS = {

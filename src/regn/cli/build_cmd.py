@@ -21,6 +21,8 @@ from __future__ import annotations
 import sys
 import time
 
+from ..inputs.numbers import number
+
 #: Monte Carlo samples of the coverage figure, unless told.
 COVERAGE_SAMPLES = 200_000
 #: The most asteroids --asteroids takes (each needs sample points around it,
@@ -36,7 +38,7 @@ def add_parser(sub, name, help_text):
                        epilog=__doc__.split("\n\n", 1)[1],
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     src = p.add_argument_group("what to build (one of)")
-    src.add_argument("--box", nargs=6, type=float, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+    src.add_argument("--box", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                      help="the play volume's box (metres); with --asteroids, the box the field "
                           "fills")
     src.add_argument("--asteroids", type=int, metavar="N",
@@ -48,14 +50,14 @@ def add_parser(sub, name, help_text):
                    help="sphere obstacles: CSV x,y,z,radius (optional header) or JSON list")
     p.add_argument("--obstacles", nargs="+", default=[], metavar="MESH",
                    help="closed triangle-surface obstacles (.obj .ply .stl .off)")
-    p.add_argument("--half-extent", type=float, metavar="H",
+    p.add_argument("--half-extent", type=number, metavar="H",
                    help="--asteroids: the cube +-H (default 50000; or give --box)")
-    p.add_argument("--agent-radius", type=float, metavar="R",
+    p.add_argument("--agent-radius", type=number, metavar="R",
                    help="inflate every obstacle by R (default 0)")
     p.add_argument("--dims", nargs=3, type=int, metavar=("NX", "NY", "NZ"),
                    help="grid cells per axis (default: the finest from about 10 km cells, "
                    "at most 10, down whose cell references fit)")
-    p.add_argument("--detail", type=float, metavar="D",
+    p.add_argument("--detail", type=number, metavar="D",
                    help="sampling density multiplier; higher keeps more of the free volume "
                    "(default: the highest from 1 down that fits)")
     p.add_argument("--seed", type=int, metavar="S",

@@ -58,8 +58,8 @@ def _radius_path(mesh, rng):
 
 def run(args) -> int:
     from ..builder.generate import demo_field, generate
-    from ..io import save
     from ..checks import verify
+    from ..io import save
     from ._common import check_output
     out, png = os.path.join(args.dir, "demo.rgn"), os.path.join(args.dir, "demo.png")
     for path in (out, png):                 # refused before any work is done

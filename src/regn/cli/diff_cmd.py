@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..inputs.numbers import number
+
 
 def add_parser(subparsers, name, help_text):
     p = subparsers.add_parser(name, help=help_text, description=(
@@ -12,7 +14,7 @@ def add_parser(subparsers, name, help_text):
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--json", action="store_true", help="the full comparison as JSON")
-    p.add_argument("--tol", type=float, default=0.0,
+    p.add_argument("--tol", type=number, default=0.0,
                    help="vertex moves up to this distance do not count (default 0)")
     p.set_defaults(func=run, error_exit=2)
     return p
@@ -20,9 +22,10 @@ def add_parser(subparsers, name, help_text):
 
 def run(args) -> int:
     import math
-    from ._common import load_mesh, print_json
+
     from ..errors import RegnError
     from ..scan.diff import diff, format_text
+    from ._common import load_mesh, print_json
     if not (math.isfinite(args.tol) and args.tol >= 0):
         raise RegnError(f"--tol {args.tol:g}: must be a finite distance >= 0")
     a = load_mesh(args.a)

@@ -46,8 +46,8 @@ def add_parser(sub, name, help_text):
 
 
 def run(args) -> int:
-    from ..export import export, extension, ALL_EXTS, unknown_extension_message
     from ..errors import ExportError
+    from ..export import ALL_EXTS, export, extension, unknown_extension_message
     if extension(args.out) not in ALL_EXTS:     # fail before reading the input
         raise ExportError(unknown_extension_message(args.out))
     check_output(args.out, [args.file], args.force)

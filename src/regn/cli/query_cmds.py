@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import sys
 
+from ..errors import RegnError
+from ..inputs.numbers import number
 from . import _queries as Q
 from ._common import JsonList, iter_points, load_mesh, print_json, read_points
-from ..errors import RegnError
 
 
 def add_parser(subparsers, name, help_text):
@@ -21,12 +22,12 @@ def add_parser(subparsers, name, help_text):
                        "a row (default: 'x0 y0 z0 x1 y1 z1' lines on stdin)")
     elif name == "field":
         for c in ("x", "y", "z"):
-            p.add_argument(c, type=float, help="the goal")
+            p.add_argument(c, type=number, help="the goal")
         p.add_argument("--points", help=".csv/.npy/.txt file of positions: print each "
                        "one's cost and next waypoint instead of every tetrahedron's")
     elif name != "paths":
         for c in ("x0", "y0", "z0", "x1", "y1", "z1"):
-            p.add_argument(c, type=float)
+            p.add_argument(c, type=number)
     if name == "clearance":
         p.add_argument("--wall", action="store_true",
                        help="also the nearest wall: its closest point, face row and unit "
@@ -51,7 +52,7 @@ def add_parser(subparsers, name, help_text):
                        help="length unit of the -o file (default m)")
         p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     if name in ("nearest", "path", "paths", "raycast", "raycasts"):
-        p.add_argument("--radius", type=float, default=0.0, metavar="R",
+        p.add_argument("--radius", type=number, default=0.0, metavar="R",
                        help={"nearest": "the nearest position where a sphere of R metres fits",
                              "path": "a path for a sphere of R metres: it never comes "
                                      "closer than R to a wall",

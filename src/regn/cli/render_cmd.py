@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..inputs.numbers import number
 from ._common import check_output, load_mesh, read_points
 
 DESCRIPTION = """Draw the mesh to a PNG (axes in km). Views: 3d (asteroid surfaces
@@ -22,7 +23,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--slice", metavar="AXIS=VALUE",
                    help="cross-section plane, e.g. z=0 or y=-12.5km (metres unless km; "
                         "default z through the box centre)")
-    p.add_argument("--path", nargs=6, type=float, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+    p.add_argument("--path", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                    help="overlay the shortest path between these two points")
     p.add_argument("--points", metavar="FILE",
                    help="overlay points (x y z lines, .csv or .npy; '-' for stdin)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..inputs.numbers import number
 from ._common import check_output, load_mesh
 from .render_cmd import path_arg, points_arg
 
@@ -18,7 +19,7 @@ def add_parser(sub, name, help_text):
     p = sub.add_parser(name, help=help_text, description=DESCRIPTION)
     p.add_argument("file", help="REGN file to read")
     p.add_argument("-o", "--output", required=True, metavar="OUT.html")
-    p.add_argument("--path", nargs=6, type=float, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+    p.add_argument("--path", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                    help="show the shortest path between these two points")
     p.add_argument("--points", metavar="FILE",
                    help="show points (x y z lines, .csv or .npy; '-' for stdin)")

@@ -3,8 +3,8 @@ block at a time, so a command's memory does not grow with the input.
 
 Text: one row a line, ``width`` numbers separated by blanks and/or commas.
 Blank lines and lines starting with ``#`` are skipped; a UTF-8 byte-order
-mark is skipped; the first line may be a header naming the columns (words
-such as ``x,y,z``, none of them a number). A number is written as C's
+mark is skipped; the first line may be a header naming the columns (one
+word a column, such as ``x,y,z``, none of them a number). A number is written as C's
 ``strtod`` reads it in decimal: ``-1e4``, ``.5``, ``nan``, ``-inf`` (not
 ``0x10``, not ``1_000``). Anything else is an error naming the line.
 """
@@ -21,6 +21,7 @@ import numpy as np
 from .. import _atomic
 from ..errors import QueryError
 from .arrays import iter_npy_rows, open_npy
+from .numbers import NUMBER
 
 #: rows handed to a query at a time (.npy input).
 CHUNK_ROWS = 1 << 16
@@ -32,8 +33,6 @@ MAX_LINE_BYTES = 1 << 16
 _BOM = b"\xef\xbb\xbf"
 _HEADER_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLOAT_WORDS = {"nan", "inf", "infinity"}
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?"
-                     r"|nan|inf|infinity)", re.ASCII | re.IGNORECASE)
 
 
 def columns(width: int) -> str:
@@ -118,7 +117,7 @@ def _parse(data: bytes, name, first, width, *, header_allowed):
         raise QueryError(f"{name}: line {line}: not UTF-8 text") from None
     if header_allowed:
         head, _, rest = text.partition("\n")
-        if _is_header(head):
+        if _is_header(head, width):
             text, first = rest, first + 1
     if not text.strip():
         return np.zeros((0, width))
@@ -141,7 +140,7 @@ def _parse_lines(text, name, first, width):
         if not line or line.startswith("#"):
             continue
         fields = line.replace(",", " ").split()
-        bad = next((f for f in fields if not _NUMBER.fullmatch(f)), None)
+        bad = next((f for f in fields if not NUMBER.fullmatch(f)), None)
         if bad is not None or len(fields) != width:
             shown = line if len(line) <= 60 else line[:57] + "..."
             why = (f"{bad!r} is not a number" if bad is not None
@@ -152,8 +151,9 @@ def _parse_lines(text, name, first, width):
     return np.array(rows, dtype=np.float64).reshape(-1, width)
 
 
-def _is_header(line: str) -> bool:
-    """A line naming columns: words, none of them a number."""
+def _is_header(line: str, width: int) -> bool:
+    """A line naming the ``width`` columns: words, none of them a number (a
+    stray word such as ``abc`` is an error, not a header)."""
     fields = line.replace(",", " ").split()
-    return bool(fields) and all(_HEADER_WORD.fullmatch(f) and f.lower() not in _FLOAT_WORDS
+    return len(fields) == width and all(_HEADER_WORD.fullmatch(f) and f.lower() not in _FLOAT_WORDS
                                 for f in fields)

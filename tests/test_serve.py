@@ -191,6 +191,10 @@ BAD = [
     ('{"id": 17, "query": "raycasts", "segments": [[0, 0, 0, 1, 1]]}', 17, "rows of 6"),
     ('{"id": 18, "query": "clearance", "points": [[0, 0, 0]], "wall": 1}', 18,
      "wall: must be true or false"),
+    ('{"id": 19, "query": "locate", "points": [[0, 0, 0], [0.5, false, 1]]}', 19,
+     "points: must be numbers"),
+    ('{"id": 20, "query": "raycast", "a": [0, 0, true], "b": [1, 1, 1]}', 20,
+     "a: must be numbers"),
 ]
 
 

@@ -78,10 +78,20 @@ def _numbers(req, key, kinds="iuf"):
         a = np.asarray(value)
     except ValueError:                   # ragged
         a = None
-    if a is None or a.dtype.kind not in kinds:
+    if a is None or a.dtype.kind not in kinds or (kinds == "iuf" and _holds_bool(value)):
         what = "numbers" if kinds == "iuf" else "booleans or tetrahedron indices"
         raise QueryError(f"{key}: must be {what}, got {json.dumps(value)[:60]}")
     return a
+
+
+def _holds_bool(value) -> bool:
+    """Whether a JSON value holds ``true`` or ``false`` (numpy would take
+    them for 1 and 0 beside numbers)."""
+    if not isinstance(value, list):
+        return type(value) is bool
+    if value and isinstance(value[0], list):
+        return any(_holds_bool(v) for v in value)
+    return any(type(x) is bool or isinstance(x, list) and _holds_bool(x) for x in value)
 
 
 def _rows(req, key, width):

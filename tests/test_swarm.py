@@ -111,7 +111,13 @@ def test_find_paths_options_and_shapes(holey):
     assert [p.cost for p in one] == [holey.find_path(a, B[0], smooth=False).cost for a in A]
     assert len(holey.find_paths(A[0], B, smooth=False)) == len(B)
     empty = holey.find_paths(np.zeros((0, 3)), np.zeros((0, 3)))
-    assert len(empty) == 0 and empty.points.shape == (0, 3)
+    assert len(empty) == 0 and empty.points.shape == (0, 3) and empty.status_counts() == {}
+    # the tally a user prints: plain str and int, summing to the queries
+    far = np.vstack([B[:-1], [1e9, 0, 0]])
+    counts = holey.find_paths(A, far, smooth=False).status_counts()
+    assert counts["goal_outside"] == 1 and sum(counts.values()) == len(A)
+    assert all(type(k) is str and type(v) is int for k, v in counts.items())
+    assert repr(counts).startswith("{'")
     with pytest.raises(regn.QueryError, match="pair up"):
         holey.find_paths(A[:3], B[:4])
     with pytest.raises(regn.QueryError, match="workers"):

@@ -52,6 +52,13 @@ class Paths:
         """(N,) bool: a path was found (to the goal, or a partial one)."""
         return (self.status == NAMES[OK]) | (self.status == NAMES[PARTIAL])
 
+    def status_counts(self) -> dict:
+        """How many queries ended with each status, e.g. ``{"ok": 48,
+        "too_narrow": 2}`` (plain ``str`` and ``int``, ready to print or
+        dump as JSON)."""
+        names, counts = np.unique(self.status, return_counts=True)
+        return {str(n): int(c) for n, c in zip(names, counts)}
+
     def __len__(self):
         return len(self.status)
 

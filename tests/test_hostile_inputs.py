@@ -298,3 +298,13 @@ def test_command_line_numbers_are_spelled_as_in_point_files(capsys, value, rgn_f
     assert exit_.value.code == 2 and err.count("\n") == 1
     assert "invalid number value" in err or "expected one argument" in err or \
         "required" in err, err
+
+
+@pytest.mark.parametrize("command", ["demo", "build", "info", "verify", "path", "serve",
+                                     "export", "render", "view", "scan", "chunk", "diff"])
+def test_help_is_plain_text(capsys, command):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and f"regn {command}" in out
+    assert "``" not in out and ":func:" not in out and ":class:" not in out

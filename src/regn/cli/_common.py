@@ -8,6 +8,12 @@ import sys
 import numpy as np
 
 
+def plain(docstring: str) -> str:
+    """A module docstring's text as ``--help`` shows it: without the reST
+    literal quotes."""
+    return docstring.replace("``", "")
+
+
 def load_mesh(path):
     """Load a REGN file for a command (errors propagate as RegnError)."""
     from ..io import load

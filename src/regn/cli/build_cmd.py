@@ -22,6 +22,7 @@ import sys
 import time
 
 from ..inputs.numbers import number
+from ._common import plain
 
 #: Monte Carlo samples of the coverage figure, unless told.
 COVERAGE_SAMPLES = 200_000
@@ -34,8 +35,8 @@ OBSTACLE_OPTIONS = ("spheres", "obstacles", "half_extent", "agent_radius", "deta
 
 
 def add_parser(sub, name, help_text):
-    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0],
-                       epilog=__doc__.split("\n\n", 1)[1],
+    p = sub.add_parser(name, help=help_text, description=plain(__doc__.split("\n\n")[0]),
+                       epilog=plain(__doc__.split("\n\n", 1)[1]),
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     src = p.add_argument_group("what to build (one of)")
     src.add_argument("--box", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),

@@ -12,9 +12,11 @@ import time
 
 import numpy as np
 
+from ._common import plain
+
 
 def add_parser(sub, name, help_text):
-    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[1])
+    p = sub.add_parser(name, help=help_text, description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("dir", nargs="?", default="regn-demo",
                    help="where to write demo.rgn and demo.png (default ./regn-demo)")
     p.add_argument("--seed", type=int, default=1, help="asteroid field seed")

@@ -339,3 +339,13 @@ def test_progress_only_on_a_tty(capsys):
     cb(5, 10)
     cb(10, 10)
     assert "50%" in t.getvalue() and t.getvalue().endswith("\n")
+
+
+def test_chunk_errors_name_the_file(tmp_path, capsys):
+    short = tmp_path / "short.bin"
+    short.write_bytes(b"REGN\0\0")
+    assert main(["chunk", str(short)]) == 2
+    assert capsys.readouterr().err == (f"regn: {short}: offset 0x0: 6 bytes is too short "
+                                       "for a chunk header (16 bytes)\n")
+    assert main(["chunk", f"{short}@0x99"]) == 2
+    assert capsys.readouterr().err == f"regn: {short}: offset 0x99 is not inside the 6-byte file\n"

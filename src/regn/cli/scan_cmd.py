@@ -124,8 +124,12 @@ def run_chunk(args) -> int:
     path, offset = _split_target(args.target)
     buf = _open_blob(path)
     if not 0 <= offset < len(buf):
-        raise FormatError(f"offset {offset:#x} is not inside the {len(buf)}-byte file")
-    info = infer_object(buf, offset)
+        raise FormatError(f"offset {offset:#x} is not inside the {len(buf)}-byte file",
+                          path=path)
+    try:
+        info = infer_object(buf, offset)
+    except FormatError as e:
+        raise (e if e.path else e.with_path(path)) from None
     if args.json:
         from ._common import print_json
         print_json(info)

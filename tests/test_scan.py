@@ -13,6 +13,7 @@ import regn
 from regn.cli import main
 from regn.format import pof0
 from regn.scan.chunkinfo import infer, infer_object
+from conftest import random_map
 from regn.scan.finder import scan
 
 LO, HI = np.full(3, -5e4), np.full(3, 5e4)
@@ -256,7 +257,14 @@ def test_diff_same_and_renumbered(tmp_path, capsys, mesh):
     le = tmp_path / "le.rgn"
     le.write_bytes(mesh.dumps(byte_order="<"))
     assert main(["diff", a, str(le), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["encoding"]["byte_order"] == {"a": ">", "b": "<"}
+    enc = json.loads(capsys.readouterr().out)["encoding"]
+    assert enc["byte_order"] == {"a": "big", "b": "little"}
+    assert main(["diff", a, str(le)]) == 0
+    assert "encoding byte_order: big -> little" in capsys.readouterr().out
+    # two unrelated maps share no tetrahedron: no "0 of 0" count
+    other = _save(tmp_path, "other.rgn", random_map(40, seed=8))
+    assert main(["diff", a, other]) == 1
+    assert "portal costs: not compared (no tetrahedron in common)" in capsys.readouterr().out
 
 
 def test_diff_moved_vertex(tmp_path, capsys, mesh):

@@ -86,10 +86,12 @@ def _header_diff(a, b):
     if tuple(a.counts) != tuple(b.counts):
         hdr["counts"] = {"a": list(a.counts), "b": list(b.counts)}
     enc = {}
+    endian = {">": "big", "<": "little"}
     for name in ("byte_order", "pof0_dialect"):
         x, y = getattr(a, name), getattr(b, name)
         if x != y:
-            enc[name] = {"a": x, "b": y}
+            enc[name] = ({"a": endian[x], "b": endian[y]} if name == "byte_order"
+                         else {"a": x, "b": y})
     return hdr, enc
 
 
@@ -227,8 +229,11 @@ def format_text(d: dict, name_a="A", name_b="B") -> str:
                  f"{f['adjacency_changed']} with changed adjacency; boundary "
                  f"{f['boundary_a']} -> {f['boundary_b']}")
     p = d["portal_costs"]
-    lines.append(f"  portal costs: {p['changed']} of {p['compared']} changed"
-                 + (f" (max {p['max_change']:.6g})" if p["changed"] else ""))
+    if p["compared"] or not (t["a"] and t["b"]):
+        lines.append(f"  portal costs: {p['changed']} of {p['compared']} changed"
+                     + (f" (max {p['max_change']:.6g})" if p["changed"] else ""))
+    else:
+        lines.append("  portal costs: not compared (no tetrahedron in common)")
     c = d["cells"]
     lines.append(f"  cells: {c['changed']} of {c['compared']} lists changed"
                  + (f" ({c['note']})" if "note" in c else ""))

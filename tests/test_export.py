@@ -396,7 +396,7 @@ def test_render_points_file(rgn_file, amap, tmp_path):
     assert _png(out).shape[:2] == (300, 400)
 
 
-def test_cli_render_and_view_with_path(rgn_file, tmp_path, fake_path, capsys):
+def test_cli_render_and_view_with_path(amap, rgn_file, tmp_path, fake_path, capsys):
     out = tmp_path / "route.png"
     assert main(["render", str(rgn_file), "-o", str(out), "--view", "grid", "--size",
                  "500x400", "--path", "0", "-40000", "-30000", "0", "40000", "-30000"]) == 0
@@ -405,6 +405,14 @@ def test_cli_render_and_view_with_path(rgn_file, tmp_path, fake_path, capsys):
     assert main(["view", str(rgn_file), "-o", str(html), "--path", "0", "-40000",
                  "-30000", "0", "40000", "-30000"]) == 0
     assert '"name":"path"' in html.read_text().replace(" ", "")
+    found = amap.find_path((0, -40000, -30000), (0, 40000, -30000))
+    said = f"path {found.length / 1000:.1f} km, {len(found.points)} points"
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(f"bytes; {said}") and lines[1].endswith(f"bytes; {said}")
+    # a path that cannot be found is said, and the picture drawn without it
+    assert main(["render", str(rgn_file), "-o", str(out), "--force", "--view", "grid",
+                 "--path", "0", "0", "9e9", "0", "40000", "-30000"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("bytes; no path (start_outside)")
 
 
 def test_render_and_view_take_a_computed_path(amap, tmp_path):

@@ -51,8 +51,14 @@ def parse_size(text):
     return int(m.group(1)), int(m.group(2))
 
 
-def path_arg(values):
-    return None if values is None else (values[:3], values[3:])
+def path_arg(mesh, values):
+    """(the path result of ``--path``, the words saying what it is: "path 143.2 km,
+    12 points" or "no path (start_outside)"); (None, None) without ``--path``."""
+    if values is None:
+        return None, None
+    from ..export.render import route_parts
+    route = mesh.find_path(values[:3], values[3:])
+    return route, route_parts(route)[2]
 
 
 def points_arg(source):
@@ -74,9 +80,10 @@ def run(args) -> int:
         parse_slice(args.slice)                 # fail before reading the mesh
     check_output(out, [args.file, args.points], args.force)
     mesh = load_mesh(args.file)
-    render(mesh, out, view=args.view, slice=args.slice, path=path_arg(args.path),
+    route, said = path_arg(mesh, args.path)
+    render(mesh, out, view=args.view, slice=args.slice, path=route,
            points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,
            grid_reduce=args.grid_reduce)
     print(f"wrote {out}: {size[0]}x{size[1]} px, view {args.view}, "
-          f"{os.path.getsize(out)} bytes")
+          f"{os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
     return 0

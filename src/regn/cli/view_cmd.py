@@ -37,7 +37,7 @@ def run(args) -> int:
         raise ExportError(f"{out}: the interactive view is written as .html")
     check_output(out, [args.file, args.points], args.force)
     mesh = load_mesh(args.file)
-    write_html(mesh, out, path=path_arg(args.path), points=points_arg(args.points),
-               title=args.title)
-    print(f"wrote {out}: {os.path.getsize(out)} bytes")
+    route, said = path_arg(mesh, args.path)
+    write_html(mesh, out, path=route, points=points_arg(args.points), title=args.title)
+    print(f"wrote {out}: {os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
     return 0

@@ -30,7 +30,13 @@ def load(path) -> Mesh:
 
 def save(mesh: Mesh, path, *, overwrite: bool = True, byte_order=None,
          pof0_dialect=None) -> None:
-    """Write ``mesh`` to ``path`` atomically (temporary file, then rename)."""
+    """Write ``mesh`` to ``path`` atomically (temporary file, then rename).
+
+    An existing file is replaced, as ``open(path, "wb")`` would; with
+    ``overwrite=False`` that is a :class:`RegnError` instead (the CLI's rule
+    without ``--force``). A symlink is written through, a device or pipe
+    written to, never replaced. Big-endian with the 3-byte POF0 dialect
+    unless ``byte_order`` / ``pof0_dialect`` say otherwise."""
     payload = mesh.dumps(byte_order=byte_order, pof0_dialect=pof0_dialect)
     try:
         atomic_write(path, payload, overwrite=overwrite)

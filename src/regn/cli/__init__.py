@@ -34,7 +34,8 @@ COMMANDS = {
               "waypoint toward it"),
     "raycast": ("query_cmds", "walk a segment through the mesh: clear, or the first wall hit"),
     "raycasts": ("query_cmds", "raycast every segment 'x0 y0 z0 x1 y1 z1' on stdin at once"),
-    "clearance": ("query_cmds", "distance to the nearest wall for each point on stdin"),
+    "clearance": ("query_cmds", "unsigned distance to the nearest wall for each point on stdin "
+                  "(inside a rock too: test with locate)"),
     "serve": ("serve_cmd", "answer JSON-lines queries on stdin/stdout or a local TCP port, "
               "holding the mesh"),
     "export": ("export_cmd", "write the mesh as .vtu/.msh/.obj/.ply/.stl/.npz/.json ..."),

@@ -84,7 +84,8 @@ def run(args) -> int:
     report = verify(mesh, strict=True)
     failed = [c.name for c in report.checks if c.status == "fail"]
     print(f"verify --strict: {'pass' if report.ok else 'FAIL'} "
-          f"({sum(c.status == 'pass' for c in report.checks)} checks pass"
+          f"({sum(c.status == 'pass' for c in report.checks)} of {len(report.checks)} "
+          f"checks pass, {sum(c.status == 'info' for c in report.checks)} informational"
           + (f"; failing: {', '.join(failed)}" if failed else "")
           + f"; round trip {'identical' if report.roundtrip_identical else 'differs'})")
 

@@ -16,7 +16,8 @@ DESCRIPTION = """Write the mesh in the format OUT's extension names:
 .obj .ply .stl              the boundary surface, normals out of the
                             navigable volume (into the asteroids, out of the box);
   also .vtu .vtk with --surface;
-  --groups: one group per asteroid (asteroid_001, the largest first) and per
+  --groups: one group per rock (asteroid_001, the largest first; asteroids
+  that touch or overlap are one rock: one connected surface) and per
   box wall (box_xmin ... box_zmax): 'o'/'g' in OBJ (Blender's importer makes
   one object of each), the face property / cell data 'group' in PLY / VTU
   (0-5 the walls in that order, 6 on the asteroids);
@@ -38,7 +39,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--surface", action="store_true",
                    help="write the boundary surface to .vtu/.vtk instead of the tetrahedra")
     p.add_argument("--groups", action="store_true",
-                   help="split the surface per asteroid and per box wall")
+                   help="split the surface per rock (touching asteroids are one) and per box wall")
     p.add_argument("--units", choices=("m", "km"), default="m",
                    help="length unit of a surface's coordinates (default m)")
     p.add_argument("--force", action="store_true", help="overwrite an existing OUT")

@@ -64,7 +64,6 @@ library code); "keeps r" means >= r (1 - 1e-6) - 1e-8 box half-size.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 import traceback
@@ -77,6 +76,9 @@ import regn
 from regn.errors import RegnError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cpu_limit  # noqa: E402
+from cpu_limit import Timeout  # noqa: E402
 from clearance_reference import (points_clearance, polyline_clearance,  # noqa: E402
                                  segments_clearance, walls)
 
@@ -84,13 +86,6 @@ H = 50_000.0
 RADIUS_SHARE = 0.25                # inputs that also try the radius forms
 STATUSES = {"ok", "start_outside", "goal_outside", "unreachable", "excluded"}
 
-
-class Timeout(BaseException):
-    pass
-
-
-def _alarm(signum, frame):
-    raise Timeout()
 
 
 class Finding(Exception):
@@ -564,11 +559,10 @@ def campaign(seed, start, count, timeout=1.0):
         except (RegnError, Finding):
             pass
         warm_radius(m)
-    signal.signal(signal.SIGPROF, _alarm)
     findings, slowest = [], (0.0, None)
     for i in range(start, start + count):
         t0 = time.perf_counter()
-        signal.setitimer(signal.ITIMER_PROF, timeout)
+        cpu_limit.arm(timeout)
         try:
             run_one(maps, seed, i)
         except RegnError:
@@ -578,7 +572,7 @@ def campaign(seed, start, count, timeout=1.0):
         except Exception:   # noqa: BLE001 - any other exception is a finding
             findings.append((i, traceback.format_exc(limit=3)))
         finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
+            cpu_limit.disarm()
         dt = time.perf_counter() - t0
         if dt > slowest[0]:
             slowest = (dt, i)

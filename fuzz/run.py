@@ -8,7 +8,8 @@ reproduced with ``python fuzz/run.py --seed S --start i --count 1``.
 
 Oracle: every stage returns normally or raises regn.errors.RegnError. Other
 findings: another exception, > --timeout s of process CPU time for one input
-(SIGPROF/ITIMER_PROF: CPU time, so a busy machine does not fake a hang), a
+(SIGPROF/ITIMER_PROF: CPU time, so a busy machine does not fake a hang;
+paused while numba compiles, see fuzz/cpu_limit.py), a
 tracemalloc peak > 10 x input size + 50 MB, a located tetrahedron that does
 not contain the point, a path leaving the volume, and a verify report with
 ok=True for bytes the writer does not reproduce (outside the known-benign
@@ -22,7 +23,6 @@ import contextlib
 import io
 import os
 import resource
-import signal
 import sys
 import tempfile
 import time
@@ -34,21 +34,14 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import cpu_limit  # noqa: E402
 import mutate  # noqa: E402
+from cpu_limit import Timeout  # noqa: E402
 import regn  # noqa: E402
 import regn.cli  # noqa: E402
 from regn.errors import RegnError  # noqa: E402
 
 from regn.checks import verify as _verify  # noqa: E402
-
-
-class Timeout(BaseException):
-    """Raised by SIGPROF; a BaseException so library `except Exception` does
-    not swallow it."""
-
-
-def _alarm(signum, frame):
-    raise Timeout()
 
 
 class Finding(Exception):
@@ -203,7 +196,6 @@ def run_one(data: bytes, tmp: str, rng: np.random.Generator):
 def worker(args):
     seed, start, count, timeout, outdir, trace_every = args
     bases = mutate.make_bases()
-    signal.signal(signal.SIGPROF, _alarm)
     tmpdir = tempfile.mkdtemp(prefix="regn-fuzz-")
     tmp = os.path.join(tmpdir, "in.rgn")
     findings = []
@@ -228,7 +220,7 @@ def worker(args):
         if trace:
             tracemalloc.start()
         t0 = time.perf_counter()
-        signal.setitimer(signal.ITIMER_PROF, timeout)
+        cpu_limit.arm(timeout)
         kind = detail = None
         try:
             tags_i = run_one(data, tmp, rng)
@@ -238,7 +230,7 @@ def worker(args):
         except Timeout:
             kind, detail = "timeout", f"> {timeout} s"
         finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
+            cpu_limit.disarm()
         dt = time.perf_counter() - t0
         if trace:
             _, peak = tracemalloc.get_traced_memory()
@@ -258,7 +250,7 @@ def worker(args):
             # first use builds caches: only an input that is too slow twice,
             # untraced, counts as a hang
             t0 = time.perf_counter()
-            signal.setitimer(signal.ITIMER_PROF, timeout)
+            cpu_limit.arm(timeout)
             try:
                 run_one(data, tmp, np.random.default_rng([seed, i, 1]))
                 kind = None
@@ -267,7 +259,7 @@ def worker(args):
             except Timeout:
                 pass
             finally:
-                signal.setitimer(signal.ITIMER_PROF, 0)
+                cpu_limit.disarm()
             dt = time.perf_counter() - t0
         if dt > slowest[0]:
             slowest = (dt, i)

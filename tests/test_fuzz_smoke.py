@@ -87,3 +87,34 @@ def test_query_fuzz_smoke_run_finds_nothing():
     import queries
     findings, slowest = queries.campaign(seed=11, start=0, count=300)
     assert findings == []
+
+
+def test_the_fuzzers_cpu_limit_stops_while_numba_compiles():
+    """A cold numba cache (a fresh CI machine) compiles kernels inside the
+    timed inputs: the limit must not fire in the compiler (which would leave
+    the kernel unusable), yet must still stop a long run."""
+    import time
+
+    import cpu_limit
+    import numba
+
+    @numba.njit(cache=False)
+    def fresh(n):             # never compiled before this test: a real compile
+        s = 0.0
+        for i in range(n):
+            s += np.sqrt(i) * np.sin(i)
+        return s
+
+    cpu_limit.arm(0.02)       # far less than numba takes to compile `fresh`
+    try:
+        assert fresh(10) == sum(np.sqrt(i) * np.sin(i) for i in range(10))
+    finally:
+        cpu_limit.disarm()
+    with pytest.raises(cpu_limit.Timeout):
+        cpu_limit.arm(0.05)
+        try:
+            t0 = time.process_time()
+            while time.process_time() - t0 < 5:
+                pass
+        finally:
+            cpu_limit.disarm()

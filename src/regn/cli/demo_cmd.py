@@ -64,9 +64,9 @@ def run(args) -> int:
     from ..io import save
     from ._common import check_output
     out, png = os.path.join(args.dir, "demo.rgn"), os.path.join(args.dir, "demo.png")
+    os.makedirs(args.dir, exist_ok=True)    # the demo makes its folder
     for path in (out, png):                 # refused before any work is done
         check_output(path, [], args.force)
-    os.makedirs(args.dir, exist_ok=True)
     t0 = time.perf_counter()
     bbox, obstacles = demo_field(seed=args.seed)
     mesh = generate(bbox, obstacles, dims=(10, 10, 10), seed=args.seed)

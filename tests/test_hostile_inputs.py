@@ -265,7 +265,7 @@ def test_obstacle_mesh_coordinates_are_checked(tmp_path, capsys):
     (["path", "x.rgn", "1", "2"], "regn: path: the following arguments are required: "),
     (["bogus"], "regn: argument COMMAND: invalid choice: 'bogus'"),
     (["--frob"], "regn: unrecognized arguments: --frob (see regn --help)"),
-    (["build", "--asteroids", "x"], "regn: build: argument --asteroids: invalid int value: 'x'"),
+    (["build", "--asteroids", "x"], "regn: build: argument --asteroids: invalid whole value: 'x'"),
 ])
 def test_usage_errors_are_one_regn_line(capsys, argv, message):
     from regn.cli import main
@@ -308,3 +308,12 @@ def test_help_is_plain_text(capsys, command):
     out = capsys.readouterr().out
     assert exit_.value.code == 0 and f"regn {command}" in out
     assert "``" not in out and ":func:" not in out and ":class:" not in out
+
+
+@pytest.mark.parametrize("value", ["1_0", "0x5", "5.0", "1e3"])
+def test_command_line_whole_numbers_are_decimal_digits(capsys, value, tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "--asteroids", value, "-o", str(tmp_path / "x.rgn")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert f"argument --asteroids: invalid whole value: '{value}'" in err, err

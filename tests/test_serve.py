@@ -275,7 +275,7 @@ def test_serve_over_tcp_to_several_clients(mesh, mesh_file):
 
 
 def test_serve_port_out_of_range_or_taken_is_one_line(mesh_file, capsys):
-    assert main(["serve", str(mesh_file), "--port", "99999"]) == 2
+    assert main(["serve", str(mesh_file) + ".missing", "--port", "99999"]) == 2
     err = capsys.readouterr().err
     assert err == "regn: --port must be in 0..65535, got 99999\n"
     with socket.socket() as taken:
@@ -283,5 +283,9 @@ def test_serve_port_out_of_range_or_taken_is_one_line(mesh_file, capsys):
         taken.listen(1)
         port = taken.getsockname()[1]
         assert main(["serve", str(mesh_file), "--port", str(port)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"regn: cannot listen on 127.0.0.1:{port}: ")
+        # bound before the map is read: said at once, whatever the map
+        assert main(["serve", str(mesh_file) + ".missing", "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"regn: cannot listen on 127.0.0.1:{port}: ") and err.count("\n") == 1

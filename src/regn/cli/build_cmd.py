@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..inputs.numbers import number
+from ..inputs.numbers import number, whole
 from ._common import plain
 
 #: Monte Carlo samples of the coverage figure, unless told.
@@ -42,7 +42,7 @@ def add_parser(sub, name, help_text):
     src.add_argument("--box", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                      help="the play volume's box (metres); with --asteroids, the box the field "
                           "fills")
-    src.add_argument("--asteroids", type=int, metavar="N",
+    src.add_argument("--asteroids", type=whole, metavar="N",
                      help="a random asteroid field of N spheres (see --seed, --half-extent, --box)")
     src.add_argument("--from-mesh", metavar="MESH",
                      help="an existing tetrahedral mesh (anything meshio reads, or regn's "
@@ -55,15 +55,15 @@ def add_parser(sub, name, help_text):
                    help="--asteroids: the cube +-H (default 50000; or give --box)")
     p.add_argument("--agent-radius", type=number, metavar="R",
                    help="inflate every obstacle by R (default 0)")
-    p.add_argument("--dims", nargs=3, type=int, metavar=("NX", "NY", "NZ"),
+    p.add_argument("--dims", nargs=3, type=whole, metavar=("NX", "NY", "NZ"),
                    help="grid cells per axis (default: the finest from about 10 km cells, "
                    "at most 10, down whose cell references fit)")
     p.add_argument("--detail", type=number, metavar="D",
                    help="sampling density multiplier; higher keeps more of the free volume "
                    "(default: the highest from 1 down that fits)")
-    p.add_argument("--seed", type=int, metavar="S",
+    p.add_argument("--seed", type=whole, metavar="S",
                    help="jitter / asteroid seed, >= 0 (default 0)")
-    p.add_argument("--coverage-samples", type=int, metavar="N",
+    p.add_argument("--coverage-samples", type=whole, metavar="N",
                    help="Monte Carlo samples for the coverage figure (0 skips it; "
                    f"default {COVERAGE_SAMPLES}, at most 100000000)")
     p.add_argument("-o", "--output", required=True, metavar="OUT.rgn", help="file to write")

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ..inputs.numbers import whole
 from ._common import plain
 
 
@@ -19,7 +20,7 @@ def add_parser(sub, name, help_text):
     p = sub.add_parser(name, help=help_text, description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("dir", nargs="?", default="regn-demo",
                    help="where to write demo.rgn and demo.png (default ./regn-demo)")
-    p.add_argument("--seed", type=int, default=1, help="asteroid field seed")
+    p.add_argument("--seed", type=whole, default=1, help="asteroid field seed")
     p.add_argument("--force", action="store_true",
                    help="replace DIR/demo.rgn and DIR/demo.png if they exist")
     p.set_defaults(func=run)

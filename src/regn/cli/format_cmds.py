@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from ..errors import RegnError
+from ..inputs.numbers import whole
 from ._common import load_mesh, print_json
 
 
@@ -31,7 +32,7 @@ def add_parser(sub, name, help_text):
                        help="overwrite an existing OUTPUT")
         p.add_argument("--byte-order", choices=("big", "little"),
                        help="write in this byte order (default: as read)")
-        p.add_argument("--pof0-dialect", type=int, choices=(3, 4),
+        p.add_argument("--pof0-dialect", type=whole, choices=(3, 4),
                        help="POF0 long-entry form (default: as read)")
         p.set_defaults(func=run_rewrite)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import RegnError
-from ..inputs.numbers import number
+from ..inputs.numbers import number, whole
 from . import _queries as Q
 from ._common import JsonList, iter_points, load_mesh, print_json, read_points
 
@@ -41,7 +41,7 @@ def add_parser(subparsers, name, help_text):
     if name in ("path", "paths", "field"):
         Q.add_path_options(p)
     if name == "paths":
-        p.add_argument("--workers", type=int, metavar="N",
+        p.add_argument("--workers", type=whole, metavar="N",
                        help="threads searching at once (default: one per core)")
     if name == "path":
         p.add_argument("-o", "--output", metavar="OUT",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..inputs.numbers import number
+from ..inputs.numbers import number, whole
 from ._common import check_output, load_mesh, read_points
 
 DESCRIPTION = """Draw the mesh to a PNG (axes in km). Views: 3d (asteroid surfaces
@@ -29,7 +29,7 @@ def add_parser(sub, name, help_text):
                    help="overlay points (x y z lines, .csv or .npy; '-' for stdin)")
     p.add_argument("--size", default="1200x900", metavar="WxH",
                    help="picture size in pixels (default 1200x900)")
-    p.add_argument("--dpi", type=int, default=100,
+    p.add_argument("--dpi", type=whole, default=100,
                    help=f"dots per inch, {DPI_RANGE[0]}..{DPI_RANGE[1]} (default 100)")
     p.add_argument("--grid-reduce", choices=("sum", "max"), default="sum",
                    help="how the grid view combines the z layers (default sum)")

@@ -24,6 +24,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import QueryError, RegnError
+from ..inputs.numbers import whole
 from . import _queries as Q
 from ._common import load_mesh, to_jsonable
 
@@ -52,14 +53,14 @@ FIELDS = {
 def add_parser(subparsers, name, help_text):
     p = subparsers.add_parser(name, help=help_text, description=help_text)
     p.add_argument("file", help="REGN file")
-    p.add_argument("--port", type=int, metavar="N",
+    p.add_argument("--port", type=whole, metavar="N",
                    help="serve TCP clients on this port (0: any free one) instead of "
                         "stdin/stdout")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind with --port (default 127.0.0.1: this machine only)")
-    p.add_argument("--max-request", type=int, default=MAX_REQUEST, metavar="BYTES",
+    p.add_argument("--max-request", type=whole, default=MAX_REQUEST, metavar="BYTES",
                    help=f"longest request line accepted (default {MAX_REQUEST})")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--workers", type=whole, metavar="N",
                    help="threads of one 'paths' request (default: one per core)")
     p.set_defaults(func=_serve)
     return p
@@ -285,13 +286,15 @@ def answer_stream(service, rfile, write, limit):
 
 
 def tcp_server(service, host, port, limit):
-    """A threading TCP server answering each connection's requests."""
+    """A threading TCP server answering each connection's requests with
+    ``server.service`` (which may be set after binding: connections wait in
+    the backlog until ``serve_forever`` runs)."""
     import socketserver
 
     class Handler(socketserver.StreamRequestHandler):
         def handle(self):
             try:
-                answer_stream(service, self.rfile, self.wfile.write, limit)
+                answer_stream(self.server.service, self.rfile, self.wfile.write, limit)
             except (ConnectionError, OSError):
                 pass                     # the client went away
 
@@ -299,7 +302,9 @@ def tcp_server(service, host, port, limit):
         daemon_threads = True
         allow_reuse_address = True
 
-    return Server((host, port), Handler)
+    server = Server((host, port), Handler)
+    server.service = service
+    return server
 
 
 def _serve(args) -> int:
@@ -309,9 +314,21 @@ def _serve(args) -> int:
         raise QueryError("--workers must be at least 1")
     if args.port is not None and not 0 <= args.port <= 65535:
         raise QueryError(f"--port must be in 0..65535, got {args.port}")
-    service = Service(load_mesh(args.file), workers=args.workers)
-    service.warm_up()
-    if args.port is None:
+    server = None
+    if args.port is not None:       # bind first: a taken port fails before the load
+        try:
+            server = tcp_server(None, args.host, args.port, args.max_request)
+        except OSError as e:        # in use, not this machine's address, no such host
+            raise RegnError(f"cannot listen on {args.host}:{args.port}: "
+                            f"{e.strerror or e}") from None
+    try:
+        service = Service(load_mesh(args.file), workers=args.workers)
+        service.warm_up()
+    except BaseException:
+        if server is not None:
+            server.server_close()
+        raise
+    if server is None:
         out = sys.stdout.buffer
 
         def write(data):
@@ -320,11 +337,7 @@ def _serve(args) -> int:
         answer_stream(service, sys.stdin.buffer, write, args.max_request)
         return 0
     import signal
-    try:
-        server = tcp_server(service, args.host, args.port, args.max_request)
-    except OSError as e:        # in use, not this machine's address, no such host
-        raise RegnError(f"cannot listen on {args.host}:{args.port}: "
-                        f"{e.strerror or e}") from None
+    server.service = service
     host, port = server.server_address[:2]
     print(f"regn serve: listening on {host}:{port}", file=sys.stderr, flush=True)
 

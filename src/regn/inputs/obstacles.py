@@ -15,7 +15,6 @@ from ..builder.obstacles import Sphere, TriangleMesh
 from ..errors import BuildError
 from .meshes import read_meshio
 
-
 #: The largest magnitude a map can store (its coordinates are float32).
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 

@@ -481,8 +481,8 @@ def comparison_rows(maps, quick=False, rounds=3):
 def faces_settled(m):
     """How many faces the mesh's last search settled (both sides; the
     first search slot's stamps, so single-threaded use only)."""
-    from regn.query._path_kernels import ST0, ST1
-    from regn.query.path import _graph
+    from regn.query.paths._path_kernels import ST0, ST1
+    from regn.query.paths.path import _graph
     g = _graph(m)
     stamps = g["graph"].node_u16[:, ST0:ST1 + 1]
     return int(np.count_nonzero(stamps == 2 * g["qid"][0] + 1))
@@ -492,7 +492,7 @@ def path_details(m, n=200):
     """The default (smoothed) call against the unsmoothed one, and the
     search's work, on ``n`` queries, with the landmark table and, on a copy
     of the mesh that never gets one, without."""
-    from regn.query.path import _graph, ensure_landmarks
+    from regn.query.paths.path import _graph, ensure_landmarks
     queries = path_queries(m, n)
     ensure_landmarks(_graph(m))                    # (as after the mesh's first searches)
     m.find_path(queries[0][0], queries[0][1])                  # the smoother's kernel too

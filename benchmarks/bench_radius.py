@@ -29,7 +29,7 @@ from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from regn.builder.generate import DEMO_DIMS, demo_field, generate
-from regn.query import scratch
+from regn.query.common import scratch
 
 
 def demo_map():
@@ -53,7 +53,7 @@ def holes_map(seed=1):
 
 
 def precompute(mesh, radii):
-    from regn.query.clearance import margin_radius, portal_clearance, radius_graph
+    from regn.query.radius.portals import margin_radius, portal_clearance, radius_graph
     mesh.find_path(mesh.random_points(1, seed=0)[0], mesh.random_points(1, seed=1)[0])
     mesh.distance_to_wall(np.zeros((1, 3)))           # graph and wall BVH built
     portal_clearance(mesh)                            # (compiled kernels loaded)

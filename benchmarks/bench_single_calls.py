@@ -18,11 +18,11 @@ import numba
 import numpy as np
 
 import regn
-from regn.query import _locate_kernels as LK
-from regn.query import _path_kernels as PK
-from regn.query import _raycast_kernels as RK
-from regn.query.locate import locate_tables
-from regn.query.path import _graph, search_slot, slot_state
+from regn.query.locating import _locate_kernels as LK
+from regn.query.paths import _path_kernels as PK
+from regn.query.sight import _raycast_kernels as RK
+from regn.query.locating.locate import locate_tables
+from regn.query.paths.path import _graph, search_slot, slot_state
 
 
 @numba.njit(nogil=True)

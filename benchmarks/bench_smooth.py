@@ -5,7 +5,7 @@
 Builds the ~15 000-tet map of bench_query.make(2300), takes random
 find_path(smooth=False) corridors and runs each through the previous
 numpy red-black coordinate descent (copied below, as it was before the
-interior-point rewrite) and through regn.query.smooth.smooth_polyline.
+interior-point rewrite) and through regn.query.paths.smooth.smooth_polyline.
 Prints median ms per path for each, the ratio, and the mean relative
 length difference (new - old) / old.
 """
@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_query import make  # noqa: E402
 
-from regn.query.smooth import smooth_polyline  # noqa: E402
+from regn.query.paths.smooth import smooth_polyline  # noqa: E402
 
 
 # ---- previous implementation (red-black block coordinate descent) ----

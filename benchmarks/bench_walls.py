@@ -108,7 +108,7 @@ def main():
         m.distance_to_wall(m.random_points(4, seed=1))
         print(f"  set-up (the wall search's structures, once per map): "
               f"{time.perf_counter() - t0:.2f} s")
-        from regn.query.nearest import _build_bvh, _build_grid, _wall_tris
+        from regn.query.walls.nearest import _build_bvh, _build_grid, _wall_tris
         t0 = time.perf_counter()
         bvh = _build_bvh(_wall_tris(m)["tri"])
         print(f"  BVH build: {(time.perf_counter() - t0) * 1e3:.1f} ms")

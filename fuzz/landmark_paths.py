@@ -22,7 +22,7 @@ import regn  # noqa: E402
 from scipy.sparse import coo_matrix  # noqa: E402
 from scipy.sparse.csgraph import dijkstra  # noqa: E402
 from test_path_search import _portal_edges  # noqa: E402
-from regn.query.path import _graph, ensure_landmarks  # noqa: E402
+from regn.query.paths.path import _graph, ensure_landmarks  # noqa: E402
 
 def check(mesh, n, seed, scale=None, excl=None):
     """(queries checked, mismatches) of n queries against Dijkstra."""

@@ -41,5 +41,5 @@ def path_costs(mesh, pairs):
 
 
 def scratch_is_empty(mesh):
-    from regn.query import scratch
+    from regn.query.common import scratch
     return not scratch(mesh)

@@ -7,7 +7,7 @@ import numpy as np
 
 import regn
 from regn.errors import RegnError
-from regn.query.path import _graph
+from regn.query.paths.path import _graph
 
 from conftest import H, random_map
 

@@ -70,13 +70,13 @@ def rgn_file(amap, tmp_path_factory):
 
 @pytest.fixture
 def fake_path(monkeypatch):
-    """Install a stand-in regn.query.path when the real one is not there yet."""
+    """Install a stand-in regn.query.paths.path when the real one is not there yet."""
     try:
-        import regn.query.path  # noqa: F401
+        import regn.query.paths.path  # noqa: F401
         return False
     except ImportError:
         pass
-    mod = types.ModuleType("regn.query.path")
+    mod = types.ModuleType("regn.query.paths.path")
 
     def find_path(mesh, start, goal, smooth=True, cost_scale=None, exclude=None):
         a, b = np.asarray(start, float), np.asarray(goal, float)
@@ -85,7 +85,7 @@ def fake_path(monkeypatch):
                                      corridor=np.flatnonzero(
                                          np.linalg.norm(mesh.tet_centres - pts[1], axis=1) < 15e3))
     mod.find_path = find_path
-    monkeypatch.setitem(sys.modules, "regn.query.path", mod)
+    monkeypatch.setitem(sys.modules, "regn.query.paths.path", mod)
     return True
 
 

@@ -1,4 +1,4 @@
-"""The landmark bounds of the path search (regn.query.landmarks): the table
+"""The landmark bounds of the path search (regn.query.paths.landmarks): the table
 is a consistent lower bound, searches with it stay optimal against an
 independent Dijkstra under every option, it is built when the docs say, and
 it cuts the search's work."""
@@ -9,8 +9,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 import regn
-from regn.query import landmarks as LM
-from regn.query.path import _graph
+from regn.query.paths import landmarks as LM
+from regn.query.paths.path import _graph
 
 from conftest import random_map
 from test_path_search import _pairs, _portal_edges, _reference_cost, _reprice
@@ -158,7 +158,7 @@ def test_built_after_a_few_searches_and_before_a_batch(holey):
 
 
 def _settled(mesh, pairs):
-    from regn.query._path_kernels import ST0, ST1
+    from regn.query.paths._path_kernels import ST0, ST1
     g = _graph(mesh)
     out = []
     for a, b in pairs:

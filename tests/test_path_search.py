@@ -2,7 +2,7 @@
 
 The reference graph is built here from the mesh's public arrays with
 scipy.sparse.csgraph, with cost_scale and exclude applied the way the cost
-model in ``regn.query.path`` states them. Each returned corridor is also
+model in ``regn.query.paths.path`` states them. Each returned corridor is also
 re-priced from the stored portal costs, so a wrong corridor or portal list
 fails even when the cost is right.
 """
@@ -137,7 +137,7 @@ def test_inadmissible_stored_costs_still_optimal():
     pc[:, :, 0] *= rng.uniform(0.05, 1.0, pc.shape[:2])
     pc = pc.astype(np.float32).astype(np.float64)   # as a file would store them
     mesh.__dict__["portal_costs"] = pc         # before the first search
-    from regn.query.path import _graph
+    from regn.query.paths.path import _graph
     assert not _graph(mesh)["admissible"]
     edges = _portal_edges(mesh)
     n = 0
@@ -161,7 +161,7 @@ def test_costs_breaking_the_triangle_inequality_turn_back():
     pc = np.array(mesh.portal_costs)
     pc[:, :, 0] *= rng.choice([1.0, 1.0, 6.0], pc.shape[:2])
     mesh.__dict__["portal_costs"] = pc.astype(np.float32).astype(np.float64)
-    from regn.query.path import _graph, _triangle_tets
+    from regn.query.paths.path import _graph, _triangle_tets
     assert _graph(mesh)["admissible"]
     kept = _triangle_tets(mesh.tet_faces.astype(np.int64), mesh.neighbors,
                           mesh.portal_costs[:, :, 0], PORTAL_PAIRS)
@@ -183,7 +183,7 @@ def test_costs_breaking_the_triangle_inequality_turn_back():
 def test_builder_costs_let_every_tet_skip_turning_back(holey):
     """The builder writes centroid distances, which obey the triangle
     inequality: the search may skip turning back everywhere."""
-    from regn.query.path import _triangle_tets
+    from regn.query.paths.path import _triangle_tets
     kept = _triangle_tets(holey.tet_faces.astype(np.int64), holey.neighbors,
                           holey.portal_costs[:, :, 0], PORTAL_PAIRS)
     assert kept.mean() > 0.99
@@ -213,7 +213,7 @@ def test_adjacent_tets_and_repeated_queries(holey):
 
 def test_query_stamps_wrap(holey):
     """The per-face stamps are uint16: crossing the wrap must clear them."""
-    from regn.query.path import MAX_QID, _graph
+    from regn.query.paths.path import MAX_QID, _graph
     pairs = _pairs(holey, 12, seed=61)
     before = [holey.find_path(x, y, smooth=False).cost for x, y in pairs]
     _graph(holey)["qid"][0] = MAX_QID - 5

@@ -11,7 +11,7 @@ import pytest
 import regn
 from regn.format.reader import parse
 from regn.mesh import Mesh
-from regn.query import scratch
+from regn.query.common import scratch
 
 import pool_workers
 from conftest import sphere_holes_map

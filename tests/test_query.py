@@ -7,8 +7,8 @@ import pytest
 from scipy.spatial import Delaunay
 
 import regn
-import regn.query.locate
-import regn.query.smooth
+import regn.query.locating.locate
+import regn.query.paths.smooth
 from regn.errors import QueryError
 
 from conftest import sphere_holes_map
@@ -83,7 +83,7 @@ def adversarial(mesh, rng):
 def test_locate_matches_brute_force(mesh, method):
     rng = np.random.default_rng(1)
     pts = np.vstack([rng.uniform(-L, L, (300, 3)), adversarial(mesh, rng)])
-    got = regn.query.locate.locate(mesh, pts, method=method)
+    got = regn.query.locating.locate.locate(mesh, pts, method=method)
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, brute_locate(mesh, pts))
 
@@ -109,7 +109,7 @@ def test_locate_incomplete_cell_list():
     new_ptr = np.concatenate([[0], np.cumsum(counts)])
     m.__dict__["grid_csr"] = (new_ptr, indices[keep])    # a Mesh listing fewer tets
     pts = np.vstack([rng.uniform(-L, L, (300, 3)), adversarial(m, rng)])
-    got = regn.query.locate.locate(m, pts, method="grid")
+    got = regn.query.locating.locate.locate(m, pts, method="grid")
     np.testing.assert_array_equal(got, brute_locate(m, pts))
 
 
@@ -123,7 +123,7 @@ def test_locate_grid_walk_blocked_by_a_hole():
     counts = np.add.reduceat(keep, indptr[:-1]) * (np.diff(indptr) > 0)
     m.__dict__["grid_csr"] = (np.concatenate([[0], np.cumsum(counts)]), indices[keep])
     pts = m.random_points(3000, seed=2)       # all inside the volume
-    got = regn.query.locate.locate(m, pts, method="grid")
+    got = regn.query.locating.locate.locate(m, pts, method="grid")
     assert np.all(got >= 0)
     np.testing.assert_array_equal(got, brute_locate(m, pts))
     np.testing.assert_array_equal(got, m.locate(pts))
@@ -171,8 +171,8 @@ def test_fine_lists_answer_as_the_bounding_box_lists(monkeypatch):
     answer of the lists of every tetrahedron whose bounding box reaches the
     cell (the lists before that filter, same cells, same order), and the
     batch's answer is the single point's."""
-    from regn.query import _locate_kernels as K
-    from regn.query.locate import locate_tables
+    from regn.query.locating import _locate_kernels as K
+    from regn.query.locating.locate import locate_tables
     from regn.builder.generate import demo_field, generate
     maps = [_make(seed=2)[0], generate(*demo_field(seed=5, n=10), dims=(6, 6, 6),
                                        coverage_samples=0)] + _overlapping_maps()
@@ -192,7 +192,7 @@ def test_fine_lists_answer_as_the_bounding_box_lists(monkeypatch):
         K.locate_points(tables, pts, got)
         K.locate_points(full, pts, want)
         np.testing.assert_array_equal(got, want)
-        one = [regn.query.locate.locate_one(m, *p) for p in pts[::7].tolist()]
+        one = [regn.query.locating.locate.locate_one(m, *p) for p in pts[::7].tolist()]
         np.testing.assert_array_equal(one, got[::7])
         assert (got >= 0).sum() > len(pts) // 2
 
@@ -203,7 +203,7 @@ def test_may_hold_keeps_every_box_with_a_held_point():
     BARY_TOL, at the corner of a box that stretches away from the
     tetrahedron, on small tetrahedra near the origin and far from it (where
     rounding is largest); and False for a box far outside."""
-    from regn.query._locate_kernels import holds, may_hold
+    from regn.query.locating._locate_kernels import holds, may_hold
     from regn.tolerances import BARY_TOL
     rng = np.random.default_rng(8)
     for offset in (0.0, 3e4, 7e6):
@@ -234,8 +234,8 @@ def test_locate_blocks_of_points():
     """locate_points works PREFETCH_BLOCK points at a time: batches of every
     length around it, with points outside the box and NaN among them,
     answer as one point at a time."""
-    from regn.query._locate_kernels import PREFETCH_BLOCK, locate_points
-    from regn.query.locate import locate_tables
+    from regn.query.locating._locate_kernels import PREFETCH_BLOCK, locate_points
+    from regn.query.locating.locate import locate_tables
     m = _make(seed=2)[0]
     tables = locate_tables(m)
     rng = np.random.default_rng(4)
@@ -336,7 +336,7 @@ def test_path_cost_matches_dijkstra(mesh):
         # the smoother's polyline (one waypoint per portal; ``points`` keeps
         # its turning points): segment i lies in corridor tet i
         tri = mesh.vertices[mesh.face_vertices[p.portals]]
-        X = regn.query.smooth.smooth_polyline(a, b, tri)
+        X = regn.query.paths.smooth.smooth_polyline(a, b, tri)
         assert len(p.tets) == len(X) - 1
         seg = X[:-1, None] + np.linspace(0.01, 0.99, 25)[None, :, None] * \
             np.diff(X, axis=0)[:, None]
@@ -411,7 +411,7 @@ def test_unreachable_component():
 
 def test_smoothing_matches_generic_solver():
     from scipy.optimize import minimize
-    from regn.query.smooth import smooth_polyline
+    from regn.query.paths.smooth import smooth_polyline
     rng = np.random.default_rng(0)
     for _ in range(4):
         k = 4

@@ -14,7 +14,7 @@ import pytest
 import regn
 from regn.cli import main
 from regn.errors import QueryError
-from regn.query.smooth import smooth_polyline
+from regn.query.paths.smooth import smooth_polyline
 
 from clearance_reference import points_clearance, segments_clearance, walls
 from conftest import random_map

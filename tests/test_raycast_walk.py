@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from regn import status
-from regn.query import _raycast_kernels as K
-from regn.query.locate import _prep, locate
+from regn.query.sight import _raycast_kernels as K
+from regn.query.locating.locate import _prep, locate
 from regn.tolerances import BARY_TOL
 
 from conftest import assert_numba_not_imported, sphere_holes_map
 
-rc_mod = importlib.import_module("regn.query.raycast")   # the module, not the function
+rc_mod = importlib.import_module("regn.query.sight.raycast")   # the module, not the function
 
 L = 50_000.0
 
@@ -204,6 +204,10 @@ def random_segments(mesh, n, seed):
     return A, B
 
 
+#: seeds of adversarial segments tried at most, until a walk has gone round in circles
+MAX_SEEDS = 10
+
+
 def adversarial_segments(mesh, seed):
     """Segments through vertices, along edges, lying in faces, of zero length,
     starting on boundary faces, leaving the box, and non-finite ones."""
@@ -292,11 +296,17 @@ def test_line_of_sight_matches_numpy_walk(mesh):
 
 
 def test_adversarial_segments_match_numpy_walk(mesh):
-    A, B = adversarial_segments(mesh, seed=7)
+    # A segment that makes a walk go round in circles is rare (about one seed
+    # in four has one, which seed depends on qhull's mesh and numpy's
+    # random stream), so seeds are added until both rules have met one.
     before, cycles = dict(TIES), dict(CYCLES)
-    np.testing.assert_array_equal(mesh.line_of_sight(A, B), ref_line_of_sight(mesh, A, B))
-    for a, b in zip(A, B):
-        _same_raycast(mesh.raycast(a, b), ref_raycast(mesh, a, b))
+    for seed in range(7, 7 + MAX_SEEDS):
+        A, B = adversarial_segments(mesh, seed=seed)
+        np.testing.assert_array_equal(mesh.line_of_sight(A, B), ref_line_of_sight(mesh, A, B))
+        for a, b in zip(A, B):
+            _same_raycast(mesh.raycast(a, b), ref_raycast(mesh, a, b))
+        if CYCLES["los"] > cycles["los"] and CYCLES["raycast"] > cycles["raycast"]:
+            break
     # the edge-tie and cycle branches were exercised by both rules (a segment
     # along an edge goes round the edge's tets at one fraction)
     assert TIES["los"] > before["los"] and TIES["raycast"] > before["raycast"]
@@ -338,7 +348,7 @@ def test_hit_without_exit_face_is_named(mesh):
     tetrahedron, from raycast and from raycast_many (the first such hit)."""
     import regn
     from regn.errors import QueryError
-    from regn.query import scratch
+    from regn.query.common import scratch
     A, B = random_segments(mesh, 400, seed=41)
     hits = mesh.raycast_many(A, B)
     k = int(np.flatnonzero(hits.status == "hit")[0])
@@ -472,7 +482,7 @@ def test_kernel_stops_on_cycles_and_nan_geometry():
 
 
 def _tet_row(P):
-    """The affine barycentric rows of one tet, as regn.query.locate._prep."""
+    """The affine barycentric rows of one tet, as regn.query.locating.locate._prep."""
     P = np.asarray(P, np.float64)
     M = np.linalg.inv((P[1:] - P[0]).T)
     return np.concatenate([M, -(M @ P[0])[:, None]], axis=1).reshape(1, 12)
@@ -557,4 +567,4 @@ def test_help_and_import_do_not_load_numba():
         "        main(['--help'])\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "import regn.query.raycast\n")
+        "import regn.query.sight.raycast\n")

@@ -1,7 +1,7 @@
-"""The README's code runs as written.
+"""The README's code runs as written, and so does the guide's (docs/guide.md).
 
-Every fenced block is found by parsing README.md, so a block added later is
-tested without touching this file:
+Every fenced block is found by parsing README.md and then docs/guide.md, so a
+block added later is tested without touching this file:
 
 * ```sh blocks: every ``regn …`` command (a line may chain commands with
   ``&&``; the other ones, such as ``pip install -e .``, set up the environment
@@ -27,6 +27,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
+GUIDE = os.path.join(ROOT, "docs", "guide.md")
 
 
 def fenced_blocks(path=README):
@@ -58,9 +59,13 @@ def shell_commands(code):
 
 
 BLOCKS = fenced_blocks()
-REGN_COMMANDS = [(line, cmd) for lang, line, code in BLOCKS if lang == "sh"
-                 for cmd in shell_commands(code) if cmd.split()[0] == "regn"]
-PYTHON_BLOCKS = [(line, code) for lang, line, code in BLOCKS if lang == "python"]
+#: (document, line, code) of both documents' blocks, the README's first
+DOC_BLOCKS = [("README.md", lang, line, code) for lang, line, code in BLOCKS] + \
+    [("docs/guide.md", lang, line, code) for lang, line, code in fenced_blocks(GUIDE)]
+REGN_COMMANDS = [(f"{doc}:{line}", cmd) for doc, lang, line, code in DOC_BLOCKS
+                 if lang == "sh" for cmd in shell_commands(code) if cmd.split()[0] == "regn"]
+PYTHON_BLOCKS = [(f"{doc}:{line}", code) for doc, lang, line, code in DOC_BLOCKS
+                 if lang == "python"]
 
 
 def regn_argv(command):
@@ -90,20 +95,19 @@ def test_the_readme_has_code_to_run():
 
 
 @pytest.mark.parametrize("line,command", REGN_COMMANDS,
-                         ids=[f"line{line}" for line, _ in REGN_COMMANDS])
+                         ids=[where for where, _ in REGN_COMMANDS])
 def test_readme_regn_command_exits_0(readme_dir, line, command):
     run = readme_dir[1][command]
-    assert run.returncode == 0, (f"README.md line {line}: `{command}` exited "
+    assert run.returncode == 0, (f"{line}: `{command}` exited "
                                  f"{run.returncode}:\n{run.stdout}\n{run.stderr}")
 
 
 @pytest.mark.parametrize("line,code", PYTHON_BLOCKS,
-                         ids=[f"line{line}" for line, _ in PYTHON_BLOCKS])
+                         ids=[where for where, _ in PYTHON_BLOCKS])
 def test_readme_python_block_runs(readme_dir, line, code):
     run = subprocess.run([sys.executable, "-c", code], cwd=readme_dir[0],
                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    assert run.returncode == 0, (f"README.md: the Python block at line {line} "
-                                 f"failed:\n{run.stderr}")
+    assert run.returncode == 0, f"{line}: the Python block failed:\n{run.stderr}"
 
 
 def test_ci_runs_the_readme_test_command_verbatim():

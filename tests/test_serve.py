@@ -32,7 +32,7 @@ def mesh_file(mesh, tmp_path_factory):
 
 def _plain(obj):
     """A library document as the JSON an answer carries (NaN -> null ...)."""
-    from regn.cli._common import to_jsonable
+    from regn.export.data import to_jsonable
     return json.loads(json.dumps(to_jsonable(obj)))
 
 

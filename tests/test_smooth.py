@@ -1,4 +1,4 @@
-"""Corridor smoothing (regn.query.smooth) against a generic solver and by construction."""
+"""Corridor smoothing (regn.query.paths.smooth) against a generic solver and by construction."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from scipy.optimize import minimize
 from scipy.spatial import Delaunay
 
 import regn
-from regn.query.smooth import smooth_polyline
+from regn.query.paths.smooth import smooth_polyline
 from regn.tolerances import SMOOTH_RTOL
 
 

@@ -127,7 +127,7 @@ def test_a_sphere_whose_clearance_is_its_radius_touches_at_once(name, request):
     p = mesh.random_points(400, seed=7)
     r = mesh.distance_to_wall(p)
     q = mesh.nearest(p + 0.0).points             # inside points: themselves
-    from regn.query.nearest import _nearest_wall
+    from regn.query.walls.nearest import _nearest_wall
     wall_pt = _nearest_wall(mesh, p)[0]
     b = p + 3.0 * (wall_pt - p)
     assert np.array_equal(q, p)

@@ -13,8 +13,8 @@ import pytest
 import regn
 from regn import QueryError
 from regn._jit import run_chunks, worker_count
-from regn.query import _sight_kernels as SK
-from regn.query.sight import sight_grid
+from regn.query.sight import _segment_filter_kernels as SK
+from regn.query.sight.segment_filter import sight_grid
 
 from conftest import H, sphere_holes_map
 
@@ -250,7 +250,7 @@ def _meets_box(tri, lo, hi):
 def test_triangle_cells_lists_the_cells_near_a_triangle():
     """triangle_cells lists (cell, triangle) exactly when the triangle meets
     the cell grown by pad (up to 1e-6 either way), needles included."""
-    from regn.geometry._kernels import triangle_cells
+    from regn.geometry._cell_kernels import triangle_cells
     rng = np.random.default_rng(3)
     tri = rng.uniform(0, 10, (30, 3, 3))
     tri[:5, 2] = tri[:5, 0] + 1e-3 * (tri[:5, 1] - tri[:5, 0])    # needles (flat)
@@ -340,7 +340,7 @@ def test_the_last_meshs_caches_go_with_it():
     not beyond the mesh's life."""
     import gc
     import weakref
-    import regn.query as Q
+    import regn.query.common as Q
     m = sphere_holes_map(200, seed=3, holes=1)[0]
     m.locate((0.0, 0.0, 0.0))
     tables = weakref.ref(Q.scratch(m)["loc"]["W"])

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import regn
-from regn.geometry._kernels import (closest_point_on_triangle, closest_points_on_triangles,
-                                    triangle_is_flat)
-from regn.query import nearest as nq
+from regn.geometry._closest_kernels import (closest_point_on_triangle, closest_points_on_triangles,
+                                            triangle_is_flat)
+from regn.query.walls import nearest as nq
 
 from conftest import H, assert_numba_not_imported, random_map
 from test_query import L, _make, closest_on_triangles
@@ -258,7 +258,7 @@ def test_bvh_boxes_hold_their_contents(which, request):
 
 
 def test_import_does_not_load_numba():
-    assert_numba_not_imported("import regn, regn.query.nearest\n")
+    assert_numba_not_imported("import regn, regn.query.walls.nearest\n")
 
 
 # --- the wall grid ------------------------------------------------------------------

@@ -8,8 +8,9 @@ by rounding only."""
 import numpy as np
 import pytest
 
-from regn.query import _waypoint_kernels as W
-from regn.query.smooth import smooth_polyline
+from regn.query.paths import _polish_kernels as PK
+from regn.query.paths import _turning_points_kernels as TP
+from regn.query.paths.smooth import smooth_polyline
 from regn.tolerances import SMOOTH_RTOL
 
 from clearance_reference import segments_clearance
@@ -87,13 +88,13 @@ def test_dropping_straight_points_keeps_the_length(name, request):
         tri = np.ascontiguousarray(_portal_triangles(mesh, path))
         fv = np.asarray(mesh.face_vertices)[path.portals].astype(np.int64)
         X = smooth_polyline(a, b, tri)
-        w = np.array([W.plane_uv(tri, i, *X[i + 1]) for i in range(len(tri))])
-        con, ncon = W.constraint_table(None, None, len(tri), 0.0)
+        w = np.array([PK.plane_uv(tri, i, *X[i + 1]) for i in range(len(tri))])
+        con, ncon = PK.constraint_table(None, None, len(tri), 0.0)
         P = np.empty_like(X)
-        length, _ = W.polish(a, b, tri, fv, con, ncon, w, P)
+        length, _ = PK.polish(a, b, tri, fv, con, ncon, w, P)
         out = np.empty_like(X)
-        n = W.simplify(a, b, tri, fv, None, None, w, X, 1e-6, W.LENGTH_BUDGET_REL, 0.0, out,
-                       np.empty(len(X), np.int64))
+        n = TP.simplify(a, b, tri, fv, None, None, w, X, 1e-6, TP.LENGTH_BUDGET_REL, 0.0, out,
+                        np.empty(len(X), np.int64))
         # the polish settles, never longer than the smoother's polyline (a
         # bend between two points on its own line once stalled Newton's
         # method there), and dropping the straight points keeps its length

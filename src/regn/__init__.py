@@ -21,7 +21,7 @@ _API = {
     "generate": "regn.builder.generate",
     "verify": "regn.checks",
     "from_meshio": "regn.builder.from_meshio",
-    "QueryFilter": "regn.query.filters",
+    "QueryFilter": "regn.query.paths.filters",
     "RegnError": "regn.errors", "FormatError": "regn.errors",
     "LimitError": "regn.errors", "BuildError": "regn.errors",
     "QueryError": "regn.errors", "ExportError": "regn.errors",

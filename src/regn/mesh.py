@@ -44,8 +44,8 @@ _NO_RADIUS = 0.0
 
 
 def _radius(radius) -> float:
-    """A query's ``radius`` argument checked (:func:`regn.query.as_radius`)."""
-    return _query("regn.query", "as_radius")(radius)
+    """A query's ``radius`` argument checked (:func:`regn.query.common.as_radius`)."""
+    return _query("regn.query.common", "as_radius")(radius)
 
 
 def _partial(partial, radius) -> bool:
@@ -175,7 +175,7 @@ class Mesh:
     def __reduce__(self):
         # the object's bytes travel, with what they do not say (the path, and
         # the POF0 dialect when it is known); the cached arrays and the query
-        # structures of regn.query.scratch do not: the receiver builds them
+        # structures of regn.query.common.scratch do not: the receiver builds them
         # on first use, as after regn.load
         return _from_pickle, (self.object_bytes(), self.path, self._dialect)
 
@@ -419,41 +419,41 @@ class Mesh:
         """(N,3) -> (N,) tetrahedron holding each point, -1 outside, like
         ``scipy.spatial.Delaunay.find_simplex``. ``method="grid"`` follows the
         game's own chain through the stored cell lists; ``workers`` threads
-        (None: every core); see :func:`regn.query.locate.locate`."""
-        locate = _query("regn.query.locate", "locate")
+        (None: every core); see :func:`regn.query.locating.locate.locate`."""
+        locate = _query("regn.query.locating.locate", "locate")
         return locate(self, points, return_barycentric=return_barycentric, method=method,
                       workers=workers)
 
     def nearest(self, points, *, radius=_NO_RADIUS, workers=None):
         """Closest point of the navigable volume (where a sphere of ``radius``
         metres fits, when > 0), on ``workers`` threads (None: every core); see
-        :func:`regn.query.nearest.nearest`."""
+        :func:`regn.query.walls.nearest.nearest`."""
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
-            return _query("regn.query.free_space", "nearest_free")(self, points, radius,
+            return _query("regn.query.radius.free_space", "nearest_free")(self, points, radius,
                                                                    workers=workers)
-        return _query("regn.query.nearest", "nearest")(self, points, workers=workers)
+        return _query("regn.query.walls.nearest", "nearest")(self, points, workers=workers)
 
     def find_path(self, start, goal, *, smooth=True, cost_scale=None, exclude=None,
                   filter=None, radius=_NO_RADIUS, partial=False):
         """Shortest flight from ``start`` to ``goal``, avoiding a
         :class:`regn.QueryFilter`'s blockers (for a sphere of ``radius``
-        metres when > 0); see :func:`regn.query.path.find_path`. With
+        metres when > 0); see :func:`regn.query.paths.path.find_path`. With
         ``partial=True``, a goal that cannot be reached gets the path to the
         reachable point nearest it (status ``"partial"``; see
-        :mod:`regn.query.partial`)."""
+        :mod:`regn.query.paths.partial`)."""
         if partial is not False and _partial(partial, radius):
             path = self.find_path(start, goal, smooth=smooth, cost_scale=cost_scale,
                                   exclude=exclude, filter=filter)
-            if path.status not in _query("regn.query.partial", "REPLACES"):
+            if path.status not in _query("regn.query.paths.partial", "REPLACES"):
                 return path
-            return _query("regn.query.partial", "partial_path")(
+            return _query("regn.query.paths.partial", "partial_path")(
                 self, start, goal, path, smooth=smooth, cost_scale=cost_scale,
                 exclude=exclude, filter=filter)
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
-            find_path_radius = _query("regn.query.clearance", "find_path_radius")
+            find_path_radius = _query("regn.query.radius.portals", "find_path_radius")
             return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude,
                                     filter)
-        find_path = _query("regn.query.path", "find_path")
+        find_path = _query("regn.query.paths.path", "find_path")
         return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
                          exclude=exclude, filter=filter)
 
@@ -461,68 +461,74 @@ class Mesh:
                    filter=None, workers=None, radius=_NO_RADIUS, partial=False):
         """:meth:`find_path` for (N,3) starts and goals at once (for a sphere of
         ``radius`` metres when > 0), on ``workers`` threads (default: every
-        core); see :func:`regn.query.batch.find_paths`."""
-        find_paths = _query("regn.query.batch", "find_paths")
+        core); see :func:`regn.query.paths.batch.find_paths` and, with a radius,
+        :func:`regn.query.radius.portals.find_paths_radius`."""
+        partial = partial is not False and _partial(partial, radius)
+        if radius is not _NO_RADIUS and _radius(radius) > 0.0:
+            find_paths_radius = _query("regn.query.radius.portals", "find_paths_radius")
+            return find_paths_radius(self, starts, goals, radius, smooth=smooth,
+                                     cost_scale=cost_scale, exclude=exclude, filter=filter,
+                                     workers=workers)
+        find_paths = _query("regn.query.paths.batch", "find_paths")
         return find_paths(self, starts, goals, smooth=smooth, cost_scale=cost_scale,
-                          exclude=exclude, filter=filter, workers=workers, radius=radius,
-                          partial=partial is not False and _partial(partial, radius))
+                          exclude=exclude, filter=filter, workers=workers, partial=partial)
 
     def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
         """Every tetrahedron's cost to ``goal`` and its next portal toward it,
-        from one search; see :func:`regn.query.field.cost_field`."""
-        cost_field = _query("regn.query.field", "cost_field")
+        from one search; see :func:`regn.query.paths.field.cost_field`."""
+        cost_field = _query("regn.query.paths.field", "cost_field")
         return cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
 
     def raycast(self, a, b, *, radius=_NO_RADIUS):
         """Walk segment a->b (sweep a sphere of ``radius`` metres when > 0);
-        see :func:`regn.query.raycast.raycast`."""
+        see :func:`regn.query.sight.raycast.raycast`."""
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
-            return _query("regn.query.sweep", "raycast_radius")(self, a, b, radius)
-        return _query("regn.query.raycast", "raycast")(self, a, b)
+            return _query("regn.query.sight.sweep", "raycast_radius")(self, a, b, radius)
+        return _query("regn.query.sight.raycast", "raycast")(self, a, b)
 
     def raycast_many(self, a, b, *, radius=_NO_RADIUS, workers=None):
         """:meth:`raycast` over (N,3) segment ends at once, on ``workers``
         threads: arrays of its fields (without the tetrahedra crossed); see
-        :func:`regn.query.raycast.raycast_many`."""
+        :func:`regn.query.sight.raycast.raycast_many`."""
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
-            raycast_many_radius = _query("regn.query.sweep", "raycast_many_radius")
+            raycast_many_radius = _query("regn.query.sight.sweep", "raycast_many_radius")
             return raycast_many_radius(self, a, b, radius, workers=workers)
-        raycast_many = _query("regn.query.raycast", "raycast_many")
+        raycast_many = _query("regn.query.sight.raycast", "raycast_many")
         return raycast_many(self, a, b, workers=workers)
 
     def line_of_sight(self, a, b, *, radius=_NO_RADIUS, workers=None):
         """(N,3),(N,3) -> (N,) bool, clear or not (for a sphere of ``radius``
         when > 0), on ``workers`` threads; see
-        :func:`regn.query.raycast.line_of_sight`."""
+        :func:`regn.query.sight.raycast.line_of_sight`."""
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
-            line_of_sight_radius = _query("regn.query.sweep", "line_of_sight_radius")
+            line_of_sight_radius = _query("regn.query.sight.sweep", "line_of_sight_radius")
             return line_of_sight_radius(self, a, b, radius, workers=workers)
-        line_of_sight = _query("regn.query.raycast", "line_of_sight")
+        line_of_sight = _query("regn.query.sight.raycast", "line_of_sight")
         return line_of_sight(self, a, b, workers=workers)
 
     def distance_to_wall(self, points, *, workers=None):
         """(N,3) -> (N,) distance to the nearest boundary face; see
-        :func:`regn.query.nearest.distance_to_wall`."""
-        distance_to_wall = _query("regn.query.nearest", "distance_to_wall")
+        :func:`regn.query.walls.nearest.distance_to_wall`."""
+        distance_to_wall = _query("regn.query.walls.nearest", "distance_to_wall")
         return distance_to_wall(self, points, workers=workers)
 
     def nearest_wall(self, points, *, workers=None):
         """(N,3) -> each point's nearest wall: distances (N,), closest wall
         points (N,3), boundary face rows (N,), unit normals out of the
-        volume (N,3); see :func:`regn.query.nearest.nearest_wall`."""
-        return _query("regn.query.nearest", "nearest_wall")(self, points, workers=workers)
+        volume (N,3); see :func:`regn.query.walls.nearest.nearest_wall`."""
+        return _query("regn.query.walls.nearest", "nearest_wall")(self, points, workers=workers)
 
     def random_points(self, n, seed=None, *, radius=_NO_RADIUS):
         """(n,3) points uniform in the navigable volume (over the positions
         with clearance ``radius`` metres, when > 0); see
-        :func:`regn.query.sample.random_points`."""
+        :func:`regn.query.locating.sample.random_points`."""
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
-            return _query("regn.query.free_space", "random_free")(self, n, radius, seed)
-        return _query("regn.query.sample", "random_points")(self, n, seed)
+            return _query("regn.query.radius.free_space", "random_free")(self, n, radius, seed)
+        return _query("regn.query.locating.sample", "random_points")(self, n, seed)
 
     def components(self) -> np.ndarray:
         """(T,) connected-component label of each tetrahedron (through shared faces)."""
-        return _query("regn.query.sample", "components")(self)
+        return _query("regn.query.locating.sample", "components")(self)
 
     # --- export ----------------------------------------------------------------
     def to_meshio(self):

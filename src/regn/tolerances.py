@@ -96,23 +96,23 @@ SMOOTH_GAP_FLOOR = 1e-13
 #: distance arithmetic never finds it closer than r.
 CLEARANCE_MARGIN_REL = 1e-9
 
-#: The smoother of a path with a radius (regn.query.keep_clear): each round's
+#: The smoother of a path with a radius (regn.query.radius.keep_clear): each round's
 #: barrier method stops at this certified relative gap, and the rounds once
 #: one gains less. Ten times SMOOTH_RTOL: the answer is then polished into
-#: the exact optimum of the constraints it rests on (regn.query.waypoints);
+#: the exact optimum of the constraints it rests on (regn.query.paths.waypoints);
 #: the gap bounds what is lost only where the polish does not settle.
 RADIUS_SMOOTH_RTOL = 1e-3
 
 #: A path's waypoints: of two consecutive points closer than this fraction of
 #: the path's length, one is dropped, as long as that changes the length by
-#: less than 1e-9 of it (regn.query.waypoints).
+#: less than 1e-9 of it (regn.query.paths.waypoints).
 WAYPOINT_GAP_REL = 1e-6
 
 #: A point's path bends exactly on portal edges, some of them walls; each
 #: turning point is moved this fraction of its portal's longest edge (or 10
 #: or 100 times it, the first that the segment walk finds clear) away from
 #: the corner it turns round, so that no waypoint lies on a wall
-#: (regn.query.waypoints). Above BARY_TOL, far below any length that matters.
+#: (regn.query.paths.waypoints). Above BARY_TOL, far below any length that matters.
 WAYPOINT_NUDGE_REL = 1e-8
 
 #: The segment filter of line_of_sight decides a segment only when every wall

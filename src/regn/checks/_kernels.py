@@ -30,7 +30,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import kernel
-from ..geometry._kernels import cell_coord
+from ..geometry._cell_kernels import cell_coord
 
 #: The records the face and tetrahedron kernels read: ``tets``, ``faces``
 #: native-order structured arrays (sections 1 and 2), ``vertices`` (V,3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-import numpy as np
+from ..export.data import to_jsonable
 
 
 def plain(docstring: str) -> str:
@@ -18,38 +18,6 @@ def load_mesh(path):
     """Load a REGN file for a command (errors propagate as RegnError)."""
     from ..io import load
     return load(path)
-
-
-def _array_to_jsonable(arr: np.ndarray):
-    """An array as nested lists in one pass; only arrays holding NaN/inf take
-    the slow path (JSON has no non-finite numbers: NaN -> null, +-inf ->
-    +-1e308)."""
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        out = arr.astype(object)
-        out[np.isnan(arr)] = None
-        out[np.isposinf(arr)] = 1e308
-        out[np.isneginf(arr)] = -1e308
-        return out.tolist()
-    if arr.dtype.kind in "biuf":
-        return arr.tolist()
-    return to_jsonable(arr.tolist())
-
-
-def to_jsonable(obj):
-    """numpy scalars/arrays -> plain Python for json.dumps."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, np.ndarray):
-        return _array_to_jsonable(obj)
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item() if not isinstance(obj, np.floating) else to_jsonable(obj.item())
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None if np.isnan(obj) else (1e308 if obj > 0 else -1e308)
-    if isinstance(obj, bytes):
-        return obj.decode("latin-1")
-    return obj
 
 
 def print_json(obj, stream=None):

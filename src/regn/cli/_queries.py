@@ -53,7 +53,7 @@ def path_options(mesh, *, cost_scale=None, exclude=None, spheres=(), boxes=(),
     (None without blockers)."""
     filt = None
     if len(spheres) or len(boxes):
-        from ..query.filters import QueryFilter
+        from ..query.paths.filters import QueryFilter
         filt = QueryFilter(mesh)
         for s in spheres:
             s = _row(s, 4, "a blocking sphere (x, y, z, r)")

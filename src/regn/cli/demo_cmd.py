@@ -45,7 +45,7 @@ def _radius_path(mesh, rng):
     with that much room: the portals' clearances are computed first (once
     per mesh), then no point of the path comes closer than the radius to a
     wall."""
-    from ..query.clearance import portal_clearance
+    from ..query.radius.portals import portal_clearance
     t0 = time.perf_counter()
     portal_clearance(mesh)
     t_clear = time.perf_counter() - t0

@@ -11,7 +11,7 @@ JSON object) and the service goes on. docs/queries.md has the protocol.
 
 TCP clients are served on one thread each; the mesh's query caches are
 built before the first request and only read after, and path searches on
-several threads use separate search slots (:func:`regn.query.path.search_slot`).
+several threads use separate search slots (:func:`regn.query.paths.path.search_slot`).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class Service:
         self.mesh.raycast(p[0], p[1])
         self.mesh.raycast_many(p, p[::-1])
         self.mesh.find_paths(p, p[::-1], workers=1)
-        from ..query.path import _graph, ensure_landmarks
+        from ..query.paths.path import _graph, ensure_landmarks
         ensure_landmarks(_graph(self.mesh))
         self.mesh.cost_field(p[0]).next_waypoint(p)
         Q.path_options(self.mesh, spheres=[[*p[0], 0.0]], boxes=[[*p[0], *p[0]]])

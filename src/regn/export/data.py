@@ -54,7 +54,6 @@ def npz_bytes(mesh) -> bytes:
 
 
 def json_bytes(mesh) -> bytes:
-    from ..cli._common import to_jsonable
     doc = {"format": "regn-export/1", "header": header_dict(mesh),
            "arrays": {name: a.tolist() for name, a in arrays(mesh).items()}}
     return json.dumps(to_jsonable(doc), allow_nan=False, separators=(",", ":")).encode()
@@ -71,3 +70,35 @@ def write_data(mesh, path) -> None:
         raise ExportError(f"{os.fspath(path)}: unknown data extension {ext or '(none)'}; "
                           "use .npz or .json")
     write_bytes(path, payload)
+
+
+def _array_to_jsonable(arr: np.ndarray):
+    """An array as nested lists in one pass; only arrays holding NaN/inf take
+    the slow path (JSON has no non-finite numbers: NaN -> null, +-inf ->
+    +-1e308)."""
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        out = arr.astype(object)
+        out[np.isnan(arr)] = None
+        out[np.isposinf(arr)] = 1e308
+        out[np.isneginf(arr)] = -1e308
+        return out.tolist()
+    if arr.dtype.kind in "biuf":
+        return arr.tolist()
+    return to_jsonable(arr.tolist())
+
+
+def to_jsonable(obj):
+    """numpy scalars/arrays -> plain Python for json.dumps."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return _array_to_jsonable(obj)
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item() if not isinstance(obj, np.floating) else to_jsonable(obj.item())
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None if np.isnan(obj) else (1e308 if obj > 0 else -1e308)
+    if isinstance(obj, bytes):
+        return obj.decode("latin-1")
+    return obj

@@ -24,7 +24,7 @@ from ._files import PATH_EXTS, UNITS, extension, unit_scale, write_bytes
 
 
 def path_table(mesh, path, units="m") -> dict:
-    """The polyline of ``path`` (a :class:`regn.query.path.Path`, or anything
+    """The polyline of ``path`` (a :class:`regn.query.paths.path.Path`, or anything
     with ``points``) with its per-point values, scaled to ``units``:
     ``points`` (N,3), ``length`` (N,), ``clearance`` (N,), plus the totals."""
     scale = unit_scale(units)

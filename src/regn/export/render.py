@@ -56,9 +56,9 @@ def route(mesh, start, goal):
     """(points (N,3) or None, corridor tets (K,) or None, note) of the path from
     ``mesh.find_path``; ExportError if the path query is not available."""
     try:
-        from ..query.path import find_path  # noqa: F401  (availability check)
+        from ..query.paths.path import find_path  # noqa: F401  (availability check)
     except ImportError as e:
-        raise ExportError(f"--path needs regn.query.path.find_path, which is not "
+        raise ExportError(f"--path needs regn.query.paths.path.find_path, which is not "
                           f"available in this build ({e})") from None
     return route_parts(mesh.find_path(np.asarray(start, float), np.asarray(goal, float)))
 

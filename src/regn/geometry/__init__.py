@@ -16,9 +16,13 @@ metres, over whole batches.
 ``sampling``       the Fibonacci sphere
 ``manifold``       a boundary's pinch edges and pinch vertices
 ``overlap``        tetrahedra whose interiors overlap
-``_kernels``       the compiled kernels (numba; imported on first use), and
-                   ``_manifold_kernels``, ``_overlap_kernels``,
-                   ``_star_kernels``, ``_graph_kernels`` (the components' own)
+``_*_kernels``     the compiled kernels (numba; imported on first use):
+                   ``_cell_kernels`` (grid cells), ``_closest_kernels``
+                   (closest points, point in tetrahedron),
+                   ``_segment_kernels`` (segments, swept spheres),
+                   ``_tet_pair_kernels``, ``_face_listing_kernels``,
+                   ``_face_proximity_kernels``, ``_star_kernels`` (overlaps),
+                   ``_manifold_kernels``, ``_graph_kernels``
 =================  ==========================================================
 
 Tolerances come from :mod:`regn.tolerances`. This package imports numpy

@@ -34,7 +34,8 @@ import numpy as np
 
 from .._jit import kernel
 from ..tolerances import SIDE_REL
-from ._overlap_kernels import _FACES, UNUSED, face_normal
+from ._face_listing_kernels import UNUSED
+from ._tet_pair_kernels import TET_FACES, face_normal
 
 #: Boundary faces around one vertex that a certificate handles (more: the
 #: vertex is left uncertified).
@@ -71,14 +72,14 @@ def _fans(n_v, tets, faces):
     start = np.zeros(n_v + 1, np.int64)
     for f in range(faces.shape[0]):
         for s in range(3):
-            start[tets[faces[f] // 4, _FACES[faces[f] % 4, s]] + 1] += 1
+            start[tets[faces[f] // 4, TET_FACES[faces[f] % 4, s]] + 1] += 1
     for v in range(n_v):
         start[v + 1] += start[v]
     entry = np.empty(start[n_v], np.int64)
     fill = start[:-1].copy()
     for f in range(faces.shape[0]):
         for s in range(3):
-            v = tets[faces[f] // 4, _FACES[faces[f] % 4, s]]
+            v = tets[faces[f] // 4, TET_FACES[faces[f] % 4, s]]
             entry[fill[v]] = f
             fill[v] += 1
     return start, entry
@@ -140,9 +141,9 @@ def _arcs(pts, tets, faces, arc_start, arcs, v, fan):
         r = faces[arcs[arc_start[v] + i]]
         t, k = r // 4, r % 4
         o = 0
-        while tets[t, _FACES[k, o]] != v:
+        while tets[t, TET_FACES[k, o]] != v:
             o += 1
-        c, a, b = _FACES[k, o], _FACES[k, (o + 1) % 3], _FACES[k, (o + 2) % 3]
+        c, a, b = TET_FACES[k, o], TET_FACES[k, (o + 1) % 3], TET_FACES[k, (o + 2) % 3]
         n0, n1, n2, _, _ = face_normal(pts, t, k)
         u0, u1, u2 = pts[t, a, 0] - pts[t, c, 0], pts[t, a, 1] - pts[t, c, 1], pts[t, a, 2] - pts[t, c, 2]
         w0, w1, w2 = pts[t, b, 0] - pts[t, c, 0], pts[t, b, 1] - pts[t, c, 1], pts[t, b, 2] - pts[t, c, 2]

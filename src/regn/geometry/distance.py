@@ -29,8 +29,8 @@ def _dot(a, b):
 def point_triangle_distance(p, a, b, c):
     """Exact distance from points ``p`` to closed triangles ``abc``, pair by
     pair after broadcasting (``(..., 3)`` each; the compiled closest-point
-    test of :func:`regn.geometry._kernels.closest_point_on_triangle`)."""
-    from ._kernels import point_triangle_distances
+    test of :func:`regn.geometry._closest_kernels.closest_point_on_triangle`)."""
+    from ._closest_kernels import point_triangle_distances
     p, a, b, c = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (p, a, b, c)))
     shape = p.shape[:-1]
     tri = np.stack([a, b, c], axis=-2).reshape(-1, 3, 3)
@@ -223,7 +223,7 @@ def points_triangles_distance(points, tri_points, tri_lo, tri_hi, max_distance=n
     out = np.full(len(p), np.inf)
     tp = tri_points
     if not np.isfinite(max_distance):
-        from ._kernels import nearest_triangle_distances
+        from ._closest_kernels import nearest_triangle_distances
         return nearest_triangle_distances(np.ascontiguousarray(p),
                                           np.ascontiguousarray(tp, np.float64))
     for t, i in box_point_pairs(tri_lo - max_distance, tri_hi + max_distance, p):

@@ -10,7 +10,7 @@ from .tets import face_keys
 def components_of_pairs(n, a, b):
     """``(count, labels)`` of the graph of ``n`` nodes with edges ``a[i]-b[i]``:
     labels (n,) int64, numbered in order of each component's smallest node
-    (a compiled union-find, :func:`regn.geometry._kernels.component_labels`)."""
+    (a compiled union-find, :func:`regn.geometry._graph_kernels.component_labels`)."""
     from ._graph_kernels import component_labels
     a = np.ascontiguousarray(a, np.int64)
     b = np.ascontiguousarray(b, np.int64)

@@ -76,13 +76,13 @@ def grid_membership(tet_points, bbox_min, cell_size, dims):
     Touching counts: every interval of the separating-axis test is widened
     by ``TOUCH_REL * max(cell_size * dims)``, so a pair within round-off of
     touching is kept, never dropped. The work runs in the compiled kernel
-    :func:`regn.geometry._kernels.membership` (imported on first use), over
+    :func:`regn.geometry._cell_kernels.membership` (imported on first use), over
     each tetrahedron's candidate cells only.
     """
     pts = np.asarray(tet_points, dtype=np.float64)
     if len(pts) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    from ._kernels import membership
+    from ._cell_kernels import membership
     return membership(*_kernel_args(pts, bbox_min, cell_size, dims))
 
 
@@ -96,7 +96,7 @@ def grid_membership_split(tet_points, bbox_min, cell_size, dims, parts=2):
     n_t = len(pts)
     if n_t == 0:
         return None
-    from ._kernels import membership_pairs, sort_by_cell
+    from ._cell_kernels import membership_pairs, sort_by_cell
     p, lo, size, d, n_cells, eps = _kernel_args(pts, bbox_min, cell_size, dims)
     cuts = [n_t * k // parts for k in range(parts + 1)]
     pieces = [lambda a=a, b=b: membership_pairs(p, a, b, lo, size, d, eps)

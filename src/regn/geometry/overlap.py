@@ -4,7 +4,9 @@ Tetrahedra of a mesh may share faces, edges and vertices, and may touch;
 their interiors must not overlap. :func:`overlapping_tets` decides it
 exactly (separating axes, with a tolerance ``tol`` for float32 rounding:
 overlaps up to ``tol`` deep count as touching) in the compiled kernels of
-:mod:`regn.geometry._overlap_kernels` and :mod:`regn.geometry._star_kernels`,
+:mod:`regn.geometry._tet_pair_kernels` (the exact pair test),
+:mod:`regn.geometry._face_listing_kernels`,
+:mod:`regn.geometry._face_proximity_kernels` and :mod:`regn.geometry._star_kernels`,
 testing few pairs:
 
 * **Solid tetrahedra only.** A tetrahedron at most ``tol`` thick along one
@@ -114,33 +116,36 @@ def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     pts = _read_only(np.asarray(tet_points, np.float64).reshape(-1, 4, 3), np.float64)
     if len(pts) < 2:
         return Overlaps(0, np.zeros((0, 2), np.int64), 0.0 if tol is None else float(tol))
-    from . import _overlap_kernels as k
+    from . import _face_listing_kernels as listing
+    from . import _face_proximity_kernels as proximity
+    from . import _tet_pair_kernels as tet_pairs
     idx = _vertex_indices(pts, tets)
-    lo, hi, solid, normal, positive, tol = k.tet_boxes(pts, -1.0 if tol is None else float(tol))
+    lo, hi, solid, normal, positive, tol = tet_pairs.tet_boxes(
+        pts, -1.0 if tol is None else float(tol))
     budget = WORK_PER_TET * int(np.count_nonzero(solid)) + WORK_BASE
-    mate, folded = k.face_listing(idx, solid, positive)
-    found, tested, bad, work = _pairs(k.shared_faces, pts, idx, mate, folded, _many(idx, mate),
+    mate, folded = listing.face_listing(idx, solid, positive)
+    found, tested, bad, work = _pairs(listing.shared_faces, pts, idx, mate, folded, _many(idx, mate),
                                       int(idx.max()) + 1, tol * tol, budget)
-    faces = np.flatnonzero(mate == k.BOUNDARY)
+    faces = np.flatnonzero(mate == listing.BOUNDARY)
     certified, joins = _certified(pts, normal, idx, mate, faces, bad, threads)
-    f_lo, f_hi = k.face_boxes(pts, faces, tol)
-    start, entry = k.face_cells(f_lo, f_hi)
-    keys = k.face_keys(idx, faces, certified)
+    f_lo, f_hi = proximity.face_boxes(pts, faces, tol)
+    start, entry = proximity.face_cells(f_lo, f_hi)
+    keys = proximity.face_keys(idx, faces, certified)
     near = np.zeros(len(faces), np.bool_)
     cells = _cuts(start[::8], threads)
     left = budget - work
-    work += sum(_run_all([lambda c0=c0, c1=c1: k.touching_faces(
+    work += sum(_run_all([lambda c0=c0, c1=c1: proximity.touching_faces(
         pts, idx, faces, f_lo, f_hi, keys, start, entry, c0, c1, near, tol, left)
         for c0, c1 in zip(cells[:-1], cells[1:])], threads))
-    tree = k.box_tree(lo, hi, solid)
+    tree = proximity.box_tree(lo, hi, solid)
     # one face of each clean patch, at its centroid; then every face of the
     # patches that overlap there, and every face near another one
-    patch = k.patches(len(faces), near, joins)
+    patch = proximity.patches(len(faces), near, joins)
     found = [found]
     full = near if not bad.any() else np.ones(len(faces), np.bool_)
     if not bad.any():
         reps = np.flatnonzero((patch == np.arange(len(faces))) & ~near)
-        pairs, hit, n, w = _pairs(k.near_faces, pts, idx, tree, faces, reps, True, certified, tol,
+        pairs, hit, n, w = _pairs(proximity.near_faces, pts, idx, tree, faces, reps, True, certified, tol,
                                   budget - work)
         found.append(pairs)
         tested, work = tested + n, work + w
@@ -149,7 +154,7 @@ def overlapping_tets(tet_points, tets=None, tol=None, threads=1) -> Overlaps:
     cuts = np.linspace(0, len(which), max(int(threads), 1) + 1).astype(np.int64)
     left = budget - work
     for pairs, _, n, w in _run_all([
-            lambda part=which[c0:c1]: _pairs(k.near_faces, pts, idx, tree, faces, part, False,
+            lambda part=which[c0:c1]: _pairs(proximity.near_faces, pts, idx, tree, faces, part, False,
                                              certified, tol, left)
             for c0, c1 in zip(cuts[:-1], cuts[1:])], threads):
         found.append(pairs)
@@ -194,7 +199,7 @@ def _pairs(fn, *args):
 def _many(idx, mate):
     """The face slots listing a face several times, sorted by face."""
     from .tets import FACE_SLOTS
-    from ._overlap_kernels import MANY
+    from ._face_listing_kernels import MANY
     slots = np.flatnonzero(mate == MANY)
     tri = np.sort(idx[slots // 4][np.arange(len(slots))[:, None], FACE_SLOTS[slots % 4]], axis=1)
     return np.ascontiguousarray(slots[np.lexsort(tri.T[::-1])])

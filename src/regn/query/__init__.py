@@ -1,123 +1,21 @@
-"""Navigation queries over a :class:`regn.mesh.Mesh`.
+"""Navigation queries over a :class:`regn.mesh.Mesh`, one folder per thing a
+user asks for, lowest first (each folder imports only those above it here):
 
-locate (point -> tetrahedron), nearest / distance_to_wall, find_path (A* over
-the face graph + string pulling), raycast / line_of_sight, random_points and
-components. Per-mesh scratch structures (inverse barycentric matrices, face
-graph, KD-trees, component labels) live in :func:`scratch`, a weak cache keyed
-by the mesh, never on the mesh itself.
+* :mod:`.locating` — which tetrahedron holds a point (``locate``), random
+  free points, connected components;
+* :mod:`.walls` — the nearest wall: ``distance_to_wall``, ``nearest_wall``,
+  ``nearest`` (the closest navigable point);
+* :mod:`.sight` — segments: ``raycast``, ``raycast_many``,
+  ``line_of_sight`` (the walk and its segment filter), and their swept-sphere
+  forms;
+* :mod:`.paths` — ``find_path`` (search, smoother, waypoints, landmark
+  bounds), ``find_paths``, ``cost_field``, partial paths and
+  ``QueryFilter`` blockers;
+* :mod:`.radius` — agents with a radius: the portals' clearances and the
+  sphere's paths, its smoother, and where a sphere fits (``nearest`` and
+  ``random_points`` with ``radius=``).
+
+:mod:`.common` holds what all of them share: the checks of query arguments
+and the per-mesh scratch cache. Each folder keeps its compiled kernels in
+``_*_kernels.py`` modules beside the facade that calls them.
 """
-
-from __future__ import annotations
-
-import weakref
-
-import numpy as np
-
-from ..errors import QueryError
-
-_SCRATCH = weakref.WeakKeyDictionary()
-_NOBODY = (lambda: None, None)
-#: (weak reference to the mesh last asked for, its scratch): a single query
-#: in a loop finds its mesh's caches without the weak dictionary's lookup
-_LAST = _NOBODY
-
-
-def scratch(mesh) -> dict:
-    """A per-mesh dict of cached query structures (freed with the mesh)."""
-    global _LAST
-    last_mesh, last = _LAST
-    if last_mesh() is mesh:
-        return last
-    try:
-        s = _SCRATCH.setdefault(mesh, {})
-    except TypeError:  # unhashable / not weak-referenceable: no caching
-        return {}
-    _LAST = (weakref.ref(mesh, _forget), s)
-    return s
-
-
-def _forget(ref):
-    """The last mesh asked for is gone: let its scratch go with it."""
-    global _LAST
-    if _LAST[0] is ref:
-        _LAST = _NOBODY
-
-
-def _no_complex(p, name):
-    # numpy would drop the imaginary part with only a warning
-    if p.dtype.kind == "c":
-        raise QueryError(f"{name}: complex numbers are not coordinates")
-
-
-def as_points(points, name="points") -> np.ndarray:
-    """(N,3) float64 or raise QueryError."""
-    try:
-        p = np.asarray(points)
-        _no_complex(p, name)
-        p = p.astype(np.float64, copy=False)
-    except (TypeError, ValueError) as exc:
-        raise QueryError(f"{name}: not numeric ({exc})") from None
-    if p.ndim == 1 and p.shape == (3,):
-        p = p[None, :]
-    if p.ndim != 2 or p.shape[1] != 3:
-        raise QueryError(f"{name} must be (N,3), got shape {p.shape}")
-    return p
-
-
-def point_xyz(point, name="point"):
-    """The three coordinates of one point as floats, read as :func:`as_point`
-    reads them (quickly for :func:`plain_xyz`'s kinds of input)."""
-    xyz = plain_xyz(point)
-    return as_point(point, name).tolist() if xyz is None else xyz
-
-
-def plain_xyz(point):
-    """[x, y, z] floats for a (3,) float64 array or a tuple or list of three
-    Python floats or ints (what a caller asking one query usually has), read
-    as :func:`as_point` would; None for any other input."""
-    kind = type(point)
-    if kind is np.ndarray:
-        if point.dtype is _FLOAT64 and point.shape == (3,):
-            return point.tolist()
-    elif (kind is tuple or kind is list) and len(point) == 3:
-        x, y, z = point
-        if type(x) in _PLAIN and type(y) in _PLAIN and type(z) in _PLAIN:
-            try:
-                return [float(x), float(y), float(z)]
-            except OverflowError:           # an int beyond float: as_point's answer
-                pass
-    return None
-
-
-_PLAIN = (float, int)
-_FLOAT64 = np.dtype(np.float64)
-
-
-def as_point(point, name="point") -> np.ndarray:
-    """(3,) float64 or raise QueryError."""
-    try:
-        p = np.asarray(point)
-        _no_complex(p, name)
-        p = p.astype(np.float64, copy=False).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise QueryError(f"{name}: not numeric ({exc})") from None
-    if p.shape != (3,):
-        raise QueryError(f"{name} must be 3 numbers, got shape {np.shape(point)}")
-    return p
-
-
-def as_radius(radius) -> float:
-    """An agent's radius in metres as a float >= 0, or QueryError."""
-    try:
-        r = float(radius)
-    except (TypeError, ValueError):
-        raise QueryError(f"radius must be a number of metres, not {radius!r}") from None
-    if not (np.isfinite(r) and r >= 0.0):
-        raise QueryError(f"radius must be finite and >= 0, got {radius!r}")
-    return r
-
-
-def status_names(codes) -> np.ndarray:
-    """(N,) :mod:`regn.status` codes -> (N,) their names."""
-    from ..status import NAMES
-    return np.array([NAMES[c] for c in range(len(NAMES))])[np.asarray(codes)]

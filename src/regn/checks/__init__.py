@@ -7,7 +7,9 @@ snake_case name and the spec's mark as its ``kind``:
 * ``seed`` -- established by the research notes; always required for ``ok``;
 * ``inferred`` -- our reading; required only with ``strict=True`` (a failure
   on a real file means the reading is wrong, not necessarily the file);
-* ``info`` -- a measured rate or a value worth showing, never required;
+* ``info`` -- a measured rate or a value worth showing, never required
+  (the boundary's pinches among them: a mesh's quality, not a reading of
+  the format; :attr:`VerifyReport.quality` gives their counts);
 
 and counts (``passed`` of ``total`` records, pairs or words). A failing
 check's ``detail`` names the first offending records and what was seen there.
@@ -16,7 +18,7 @@ The checks are declared in one module per part of the spec, in report order:
 :mod:`.chunk` (frame, POF0, sections), :mod:`.header`, :mod:`.grid` (the
 grid's records), :mod:`.geometry` (vertices in the box; later the grid
 rule), :mod:`.faces`, :mod:`.tets`, :mod:`.topology` (the mesh as a whole:
-pinches, overlaps), :mod:`.roundtrip`. Tolerances
+overlaps; pinches, as quality), :mod:`.roundtrip`. Tolerances
 (:mod:`regn.tolerances`): ``UNIT_TOL`` for face normals, ``GEOM_REL`` times
 the map's scale for distances (plane residuals, centre/radius, portal costs).
 """
@@ -29,7 +31,7 @@ import time
 import numpy as np
 
 from . import chunk, faces, geometry, grid, header, roundtrip, tets, topology
-from ._report import Check, VerifyReport
+from ._report import Check, Quality, VerifyReport
 
 #: Every check's declaration (:class:`._report.Statement`), in report order.
 STATEMENTS = tuple(s for part in (chunk.PART, header.PART, grid.PART, geometry.VERTICES,
@@ -39,7 +41,7 @@ STATEMENTS = tuple(s for part in (chunk.PART, header.PART, grid.PART, geometry.V
 #: Every check, in report order: (name, kind). Names are stable.
 CHECKS = tuple((s.name, s.kind) for s in STATEMENTS)
 
-__all__ = ["verify", "VerifyReport", "Check", "CHECKS"]
+__all__ = ["verify", "VerifyReport", "Check", "Quality", "CHECKS"]
 
 
 def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
@@ -61,6 +63,8 @@ def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
     run = start(mesh, original)
     with np.errstate(all="ignore"):       # NaN and inf in a file are data to report
         report.checks = [s.run(run) for s in STATEMENTS]
+    report.quality = {s.quality[0]: Quality(c.total - c.passed, c.total, s.quality[1])
+                      for s, c in zip(STATEMENTS, report.checks) if s.quality}
     table = run.fact(chunk.pof0).table
     report.pof0_dialect = None if table is None else int(table.dialect)
     report.pof0_note = run.fact(chunk.pof0).note

@@ -12,7 +12,8 @@ native-order structured arrays of the layouts of :mod:`regn.format.layout`
 * :func:`tet_measures`: per tetrahedron, its volume, each face plane's
   distances to its vertices, the vertex mean (and the cell holding it) and
   spread, the stored centre's distance from the mean, what the portal-cost
-  rule gives and how far the stored costs are from it;
+  rule gives and how far the stored costs are from it, and which vertex lies
+  off each face's plane (so the face's own three vertices);
 * :func:`grid_compare`, :func:`sphere_reach`: the grid's references against
   the expected (cell, tetrahedron) pairs and the tetrahedra's spheres.
 
@@ -65,10 +66,13 @@ FaceMeasures = namedtuple("FaceMeasures", "listed other a_lists b length residua
 #: of the faces of each portal pair, ``edge`` (T,6) either face of the pair is
 #: on the boundary (listed once), ``portal_off`` (T,6) how far the stored
 #: (cost, aux) is off (want, 0 at an edge else want): the larger difference,
-#: NaN if either is; per face, ``a_off`` (F,) n.v+d of the face plane in
-#: tetrahedron A's slot_a at the vertex of A farthest from it.
+#: NaN if either is; ``opposite`` (T,4) the vertex slot off each face slot's
+#: plane (the farthest from it: the other three are the face's own vertices,
+#: found from the [seed] plane, not from a slot convention); per face,
+#: ``a_off`` (F,) n.v+d of the face plane in tetrahedron A's slot_a at the
+#: vertex of A farthest from it.
 TetMeasures = namedtuple("TetMeasures", "vol size third mean home spread centre_err want "
-                                        "edge portal_off a_off")
+                                        "edge portal_off opposite a_off")
 
 
 @kernel
@@ -236,7 +240,7 @@ def tet_measures(rec, listed):
     out = TetMeasures(np.empty(n_t), np.empty(n_t), np.empty((n_t, 4)), np.empty((n_t, 3)),
                       np.empty(n_t, np.int64), np.empty(n_t), np.empty(n_t),
                       np.empty((n_t, 6)), np.empty((n_t, 6), np.bool_), np.empty((n_t, 6)),
-                      np.empty(len(faces)))
+                      np.empty((n_t, 4), np.int64), np.empty(len(faces)))
     off = np.empty((n_t, 4))
     p = np.empty((4, 3))
     dist = np.empty(4)
@@ -251,6 +255,7 @@ def tet_measures(rec, listed):
             f = tets[t].faces[k]
             slot_listed[k] = listed[f]
             far = _slot_plane(p, faces[f].normal, np.float64(faces[f].d), dist, centroid[k])
+            out.opposite[t, k] = far
             off[t, k] = dist[far]
             for v in range(4):
                 dist[v] = abs(dist[v])

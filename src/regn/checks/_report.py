@@ -10,7 +10,10 @@ by decorating the function that judges it::
 
 The declaration is the single source of the check's stable name, its mark
 (``seed``, ``inferred`` or ``info``), the spec statement it tests, and (the
-function's body) where its per-record result comes from.
+function's body) where its per-record result comes from. An ``info`` check
+that counts a quality defect (pinches) names what it counts, ``quality=(what,
+out of what)``: the report shows ``total - passed`` of them as quality
+information (:attr:`VerifyReport.quality`).
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ class VerifyReport:
     roundtrip_identical: bool = False
     first_difference: int | None = None
     seconds: float = 0.0
+    #: Measured quality, never required: {what: :class:`Quality`}, e.g.
+    #: ``{"pinch edges": Quality(5, 1234, "boundary edges"), ...}`` (from the
+    #: info checks that declare ``quality``: their ``total - passed``).
+    quality: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -78,6 +85,15 @@ class VerifyReport:
                 "pof0_dialect": self.pof0_dialect,
                 "roundtrip_identical": bool(self.roundtrip_identical),
                 "checks": [c.to_dict() for c in self.checks]}
+
+
+class Quality(NamedTuple):
+    """One measured quality count: ``count`` defects (pinch edges...) among
+    ``total`` of what ``of`` names (boundary edges...)."""
+
+    count: int
+    total: int
+    of: str
 
 
 class Outcome(NamedTuple):
@@ -107,6 +123,7 @@ class Statement:
     kind: str                      # 'seed' | 'inferred' | 'info'
     says: str
     judge: Callable
+    quality: tuple = ()            # info checks: (what total - passed counts, out of what)
 
     def run(self, run) -> Check:
         passed, total, detail = self.judge(run)
@@ -122,12 +139,14 @@ class Part:
         self.title = title
         self.statements: list[Statement] = []
 
-    def check(self, name: str, kind: str, says: str):
-        """Declare the decorated function as the judge of check ``name``."""
+    def check(self, name: str, kind: str, says: str, quality: tuple = ()):
+        """Declare the decorated function as the judge of check ``name``
+        (``quality``: see the module docstring)."""
         assert kind in ("seed", "inferred", "info"), kind
+        assert not quality or (kind == "info" and len(quality) == 2), (kind, quality)
 
         def declare(judge):
-            self.statements.append(Statement(name, kind, says, judge))
+            self.statements.append(Statement(name, kind, says, judge, tuple(quality)))
             return judge
         return declare
 

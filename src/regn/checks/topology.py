@@ -1,31 +1,46 @@
-"""The mesh as a whole (docs/format.md: "The mesh as a whole"): the boundary
-is a closed 2-manifold, and no two tetrahedra overlap. Both are measured
-[inferred] checks: regn's builder guarantees them, other writers (the game's
-own files among them) may not. Their computations live in
-:mod:`regn.geometry.manifold` and :mod:`regn.geometry.overlap`; on a big map
-verify starts them on background threads (:func:`start`).
+"""The mesh as a whole (docs/format.md: "The mesh as a whole"): no two
+tetrahedra overlap, an [inferred] check (regn's builder guarantees it, other
+writers may not); and the boundary's pinches, measured as quality
+information (kind ``info``, never required): nothing in the research notes
+says the title's meshes have none, and another tool's may have many.
+
+The boundary is read from [seed] fields alone: a boundary face is one that
+a single tetrahedron lists in its face slots, and its triangle is that
+tetrahedron's vertices less the one off the face's stored plane (found in
+:func:`regn.checks.tets.measures`, as the queries find it), whichever slot
+holds the face. The computations live in :mod:`regn.geometry.manifold` and
+:mod:`regn.geometry.overlap`; on a big map verify starts them on background
+threads (:func:`start`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import FACE_SLOTS
 from ..geometry.manifold import triangle_pinches
 from ..geometry.overlap import overlapping_tets
+from . import faces, tets
 from ._report import Outcome, Part, listing
 
 PART = Part("the mesh as a whole")
 
 
+def boundary_triangles(run) -> np.ndarray:
+    """(B,3) int64 the vertices of each face exactly one tetrahedron lists,
+    in (tetrahedron, slot) order: the lister's four vertices less the one
+    off the face's plane."""
+    listed = run.fact(faces.measures).listed
+    records = run.records.tets
+    t, k = np.nonzero(listed[records["faces"]] == 1)
+    off = run.fact(tets.measures).opposite[t, k]
+    on_face = np.ones((len(t), 4), dtype=bool)
+    on_face[np.arange(len(t)), off] = False
+    return records["verts"][t].astype(np.int64)[on_face].reshape(-1, 3)
+
+
 def pinches(run):
-    """:class:`regn.geometry.manifold.Pinches` of the faces one tetrahedron
-    lists (by the tetrahedra's face indices)."""
-    mesh = run.mesh
-    tets, tet_faces = mesh.tets, mesh.tet_faces
-    listed = np.bincount(tet_faces.ravel(), minlength=1)
-    t, k = np.nonzero(listed[tet_faces] == 1)
-    return triangle_pinches(np.asarray(tets)[t[:, None], FACE_SLOTS[k]])
+    """:class:`regn.geometry.manifold.Pinches` of the boundary triangles."""
+    return triangle_pinches(boundary_triangles(run))
 
 
 def overlaps(run):
@@ -37,37 +52,42 @@ def overlaps(run):
 
 def start(run):
     """Start both on background threads (their kernels release the GIL),
-    the longer first."""
+    the longer first; the pinches wait there for the face planes' measures."""
     run.start(overlaps)
     run.start(pinches)
 
 
-@PART.check("boundary_no_pinch_edges", "inferred", "every boundary edge lies in exactly two "
-            "boundary triangles (no two tetrahedra meet only along an edge)")
+@PART.check("boundary_no_pinch_edges", "info", "how many boundary edges lie in exactly "
+            "two boundary triangles; a pinch edge, in four or more, is where tetrahedra "
+            "meet only along an edge (quality, not required)",
+            quality=("pinch edges", "boundary edges"))
 def _(run):
     found = run.fact(pinches)
     edges = found.edges
     if not len(edges):
         return Outcome(found.n_edges, found.n_edges,
-                       f"every one of the {found.n_edges} edges of the "
+                       f"no pinch edge: every one of the {found.n_edges} edges of the "
                        f"{found.boundary_triangles} boundary triangles lies in two of them")
     return Outcome(found.n_edges - len(edges), found.n_edges,
                    listing(np.arange(len(edges)), lambda i: f"edge {edges[i].tolist()}",
-                           "boundary edges not in exactly two boundary triangles (two "
-                           "tetrahedra meet only along them)"))
+                           f"pinch edges of {found.n_edges} (boundary edges not in exactly "
+                           f"two boundary triangles: tetrahedra meet only along them)"))
 
 
-@PART.check("boundary_no_pinch_vertices", "inferred", "the boundary triangles around each "
-            "boundary vertex form one fan (no two tetrahedra meet only at a vertex)")
+@PART.check("boundary_no_pinch_vertices", "info", "how many boundary vertices have their "
+            "boundary triangles in one fan; a pinch vertex has two or more, where "
+            "tetrahedra meet only at it (quality, not required)",
+            quality=("pinch vertices", "boundary vertices"))
 def _(run):
     found = run.fact(pinches)
     if not len(found.vertices):
         return Outcome(found.n_vertices, found.n_vertices,
-                       f"the boundary triangles around each of the {found.n_vertices} "
-                       "boundary vertices form one fan")
+                       f"no pinch vertex: the boundary triangles around each of the "
+                       f"{found.n_vertices} boundary vertices form one fan")
     return Outcome(found.n_vertices - len(found.vertices), found.n_vertices,
                    listing(found.vertices, lambda v: f"vertex {v}",
-                           "boundary vertices whose triangles form two or more fans"))
+                           f"pinch vertices of {found.n_vertices} (boundary vertices "
+                           f"whose triangles form two or more fans)"))
 
 
 @PART.check("tets_do_not_overlap", "inferred", "the interiors of any two tetrahedra are "

@@ -18,7 +18,7 @@ def add_parser(sub, name, help_text):
         name, help=help_text,
         description="Run every check of the REGN spec on each FILE. [seed] checks "
         "are always required; [inferred] ones only with --strict; info rows are "
-        "measured, never required. Exit 0 all pass, 1 any fails, 2 any file "
+        "measured, never required (the quality line counts the boundary's pinches). Exit 0 all pass, 1 any fails, 2 any file "
         "unreadable.")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true",
@@ -39,6 +39,10 @@ def _table(report, out):
           f"{dialect}{'; ' + report.pof0_note if report.pof0_note else ''}; round trip "
           f"{'identical' if report.roundtrip_identical else 'differs'}"
           f"{'; strict' if report.strict else ''})", file=out)
+    if report.quality:
+        counts = ", ".join(f"{q.count} {what} (of {q.total} {q.of})"
+                           for what, q in report.quality.items())
+        print(f"  quality (measured, never required): {counts}", file=out)
     for r in [head] + rows:
         print("  " + "  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4],
               file=out)

@@ -88,7 +88,7 @@ def portal_clearance(mesh) -> PortalClearance:
     portal = np.flatnonzero(graph.is_portal)             # internal numbering
     if bvh is not None and len(portal):
         faces = graph.face_order[portal]
-        tri = np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[faces]]
+        tri = _by_position(np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[faces]])
         w, d = np.empty((len(portal), 3)), np.empty(len(portal))
         _kernels().portal_witnesses(bvh, np.ascontiguousarray(tri.reshape(-1, 9)),
                                     _ASCENT_STEPS, _WITNESS_MIN_BARY, w, d)
@@ -97,6 +97,14 @@ def portal_clearance(mesh) -> PortalClearance:
     out = PortalClearance(witness, clear, lo, hi)
     s["portal_clearance"] = out
     return out
+
+
+def _by_position(tri):
+    """(P,3,3) triangles with their corners in lexicographic order of
+    (x, y, z): the witness search starts from a corner, so a face's witness
+    must not depend on the order another tool lists its vertices in."""
+    key = np.lexsort((tri[:, :, 2], tri[:, :, 1], tri[:, :, 0]), axis=-1)
+    return np.take_along_axis(tri, key[:, :, None], axis=1)
 
 
 def _edge_bounds(graph, witness, clear):

@@ -145,7 +145,7 @@ def _checked_options(bbox, obstacles, agent_radius, detail, dims, seed):
 
 
 def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, seed=0,
-             progress=None, coverage_samples=200_000):
+             progress=None, coverage_samples=200_000, level=None, **level_options):
     """A :class:`regn.Mesh` of the free space of ``bbox`` (``(min, max)``) around
     ``obstacles`` (:class:`~regn.builder.obstacles.Sphere` /
     :class:`~regn.builder.obstacles.TriangleMesh`) inflated by ``agent_radius``.
@@ -161,8 +161,23 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, se
     inflated obstacle), the boundary's pinches (always 0), ``seconds`` per
     stage). ``progress``, if given, is called as ``progress(stage, fraction)``.
     Raises :class:`LimitError` when no setting fits, or a given one does not.
+
+    ``level``: a triangle soup or voxel level (:class:`regn.levels.Soup`,
+    :class:`regn.levels.Voxels`, or a soup file's path; ``bbox`` may then be
+    None for its bounds) goes to :func:`regn.levels.generate_level`, with
+    ``obstacles`` merged in and ``level_options`` (``crack``,
+    ``voxel_size``, ``min_block``, ``max_voxels``) passed on.
     """
     from .tetmesh import build
+    if level is not None:
+        if detail is not None:
+            raise BuildError("detail does not apply to a level (see min_block)")
+        from ..levels.route import generate_with_level
+        return generate_with_level(bbox, obstacles or (), level, agent_radius=agent_radius,
+                                   dims=dims, seed=seed, progress=progress,
+                                   coverage_samples=coverage_samples, **level_options)
+    if level_options:
+        raise TypeError(f"generate() got unexpected options {sorted(level_options)}")
 
     def tick(stage, frac):
         if progress is not None:

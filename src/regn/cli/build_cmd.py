@@ -4,6 +4,12 @@
              [--agent-radius R] [--dims NX NY NZ] [--detail D] [--seed S] -o OUT.rgn
   regn build --asteroids N [--seed S] [--half-extent H | --box ...] -o OUT.rgn
   regn build --from-mesh MESH.msh|.vtu|.vtk|.xdmf|.mesh [--box ...] [--dims ...] -o OUT.rgn
+  regn build --level LEVEL.obj|.glb|... [--box ...] [--agent-radius R] [--crack W] -o OUT.rgn
+  regn build --voxels OCC.npy --voxel-size S [--origin X Y Z] [--box ...] -o OUT.rgn
+
+--level takes a level as games and editors export it (open sheets, cracks,
+any winding; a soup of 10^6 triangles); --voxels a voxel occupancy array.
+--obstacles stays for closed rocks (mixed with a --level, they join it).
 
 The result always fits the format: without --detail and --dims, regn takes the
 highest detail from 1 down and the finest grid from about 10 km cells down
@@ -18,7 +24,6 @@ refused without --force.
 
 from __future__ import annotations
 
-import sys
 import time
 
 from ..inputs.numbers import number, whole
@@ -69,30 +74,9 @@ def add_parser(sub, name, help_text):
     p.add_argument("-o", "--output", required=True, metavar="OUT.rgn", help="file to write")
     p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    from . import _level_build
+    _level_build.add_arguments(p)
     p.set_defaults(func=run)
-
-
-class _Progress:
-    """A one-line bar on stderr, only on a TTY and only once a build passes 1 s."""
-
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
-        self.t0 = time.perf_counter()
-        self.shown = False
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-
-    def __call__(self, stage, frac):
-        if not self.tty or time.perf_counter() - self.t0 < 1.0:
-            return
-        n = int(round(30 * frac))
-        self.stream.write(f"\r[{'#' * n}{' ' * (30 - n)}] {stage:<16}")
-        self.stream.flush()
-        self.shown = True
-
-    def close(self):
-        if self.shown:
-            self.stream.write("\r" + " " * 50 + "\r")
-            self.stream.flush()
 
 
 def _text_report(out, rep):
@@ -124,6 +108,9 @@ def _text_report(out, rep):
     if rep.get("pinch_edges") or rep.get("pinch_vertices"):
         lines.append(f"  warning: the boundary is pinched ({rep['pinch_edges']} edges, "
                      f"{rep['pinch_vertices']} vertices where tetrahedra meet only there)")
+    if "kind" in rep:
+        from ._level_build import report_lines
+        lines[2:2] = report_lines(rep)
     if "components" in rep:
         lines.append(f"  {rep['components']} connected component(s)")
     if s:
@@ -198,7 +185,8 @@ def _generate(args, mode, dims):
     from ..builder.generate import FEWER_OBSTACLES, generate
     from ..errors import LimitError
     bbox, obstacles = _obstacles(args, mode)
-    bar = _Progress()
+    from ._progress import Progress
+    bar = Progress()
     try:
         mesh = generate(bbox, obstacles, agent_radius=args.agent_radius or 0.0, dims=dims,
                         detail=args.detail, seed=args.seed or 0, progress=bar,
@@ -215,12 +203,23 @@ def _generate(args, mode, dims):
 
 
 def run(args) -> int:
+    from ..errors import RegnError
     from ..io import save
+    from . import _level_build
     from ._common import check_output
-    mode = _mode(args)
-    check_output(args.output, [args.from_mesh, *args.spheres, *args.obstacles], args.force)
+    level = _level_build.is_level(args)
+    mode = "level" if level else _mode(args)
+    if not level and _level_build.unused_level_options(args):
+        names = ", ".join("--" + o.replace("_", "-")
+                          for o in _level_build.unused_level_options(args))
+        raise RegnError(f"build: {names} only apply with --level or --voxels")
+    check_output(args.output, [args.from_mesh, *args.spheres, *args.obstacles, *args.level,
+                               args.voxels], args.force)
     dims = tuple(args.dims) if args.dims else None
-    if mode == "from_mesh":
+    if level:
+        mesh, rep = _level_build.run(args, dims, COVERAGE_SAMPLES if args.coverage_samples
+                                     is None else args.coverage_samples)
+    elif mode == "from_mesh":
         mesh, rep = _from_mesh(args, dims)
     else:
         mesh, rep = _generate(args, mode, dims)

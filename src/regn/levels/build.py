@@ -1,0 +1,275 @@
+"""``build_level``: the tetrahedra of one box of a level (a triangle soup or
+voxels), and ``generate_level``: the REGN of it, with its report.
+
+    verts, tets, report = build_level(bbox, soup_or_voxels, agent_radius=0.5)
+    mesh = generate_level(bbox, soup_or_voxels, agent_radius=0.5)
+    mesh.build_report
+
+Phases: the working voxel grid over the box; the solid (:mod:`.solid`);
+the pyramids; the tetrahedra at the finest octree level whose counts fit the
+format (:mod:`.tetra`); the REGN (:func:`regn.build`), its grid fitted by
+:mod:`regn.builder.frame`; a Monte Carlo coverage of the free voxels.
+``build_level`` is what a world of tiles calls per tile box.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import BuildError, LimitError
+from ..format.layout import U16_MAX
+from ..geometry.tets import face_keys
+from .readers import Soup, Voxels
+from .solid import MAX_VOXELS, free_grid, working_grid
+from .tetra import (
+    free_pyramid,
+    leaf_corners,
+    penetration,
+    solid_pyramid,
+    tetrahedralize,
+)
+
+#: Tolerance of the safety promise: no point of a kept tetrahedron deeper
+#: than this (metres) inside the input's solid grown by the agent's radius.
+DEPTH_TOL = 0.01
+#: Points a first try may have (about 11 faces each come out of Delaunay).
+POINT_BUDGET = 12_000
+#: Coverage samples, unless told, and per chunk.
+COVERAGE_SAMPLES = 200_000
+
+
+def _box(bbox, level):
+    """``(lo, hi)`` float64: the box given, or the level's bounds."""
+    if bbox is None:
+        if isinstance(level, Voxels):
+            lo, hi = level.bounds
+        else:
+            lo, hi = level.verts.min(axis=0), level.verts.max(axis=0)
+            pad = 0.01 * float(np.linalg.norm(hi - lo)) + 1e-3
+            lo, hi = lo - pad, hi + pad
+    else:
+        lo, hi = (np.asarray(b, np.float64).reshape(3) for b in bbox)
+    from ..builder.frame import check_float32_box
+    from ..builder.world import _f32_inward
+    lo, hi = check_float32_box(lo, hi)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(hi > lo)):
+        raise BuildError(f"box must be finite with max > min, got {lo} .. {hi}")
+    return _f32_inward(lo, hi)
+
+
+def _checked(level, agent_radius, crack):
+    if not isinstance(level, (Soup, Voxels)):
+        raise BuildError("a level is a Soup or Voxels (see regn.levels.read_soup, "
+                         f"read_voxels), got {type(level).__name__}")
+    for name, x in (("agent radius", agent_radius), ("crack", crack)):
+        if not (np.isfinite(float(x)) and float(x) >= 0):
+            raise BuildError(f"{name} must be >= 0, got {x}")
+    if isinstance(level, Soup):
+        t = np.asarray(level.tris)
+        if t.ndim != 2 or t.shape[1] != 3 or (len(t) and (t.min() < 0 or
+                                                          t.max() >= len(level.verts))):
+            raise BuildError(f"{level.name}: triangle indices out of range")
+        if not np.isfinite(level.verts).all():
+            raise BuildError(f"{level.name}: a vertex is not finite")
+
+
+def _counts(tets, n_verts):
+    n_faces = len(np.unique(face_keys(tets))) if len(tets) else 0
+    return {"vertices": int(n_verts), "tetrahedra": len(tets), "faces": n_faces}
+
+
+def _over(counts):
+    what, n = max(counts.items(), key=lambda kv: kv[1])
+    return (what, n) if n > U16_MAX else (None, n)
+
+
+def _start_level(levels):
+    """The finest octree level whose leaf corners are within the budget."""
+    for lev in range(len(levels)):
+        if len(leaf_corners(levels, lev)) <= POINT_BUDGET:
+            return lev
+    return len(levels) - 1
+
+
+def _fit(levels, pyramid, grid, min_level, seed, tick):
+    """``(verts, tets, stats)`` at the finest level from ``min_level`` (or the
+    budget's start) up whose counts fit; LimitError naming the numbers."""
+    asked = min_level is not None
+    lev = int(min_level) if asked else _start_level(levels)
+    while lev < len(levels):
+        tick("tetrahedralize", 0.4 + 0.04 * lev)
+        verts, tets, stats = tetrahedralize(levels, pyramid, grid, lev, seed)
+        counts = _counts(tets, len(verts))
+        what, n = _over(counts)
+        if what is None:
+            stats["level_chosen"] = not asked
+            return verts, tets, stats
+        block = (1 << lev) * grid.h.max()
+        if asked:
+            raise LimitError(
+                f"the level does not fit one REGN with free blocks down to {block:.4g} m "
+                f"(--min-block): it needs {n} {what}, more than the format's u16 limit of "
+                f"{U16_MAX}. Give a larger --min-block, a smaller --box, or build it as "
+                "tiles (regn.levels.build_level per tile box)", what=what, count=n)
+        lev += 1
+    raise LimitError("the level does not fit one REGN even at its coarsest blocks: build it "
+                     "as tiles (regn.levels.build_level per tile box)")
+
+
+def min_level_for(block, grid):
+    """The octree level whose blocks are at least ``block`` metres."""
+    if block is None:
+        return None
+    ratio = float(block) / float(grid.h.max())
+    return max(0, int(np.ceil(np.log2(ratio) - 1e-9))) if ratio > 1 else 0
+
+
+def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
+                min_block=None, max_voxels=MAX_VOXELS, seed=0, progress=None):
+    """``(verts (V,3) float32-exact float64, tets (T,4) int64, report)``: the
+    free space of ``bbox`` (``(min, max)``, default the level's bounds) in
+    ``level`` (a :class:`~regn.levels.readers.Soup` or
+    :class:`~regn.levels.readers.Voxels`) for an agent of ``agent_radius``.
+
+    ``spheres``: balls (:class:`~regn.builder.obstacles.Sphere`) that are
+    solid too. ``crack``: gaps up to this wide close (besides those narrower than the
+    agent). ``voxel_size``: the working voxels (default: as fine as
+    ``max_voxels`` allows; a voxel input's own size when it fits).
+    ``min_block``: the smallest free block (metres) the tetrahedra keep
+    (default: the finest that fits the format; a given one is kept, or
+    refused with the numbers). Raises :class:`LimitError` when nothing fits.
+    """
+    def tick(phase, frac):
+        if progress is not None:
+            progress(phase, frac)
+
+    t0 = time.perf_counter()
+    _checked(level, agent_radius, crack)
+    lo, hi = _box(bbox, level)
+    if voxel_size is None and isinstance(level, Voxels):
+        voxel_size = level.size
+    grid = working_grid(lo, hi, voxel_size, max_voxels)
+    seconds = {}
+    tick("solid", 0.0)
+    slack = max(0.0, penetration(grid) - DEPTH_TOL)
+    free, stats = free_grid(grid, soup=level if isinstance(level, Soup) else None,
+                            voxels=level if isinstance(level, Voxels) else None,
+                            spheres=spheres,
+                            agent_radius=agent_radius, crack=crack, slack=slack)
+    seconds["solid"] = time.perf_counter() - t0
+    if not free.any():
+        raise BuildError("no free space left: every voxel of the box is solid (grown by the "
+                         "agent's radius); give a larger --box or a smaller --agent-radius")
+    t1 = time.perf_counter()
+    tick("pyramids", 0.3)
+    levels = free_pyramid(free)
+    pyramid = solid_pyramid(free)
+    seconds["pyramids"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    verts, tets, tstats = _fit(levels, pyramid, grid, min_level_for(min_block, grid), seed, tick)
+    seconds["tetrahedralize"] = time.perf_counter() - t2
+    if not len(tets):
+        raise BuildError("no tetrahedron fits the free space: give a finer voxel size")
+    stats.update(tstats)
+    stats.update({"kind": "voxels" if isinstance(level, Voxels) else "soup",
+                  "source": level.name, "agent_radius": float(agent_radius),
+                  "crack": float(crack), "bbox": [lo.tolist(), hi.tolist()],
+                  "min_block": float((1 << tstats["min_level"]) * grid.h.max()),
+                  "free_voxels": int(free.sum()), "max_depth": penetration(grid),
+                  "seconds": seconds})
+    if isinstance(level, Soup):
+        stats.update({"triangles_in": len(level.tris), "objects": int(level.objects)})
+    else:
+        stats["voxels_in"] = len(level.ijk)
+    stats["_free"] = (free, grid)
+    return verts, tets, stats
+
+
+def coverage(mesh, free, grid, samples=COVERAGE_SAMPLES, seed=0):
+    """Monte Carlo over the box: ``coverage`` (free-voxel samples inside a
+    tetrahedron / free-voxel samples), ``free_fraction`` and ``in_solid``
+    (samples in a tetrahedron yet in a solid voxel: 0 when the cull holds,
+    up to the jitter's hair)."""
+    from ._tetra_kernels import points_in_grid
+    rng = np.random.default_rng(seed)
+    n_free = n_cov = n_solid = 0
+    for start in range(0, int(samples), 1_000_000):
+        p = rng.uniform(grid.lo, grid.hi, size=(min(1_000_000, samples - start), 3))
+        is_free = points_in_grid(p, free, grid.lo, grid.h).astype(bool)
+        inside = mesh.locate(p) >= 0
+        n_free += int(is_free.sum())
+        n_cov += int((inside & is_free).sum())
+        n_solid += int((inside & ~is_free).sum())
+    return {"coverage": n_cov / max(n_free, 1), "free_fraction": n_free / max(samples, 1),
+            "coverage_samples": int(samples), "in_solid_samples": n_solid}
+
+
+def _passages(mesh, free, grid):
+    """Free components of the voxels (over a speck) and how many of them the
+    mesh reaches, beside the mesh's own components."""
+    from scipy import ndimage
+
+    from ..geometry.graph import components
+    labels, n = ndimage.label(free)
+    sizes = np.bincount(labels.ravel(), minlength=n + 1)[1:]
+    big = np.flatnonzero(sizes >= max(8, 1e-4 * sizes.max(initial=0))) + 1
+    c = mesh.tet_points.mean(axis=1)
+    lab = _labels_at(c, labels, grid)
+    reached = np.intersect1d(np.unique(lab[lab > 0]), big)
+    return {"free_regions": len(big), "free_regions_kept": len(reached),
+            "mesh_components": int(components(mesh.neighbors)[0])}
+
+
+def _labels_at(points, labels, grid):
+    ijk = np.floor((points - grid.lo) / grid.h).astype(np.int64)
+    ijk = np.clip(ijk, 0, np.asarray(labels.shape) - 1)
+    return labels[ijk[:, 0], ijk[:, 1], ijk[:, 2]]
+
+
+def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
+                   min_block=None, dims=None, max_voxels=MAX_VOXELS, seed=0, progress=None,
+                   coverage_samples=COVERAGE_SAMPLES):
+    """A :class:`regn.Mesh` of a level's free space (see :func:`build_level`),
+    with ``mesh.build_report``: counts, the solid's figures (voxel size,
+    dilation, cavities), the repairs found in a soup, the octree level
+    kept, coverage of the free voxels, free regions kept, the clearance
+    check (0 = no tetrahedron meets a solid voxel), seconds per phase."""
+    from ..builder.tetmesh import build
+    from .repairs import soup_repairs
+    t0 = time.perf_counter()
+    verts, tets, report = build_level(bbox, level, spheres=spheres, agent_radius=agent_radius,
+                                      crack=crack,
+                                      voxel_size=voxel_size, min_block=min_block,
+                                      max_voxels=max_voxels, seed=seed, progress=progress)
+    free, grid = report.pop("_free")
+    seconds = report["seconds"]
+    if progress:
+        progress("build", 0.8)
+    t1 = time.perf_counter()
+    mesh = build(verts, tets, bbox=(grid.lo, grid.hi), dims=dims)
+    seconds["regn_build"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    if progress:
+        progress("coverage", 0.9)
+    report.update(coverage(mesh, free, grid, coverage_samples) if coverage_samples else {})
+    report.update(_passages(mesh, free, grid))
+    from .tetra import cull
+    report["clearance_violations"] = int(cull(mesh.vertices.astype(np.float64), mesh.tets,
+                                              solid_pyramid(free), grid).sum())
+    report["clearance_ok"] = report["clearance_violations"] == 0
+    seconds["check"] = time.perf_counter() - t2
+    if isinstance(level, Soup):
+        t3 = time.perf_counter()
+        report["repairs"] = soup_repairs(level)
+        seconds["repairs"] = time.perf_counter() - t3
+    report.update(mesh.build_report)
+    report.update({"vertices": int(mesh.n_vertices), "tets": int(mesh.n_tets),
+                   "faces": int(mesh.n_faces), "cells": int(mesh.n_cells),
+                   "refs": int(mesh.n_refs)})
+    seconds["total"] = time.perf_counter() - t0
+    if progress:
+        progress("done", 1.0)
+    mesh.build_report = report
+    return mesh

@@ -1,0 +1,186 @@
+"""What is solid: a voxel grid over the level's box, decided without
+trusting closure or winding.
+
+1. Every voxel a triangle touches is solid (a conservative separating-axis
+   test, so nothing thinner than a voxel slips between them); a voxel input
+   marks every working voxel its solid voxels overlap.
+2. The solid grows by the agent's radius plus half the crack tolerance
+   (a box dilation, rounded up to whole voxels), so a crack narrower than
+   the agent closes and every free voxel is at least the radius from the
+   input's triangles.
+3. Free voxels are grouped into 6-connected components. For a soup, a
+   component that reaches the box's boundary is free; an enclosed one is
+   free when the soup's generalized winding number there is below 1/2 (air
+   walled in: a room), solid otherwise (the inside of a closed solid). An
+   open sheet encloses nothing, so it is a wall with free space on both
+   sides. For a voxel input every free component is free: its occupancy is
+   explicit.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import BuildError
+
+#: The most voxels a working grid may have (memory: ~6 bytes each at peak).
+MAX_VOXELS = 2 ** 24
+#: Winding sample points per enclosed component, and the most components
+#: sampled (the rest, the smallest, count as solid).
+WINDING_SAMPLES = 3
+MAX_CAVITIES = 4096
+
+
+class Grid(NamedTuple):
+    """A working voxel grid: voxel ``(i, j, k)`` is the box ``lo + (i, j, k) * h``
+    to ``lo + (i + 1, j + 1, k + 1) * h``."""
+    lo: np.ndarray
+    h: np.ndarray
+    shape: tuple
+
+    @property
+    def hi(self):
+        return self.lo + self.h * np.asarray(self.shape)
+
+
+def working_grid(lo, hi, voxel_size=None, max_voxels=MAX_VOXELS):
+    """The :class:`Grid` over the box ``lo..hi``: voxels of about ``voxel_size``
+    (default: as fine as ``max_voxels`` allows), a whole number per axis,
+    at least one; coarser when ``voxel_size`` would need more than
+    ``max_voxels``."""
+    lo = np.asarray(lo, np.float64)
+    ext = np.asarray(hi, np.float64) - lo
+    finest = (np.prod(ext) / max_voxels) ** (1 / 3)
+    s = finest if voxel_size is None else max(float(voxel_size), finest)
+    n = np.maximum(1, np.round(ext / s)).astype(np.int64)
+    while np.prod(n) > max_voxels:
+        n = np.maximum(1, np.floor(n * 0.98)).astype(np.int64)
+    return Grid(lo, ext / n, tuple(int(x) for x in n))
+
+
+def dilate(grid, k):
+    """The box dilation of a uint8 grid by ``k`` (3,) voxels per axis."""
+    from ._solid_kernels import dilate_last_axis
+    out = grid
+    for axis in range(3):
+        if k[axis] <= 0:
+            continue
+        src = np.ascontiguousarray(np.moveaxis(out, axis, 2))
+        dst = np.empty_like(src)
+        dilate_last_axis(src, dst, int(k[axis]))
+        out = np.moveaxis(dst, 2, axis)
+    return np.ascontiguousarray(out)
+
+
+def touched_by_soup(verts, tris, grid):
+    """uint8 grid: 1 where a triangle of the soup meets the voxel (closed)."""
+    from ._solid_kernels import mark_triangles
+    g = np.zeros(grid.shape, np.uint8)
+    mark_triangles(np.ascontiguousarray(verts, np.float64), np.ascontiguousarray(tris, np.int64),
+                   grid.lo, grid.h, g, 1e-9 * grid.h)
+    return g
+
+
+def touched_by_voxels(vox, grid):
+    """uint8 grid: 1 where a solid input voxel overlaps the working voxel's
+    interior (a face in common is not an overlap)."""
+    from ._solid_kernels import mark_boxes
+    g = np.zeros(grid.shape, np.uint8)
+    lo = vox.origin + vox.size * vox.ijk.astype(np.float64)
+    mark_boxes(lo, lo + vox.size, grid.lo, grid.h, g, 1e-6 * grid.h)
+    return g
+
+
+def dilation_voxels(grid, agent_radius, crack, slack):
+    """(3,) voxels per axis the solid grows by: ``agent_radius + crack / 2 +
+    slack`` rounded up to whole voxels."""
+    reach = float(agent_radius) + 0.5 * float(crack) + float(slack)
+    return np.array([math.ceil(reach / h - 1e-9) if reach > 0 else 0 for h in grid.h], np.int64)
+
+
+def _component_samples(labels, n, per):
+    """(n, per, 3) voxel indices spread through each component (raster
+    order: first, middle, last ...)."""
+    flat = labels.ravel()
+    order = np.argsort(flat, kind="stable")
+    counts = np.bincount(flat, minlength=n + 1)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    picks = np.empty((n, per), np.int64)
+    for c in range(1, n + 1):
+        s, m = starts[c], counts[c]
+        picks[c - 1] = order[s + (np.arange(per) * (m - 1)) // max(per - 1, 1)]
+    return np.stack(np.unravel_index(picks.ravel(), labels.shape), axis=1).reshape(n, per, 3)
+
+
+def free_components(free, soup, grid, winding=True):
+    """``(free uint8 grid, stats)``: the free voxels kept by the rule in the
+    module's docstring."""
+    from scipy import ndimage
+    labels, n = ndimage.label(free)
+    stats = {"free_components": int(n), "cavities": 0, "cavities_free": 0}
+    if n == 0:
+        return free, stats
+    edge = np.zeros(n + 1, bool)
+    for axis in range(3):
+        for side in (0, -1):
+            edge[np.unique(np.take(labels, side, axis=axis))] = True
+    edge[0] = False
+    keep = edge.copy()
+    enclosed = np.flatnonzero(~edge[1:]) + 1
+    stats["cavities"] = len(enclosed)
+    if winding and soup is not None and len(enclosed):
+        from ._solid_kernels import winding_numbers
+        sizes = np.bincount(labels.ravel(), minlength=n + 1)
+        big = enclosed[np.argsort(-sizes[enclosed], kind="stable")][:MAX_CAVITIES]
+        ijk = _component_samples(labels, n, WINDING_SAMPLES)[big - 1]
+        pts = grid.lo + (ijk.reshape(-1, 3) + 0.5) * grid.h
+        w = winding_numbers(np.ascontiguousarray(soup.verts, np.float64),
+                            np.ascontiguousarray(soup.tris, np.int64), pts)
+        air = w.reshape(-1, WINDING_SAMPLES).mean(axis=1) < 0.5
+        keep[big[air]] = True
+        stats["cavities_free"] = int(air.sum())
+    elif not winding:
+        keep[1:] = True
+        stats["cavities_free"] = stats["cavities"]
+    return keep[labels].astype(np.uint8), stats
+
+
+def mark_spheres(touched, spheres, grid):
+    """Mark the voxels that balls (objects with ``centre`` and ``radius``) meet."""
+    from ._solid_kernels import mark_spheres as kernel
+    if spheres:
+        c = np.array([s.centre for s in spheres], np.float64).reshape(-1, 3)
+        r = np.array([s.radius for s in spheres], np.float64)
+        kernel(c, r, grid.lo, grid.h, touched)
+
+
+def free_grid(grid, *, soup=None, voxels=None, spheres=(), agent_radius=0.0, crack=0.0,
+              slack=0.0):
+    """``(free uint8 grid, stats)`` of a soup or a voxel input (and balls)
+    on ``grid``."""
+    if (soup is None) == (voxels is None):
+        raise BuildError("give a triangle soup or voxels")
+    touched = touched_by_soup(soup.verts, soup.tris, grid) if soup is not None else \
+        touched_by_voxels(voxels, grid)
+    mark_spheres(touched, list(spheres), grid)
+    k = dilation_voxels(grid, agent_radius, crack, slack)
+    solid = dilate(touched, k)
+    del touched
+    free, stats = free_components(1 - solid, soup, grid, winding=soup is not None)
+    stats.update({"dilation_voxels": k.tolist(), "voxel_size": grid.h.tolist(),
+                  "grid_shape": list(grid.shape), "solid_voxels": int(solid.sum())})
+    return free, stats
+
+
+__all__ = [
+    "MAX_VOXELS",
+    "Grid",
+    "dilate",
+    "free_grid",
+    "touched_by_soup",
+    "touched_by_voxels",
+    "working_grid",
+]

@@ -1,0 +1,166 @@
+"""Tetrahedra of a level's free voxels, fine near walls and coarse in the open.
+
+The free grid is pooled into a pyramid of blocks of 2, 4, 8 ... voxels; a
+*leaf* is an all-free block whose parent is not all free (an octree of the
+free region). The corners of the leaves of at least ``2 ** min_level``
+voxels, jittered by a hair (so that the lattice's cospherical points give
+no flat tetrahedra), are triangulated (Delaunay, scipy/qhull) on their
+float32 positions; a tetrahedron is kept only when it shares no interior
+point with a solid voxel shrunk by the jitter (an exact separating-axis
+test, descending a pyramid of "any solid" blocks). The solid was grown by
+that much beforehand, so no kept tetrahedron reaches into it. Then the
+boundary is made a closed 2-manifold (:func:`regn.builder.unpinch.unpinch`)
+and specks are dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry.graph import tet_components
+from ..geometry.tets import degenerate_threshold, signed_volumes
+
+#: The jitter, as a fraction of a voxel, and at most this many metres ...
+JITTER_REL = 1e-3
+JITTER_MAX = 0.002
+#: ... but at least this many float32 ulps of the largest coordinate.
+JITTER_ULPS = 16
+#: Pieces smaller than this fraction of the largest piece's volume are dropped.
+SPECK_REL = 1e-4
+#: The top of the cull pyramid has at most this many blocks per axis.
+TOP_BLOCKS = 8
+
+
+def jitter_size(grid):
+    """(3,) the jitter per axis of a grid's points."""
+    scale = float(np.abs(np.concatenate([grid.lo, grid.hi])).max())
+    ulp = float(np.spacing(np.float32(max(scale, 1e-30))))
+    return np.maximum(np.minimum(JITTER_REL * grid.h, JITTER_MAX), JITTER_ULPS * ulp)
+
+
+def penetration(grid):
+    """How deep (metres) a kept tetrahedron may reach into a solid voxel:
+    the cull's shrink, on the diagonal."""
+    return float(np.linalg.norm(1.5 * jitter_size(grid)))
+
+
+def _pool(a, op, fill):
+    """One pyramid step: 2x2x2 blocks reduced by ``op`` (np.all / np.any),
+    odd sizes padded with ``fill``."""
+    pad = [(0, s % 2) for s in a.shape]
+    if any(p[1] for p in pad):
+        a = np.pad(a, pad, constant_values=fill)
+    nx, ny, nz = (s // 2 for s in a.shape)
+    return op(a.reshape(nx, 2, ny, 2, nz, 2), axis=(1, 3, 5))
+
+
+def free_pyramid(free):
+    """[level 0 (free, bool), level 1, ...]: block ``b`` of level ``l`` is all free."""
+    levels = [free.astype(bool)]
+    while max(levels[-1].shape) > 1:
+        levels.append(_pool(levels[-1], np.all, False))
+    return levels
+
+
+def solid_pyramid(free):
+    """``(flat uint8, offsets, dims)`` of the "any solid" pyramid, from level 0
+    (the solid voxels) up to blocks at most :data:`TOP_BLOCKS` per axis."""
+    levels = [(free == 0).view(np.uint8) if free.dtype == np.uint8 else (~free.astype(bool))]
+    levels[0] = levels[0].astype(np.uint8)
+    while max(levels[-1].shape) > TOP_BLOCKS:
+        levels.append(_pool(levels[-1].astype(bool), np.any, True).astype(np.uint8))
+    dims = np.array([lv.shape for lv in levels], np.int64)
+    offsets = np.concatenate([[0], np.cumsum([lv.size for lv in levels])]).astype(np.int64)
+    return np.concatenate([lv.ravel() for lv in levels]), offsets, dims
+
+
+def leaf_corners(levels, min_level):
+    """(N,3) int64 unique corners (in voxels) of the leaves of level >= ``min_level``."""
+    shape0 = np.array(levels[0].shape)
+    out = []
+    for lev in range(min_level, len(levels)):
+        a = levels[lev]
+        if lev + 1 < len(levels):
+            parent = levels[lev + 1]
+            up = parent.repeat(2, 0).repeat(2, 1).repeat(2, 2)[:a.shape[0], :a.shape[1],
+                                                               :a.shape[2]]
+            a = a & ~up
+        ijk = np.argwhere(a)
+        if not len(ijk):
+            continue
+        s = 1 << lev
+        for c in range(8):
+            off = np.array([(c >> 2) & 1, (c >> 1) & 1, c & 1])
+            out.append(np.minimum((ijk + off) * s, shape0))
+    if not out:
+        return np.zeros((0, 3), np.int64)
+    pts = np.concatenate(out)
+    key = (pts[:, 0] * (shape0[1] + 1) + pts[:, 1]) * (shape0[2] + 1) + pts[:, 2]
+    _, first = np.unique(key, return_index=True)
+    return pts[np.sort(first)]
+
+
+def corner_count(levels, min_level):
+    """The number of points :func:`leaf_corners` gives (without making them)."""
+    return len(leaf_corners(levels, min_level))
+
+
+def positions(ijk, grid, seed):
+    """float32-exact float64 positions of voxel corners, jittered (not
+    along an axis where the corner is on the box's face)."""
+    shape = np.asarray(grid.shape)
+    p = grid.lo + ijk * grid.h
+    p = np.where(ijk == shape, grid.hi, p)
+    rng = np.random.default_rng(seed)
+    d = rng.uniform(-1, 1, size=p.shape) * jitter_size(grid)
+    on_face = (ijk == 0) | (ijk == shape)
+    p = np.where(on_face, p, p + d)
+    lo32 = grid.lo.astype(np.float32).astype(np.float64)
+    hi32 = grid.hi.astype(np.float32).astype(np.float64)
+    p32 = p.astype(np.float32).astype(np.float64)
+    return np.clip(p32, np.maximum(lo32, grid.lo), np.minimum(hi32, grid.hi))
+
+
+def cull(pts, tets, pyramid, grid):
+    """(T,) bool: which tetrahedra meet a solid voxel (shrunk by the jitter)."""
+    from ._tetra_kernels import tets_meet_solid
+    flat, offsets, dims = pyramid
+    shrink = 1.5 * jitter_size(grid)
+    return tets_meet_solid(np.ascontiguousarray(pts[tets]), flat, offsets, dims, grid.lo,
+                           grid.h, shrink)
+
+
+def drop_specks(pts, tets, rel=SPECK_REL):
+    """``(tets, dropped)``: pieces under ``rel`` of the largest's volume removed."""
+    n, lab = tet_components(tets)
+    if n <= 1:
+        return tets, 0
+    vol = np.abs(signed_volumes(pts[tets]))
+    cv = np.bincount(lab, weights=vol, minlength=n)
+    keep = cv[lab] >= rel * cv.max()
+    return tets[keep], int((~keep).sum())
+
+
+def tetrahedralize(levels, pyramid, grid, min_level, seed=0):
+    """``(verts, tets, stats)`` of the free region at ``min_level``."""
+    from scipy.spatial import Delaunay
+
+    from ..builder.unpinch import unpinch
+    ijk = leaf_corners(levels, min_level)
+    stats = {"min_level": int(min_level), "sample_points": len(ijk)}
+    if len(ijk) < 4:
+        return np.zeros((0, 3)), np.zeros((0, 4), np.int64), stats
+    pts = positions(ijk, grid, seed)
+    simp = Delaunay(pts).simplices.astype(np.int64)
+    tp = pts[simp]
+    degen = np.abs(signed_volumes(tp)) <= 10 * degenerate_threshold(tp)
+    simp = simp[~degen]
+    hit = cull(pts, simp, pyramid, grid)
+    tets = simp[~hit]
+    tets, n_pinch = unpinch(pts, tets)
+    tets, n_specks = drop_specks(pts, tets)
+    used, inv = np.unique(tets.ravel(), return_inverse=True)
+    stats.update({"delaunay_tets": int(len(simp) + degen.sum()),
+                  "dropped_degenerate": int(degen.sum()), "dropped_solid": int(hit.sum()),
+                  "dropped_pinching": int(n_pinch), "dropped_specks": int(n_specks)})
+    return pts[used], inv.reshape(-1, 4).astype(np.int64), stats

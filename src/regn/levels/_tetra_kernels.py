@@ -12,7 +12,12 @@ from .._jit import kernel, prange
 @kernel(inline=True)
 def _separates(ax, ay, az, p, ex, ey, ez):
     """True when axis ``a`` separates the tetrahedron ``p`` (4x3, relative to
-    the box centre) from the open box of half-sizes ``e``."""
+    the box centre) from the open box of half-sizes ``e``. A (nearly) zero
+    axis — the cross product of parallel directions — separates nothing."""
+    n2 = ax * ax + ay * ay + az * az
+    scale = ex + ey + ez
+    if not n2 > 1e-24 * scale * scale * scale * scale:
+        return False
     lo = 1e300
     hi = -1e300
     for m in range(4):
@@ -54,6 +59,37 @@ def tet_meets_box(p, ex, ey, ez):
 
 
 @kernel
+def _meets_eroded(tp, pyramid, dims, lo, h, shrink, i, j, k, p):
+    """Whether ``tp`` meets solid voxel (i, j, k) with only its faces that
+    border a free voxel pulled in by ``shrink`` (pulling in every face would
+    open slits between solid neighbours)."""
+    idx = (i, j, k)
+    b0 = np.empty(3)
+    b1 = np.empty(3)
+    for a in range(3):
+        b0[a] = lo[a] + idx[a] * h[a]
+        b1[a] = b0[a] + h[a]
+        for side in (-1, 1):
+            n0, n1, n2 = i, j, k
+            if a == 0:
+                n0 += side
+            elif a == 1:
+                n1 += side
+            else:
+                n2 += side
+            if 0 <= n0 < dims[0, 0] and 0 <= n1 < dims[0, 1] and 0 <= n2 < dims[0, 2]:
+                if pyramid[(n0 * dims[0, 1] + n1) * dims[0, 2] + n2] == 0:
+                    if side < 0:
+                        b0[a] += shrink[a]
+                    else:
+                        b1[a] -= shrink[a]
+    for m in range(4):
+        for a in range(3):
+            p[m, a] = tp[m, a] - 0.5 * (b0[a] + b1[a])
+    return tet_meets_box(p, 0.5 * (b1[0] - b0[0]), 0.5 * (b1[1] - b0[1]), 0.5 * (b1[2] - b0[2]))
+
+
+@kernel
 def _tet_hits(tp, pyramid, offsets, dims, lo, h, shrink, stack):
     """Whether tetrahedron ``tp`` (4x3) meets a solid level-0 voxel shrunk
     by ``shrink``; ``stack`` is scratch of (level, i, j, k) rows."""
@@ -89,7 +125,7 @@ def _tet_hits(tp, pyramid, offsets, dims, lo, h, shrink, stack):
         for m in range(4):
             p[m, 0], p[m, 1], p[m, 2] = tp[m, 0] - cx, tp[m, 1] - cy, tp[m, 2] - cz
         if lev == 0:
-            if tet_meets_box(p, ex - shrink[0], ey - shrink[1], ez - shrink[2]):
+            if _meets_eroded(tp, pyramid, dims, lo, h, shrink, i, j, k, p):
                 return True
             continue
         if not tet_meets_box(p, ex, ey, ez):

@@ -127,7 +127,8 @@ def min_level_for(block, grid):
 
 
 def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
-                min_block=None, max_voxels=MAX_VOXELS, seed=0, progress=None):
+                min_block=None, max_voxels=MAX_VOXELS, cavities="solid", seed=0,
+                progress=None):
     """``(verts (V,3) float32-exact float64, tets (T,4) int64, report)``: the
     free space of ``bbox`` (``(min, max)``, default the level's bounds) in
     ``level`` (a :class:`~regn.levels.readers.Soup` or
@@ -137,7 +138,9 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     solid too. ``crack``: gaps up to this wide close (besides those narrower than the
     agent). ``voxel_size``: the working voxels (default: as fine as
     ``max_voxels`` allows; a voxel input's own size when it fits).
-    ``min_block``: the smallest free block (metres) the tetrahedra keep
+    ``cavities``: what a free region walled in on every side is: ``"solid"``
+    (default), ``"air"``, or decided by the soup's ``"winding"`` number (see
+    :mod:`.solid`); a voxel input's are air. ``min_block``: the smallest free block (metres) the tetrahedra keep
     (default: the finest that fits the format; a given one is kept, or
     refused with the numbers). Raises :class:`LimitError` when nothing fits.
     """
@@ -156,7 +159,7 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     slack = max(0.0, penetration(grid) - DEPTH_TOL)
     free, stats = free_grid(grid, soup=level if isinstance(level, Soup) else None,
                             voxels=level if isinstance(level, Voxels) else None,
-                            spheres=spheres,
+                            spheres=spheres, cavities=cavities,
                             agent_radius=agent_radius, crack=crack, slack=slack)
     seconds["solid"] = time.perf_counter() - t0
     if not free.any():
@@ -229,7 +232,8 @@ def _labels_at(points, labels, grid):
 
 
 def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
-                   min_block=None, dims=None, max_voxels=MAX_VOXELS, seed=0, progress=None,
+                   min_block=None, dims=None, max_voxels=MAX_VOXELS, cavities="solid",
+                   seed=0, progress=None,
                    coverage_samples=COVERAGE_SAMPLES):
     """A :class:`regn.Mesh` of a level's free space (see :func:`build_level`),
     with ``mesh.build_report``: counts, the solid's figures (voxel size,
@@ -242,7 +246,8 @@ def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxe
     verts, tets, report = build_level(bbox, level, spheres=spheres, agent_radius=agent_radius,
                                       crack=crack,
                                       voxel_size=voxel_size, min_block=min_block,
-                                      max_voxels=max_voxels, seed=seed, progress=progress)
+                                      max_voxels=max_voxels, cavities=cavities, seed=seed,
+                                      progress=progress)
     free, grid = report.pop("_free")
     seconds = report["seconds"]
     if progress:

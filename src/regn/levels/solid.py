@@ -9,9 +9,13 @@ trusting closure or winding.
    the agent closes and every free voxel is at least the radius from the
    input's triangles.
 3. Free voxels are grouped into 6-connected components. For a soup, a
-   component that reaches the box's boundary is free; an enclosed one is
-   free when the soup's generalized winding number there is below 1/2 (air
-   walled in: a room), solid otherwise (the inside of a closed solid). An
+   component that reaches the box's boundary is free; an enclosed one (the
+   inside of a closed solid, or air walled in on every side) is solid by
+   default (``cavities="solid"``: the safe reading). ``"air"`` keeps every
+   enclosed component; ``"winding"`` keeps those where the soup's
+   generalized winding number is below 1/2 in magnitude (air inside thick
+   walls reads about 0, a closed solid's inside about 1 whichever way it
+   faces; open sheets nearby shift it, so this is a guess, not a proof). An
    open sheet encloses nothing, so it is a wall with free space on both
    sides. For a voxel input every free component is free: its occupancy is
    explicit.
@@ -32,6 +36,8 @@ MAX_VOXELS = 2 ** 24
 #: sampled (the rest, the smallest, count as solid).
 WINDING_SAMPLES = 3
 MAX_CAVITIES = 4096
+#: What an enclosed free component is: decided by winding, always air, always solid.
+CAVITIES = ("winding", "air", "solid")
 
 
 class Grid(NamedTuple):
@@ -115,7 +121,7 @@ def _component_samples(labels, n, per):
     return np.stack(np.unravel_index(picks.ravel(), labels.shape), axis=1).reshape(n, per, 3)
 
 
-def free_components(free, soup, grid, winding=True):
+def free_components(free, soup, grid, cavities="solid"):
     """``(free uint8 grid, stats)``: the free voxels kept by the rule in the
     module's docstring."""
     from scipy import ndimage
@@ -131,7 +137,7 @@ def free_components(free, soup, grid, winding=True):
     keep = edge.copy()
     enclosed = np.flatnonzero(~edge[1:]) + 1
     stats["cavities"] = len(enclosed)
-    if winding and soup is not None and len(enclosed):
+    if cavities == "winding" and len(enclosed):
         from ._solid_kernels import winding_numbers
         sizes = np.bincount(labels.ravel(), minlength=n + 1)
         big = enclosed[np.argsort(-sizes[enclosed], kind="stable")][:MAX_CAVITIES]
@@ -139,10 +145,10 @@ def free_components(free, soup, grid, winding=True):
         pts = grid.lo + (ijk.reshape(-1, 3) + 0.5) * grid.h
         w = winding_numbers(np.ascontiguousarray(soup.verts, np.float64),
                             np.ascontiguousarray(soup.tris, np.int64), pts)
-        air = w.reshape(-1, WINDING_SAMPLES).mean(axis=1) < 0.5
+        air = np.abs(w.reshape(-1, WINDING_SAMPLES).mean(axis=1)) < 0.5
         keep[big[air]] = True
         stats["cavities_free"] = int(air.sum())
-    elif not winding:
+    elif cavities == "air":
         keep[1:] = True
         stats["cavities_free"] = stats["cavities"]
     return keep[labels].astype(np.uint8), stats
@@ -158,7 +164,7 @@ def mark_spheres(touched, spheres, grid):
 
 
 def free_grid(grid, *, soup=None, voxels=None, spheres=(), agent_radius=0.0, crack=0.0,
-              slack=0.0):
+              slack=0.0, cavities="solid"):
     """``(free uint8 grid, stats)`` of a soup or a voxel input (and balls)
     on ``grid``."""
     if (soup is None) == (voxels is None):
@@ -169,7 +175,12 @@ def free_grid(grid, *, soup=None, voxels=None, spheres=(), agent_radius=0.0, cra
     k = dilation_voxels(grid, agent_radius, crack, slack)
     solid = dilate(touched, k)
     del touched
-    free, stats = free_components(1 - solid, soup, grid, winding=soup is not None)
+    if cavities not in CAVITIES:
+        raise BuildError(f"cavities must be one of {', '.join(CAVITIES)}, got {cavities!r}")
+    if soup is None:
+        cavities = "air"
+    free, stats = free_components(1 - solid, soup, grid, cavities)
+    stats["cavities_rule"] = cavities
     stats.update({"dilation_voxels": k.tolist(), "voxel_size": grid.h.tolist(),
                   "grid_shape": list(grid.shape), "solid_voxels": int(solid.sum())})
     return free, stats

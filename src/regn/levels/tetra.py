@@ -7,7 +7,9 @@ voxels, jittered by a hair (so that the lattice's cospherical points give
 no flat tetrahedra), are triangulated (Delaunay, scipy/qhull) on their
 float32 positions; a tetrahedron is kept only when it shares no interior
 point with a solid voxel shrunk by the jitter (an exact separating-axis
-test, descending a pyramid of "any solid" blocks). The solid was grown by
+test, descending a pyramid of "any solid" blocks; only faces that border a
+free voxel are pulled in, so no slit opens between solid neighbours). The
+solid was grown by
 that much beforehand, so no kept tetrahedron reaches into it. Then the
 boundary is made a closed 2-manifold (:func:`regn.builder.unpinch.unpinch`)
 and specks are dropped.

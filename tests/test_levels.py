@@ -1,0 +1,311 @@
+"""Levels as users have them (regn.levels): triangle soups with every defect
+and voxel grids, built safely. Every safety check samples points in every
+stored tetrahedron and tests them against the INPUT (analytic boxes, sheets
+and balls), never against the builder's voxels."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import regn
+from regn.errors import BuildError
+from regn.levels import (Soup, build_level, generate_level, read_soup, read_voxels,
+                         voxels_from_array)
+from regn.levels.repairs import soup_repairs
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+#: The safety promise's tolerance (metres).
+TOL = 0.01
+#: Small working grids keep the tests fast.
+VOX = 48 ** 3
+
+# --- inputs with known answers ------------------------------------------------------------
+
+_QUADS = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
+
+
+def box_soup(lo, hi):
+    """(verts, quads) of a closed box, faces outward."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    v = np.array([[(hi if (c >> 2) & 1 else lo)[0], (hi if (c >> 1) & 1 else lo)[1],
+                   (hi if c & 1 else lo)[2]] for c in range(8)])
+    return v, [list(q)[::-1] for q in _QUADS]
+
+
+def tris_of(quads):
+    return np.array([t for q in quads for t in ([q[0], q[1], q[2]], [q[0], q[2], q[3]])])
+
+
+def soup_of(parts):
+    verts, tris, base = [], [], 0
+    for v, f in parts:
+        verts.append(np.asarray(v, float))
+        tris.append(np.asarray(f) + base)
+        base += len(v)
+    return Soup(np.concatenate(verts), np.concatenate(tris).astype(np.int64), "test")
+
+
+def box_part(lo, hi):
+    v, q = box_soup(lo, hi)
+    return v, tris_of(q)
+
+
+def sheet_part(z, lo=(-1, -1), hi=(11, 11)):
+    v = np.array([[lo[0], lo[1], z], [hi[0], lo[1], z], [hi[0], hi[1], z], [lo[0], hi[1], z]])
+    return v, np.array([[0, 1, 2], [0, 2, 3]])
+
+
+def samples_in_tets(mesh, per=24, seed=0):
+    """Points in every stored tetrahedron: its corners, centroid and ``per``
+    random barycentric points."""
+    tp = mesh.tet_points.astype(np.float64)
+    rng = np.random.default_rng(seed)
+    w = rng.dirichlet(np.ones(4), size=(len(tp), per))
+    inner = np.einsum("tpk,tkd->tpd", w, tp)
+    return np.concatenate([tp, tp.mean(axis=1, keepdims=True), inner], axis=1).reshape(-1, 3)
+
+
+def depth_in_boxes(p, boxes):
+    """How deep each point is inside the union of boxes (<= 0 outside)."""
+    d = np.full(len(p), -np.inf)
+    for lo, hi in boxes:
+        inside = np.minimum(p - np.asarray(lo), np.asarray(hi) - p).min(axis=1)
+        d = np.maximum(d, inside)
+    return d
+
+
+def distance_to_boxes(p, boxes):
+    d = np.full(len(p), np.inf)
+    for lo, hi in boxes:
+        q = np.maximum(np.asarray(lo) - p, 0) + np.maximum(p - np.asarray(hi), 0)
+        d = np.minimum(d, np.linalg.norm(q, axis=1))
+    return d
+
+
+def assert_clear_of_boxes(mesh, boxes, r):
+    p = samples_in_tets(mesh)
+    assert depth_in_boxes(p, boxes).max() <= TOL          # never inside a solid
+    assert distance_to_boxes(p, boxes).min() >= r - TOL   # nor nearer than the radius
+
+
+def build(level, bbox=((-1, -1, -1), (11, 11, 11)), r=0.0, **kw):
+    kw.setdefault("max_voxels", VOX)
+    kw.setdefault("coverage_samples", 20_000)
+    return generate_level(bbox, level, agent_radius=r, **kw)
+
+
+# --- the solid decision -------------------------------------------------------------------
+
+def test_a_closed_box_is_solid_and_the_rest_is_covered():
+    boxes = [((3, 3, 3), (7, 7, 7))]
+    mesh = build(soup_of([box_part(*b) for b in boxes]), r=0.5)
+    rep = mesh.build_report
+    assert_clear_of_boxes(mesh, boxes, 0.5)
+    assert rep["cavities"] == 1 and rep["cavities_free"] == 0   # the inside is solid
+    assert rep["clearance_ok"] and rep["coverage"] > 0.8
+    assert rep["mesh_components"] == 1
+
+
+def test_flipped_duplicated_degenerate_triangles_do_not_change_the_solid():
+    v, t = box_part((3, 3, 3), (7, 7, 7))
+    clean = soup_of([(v, t)])
+    bad_t = t.copy()
+    bad_t[:3] = bad_t[:3, ::-1]                              # three faces flipped
+    bad_t = np.concatenate([bad_t, t[:4], [[0, 0, 1], [0, 1, 1]]])  # 4 duplicates, 2 degenerate
+    bad = soup_of([(v, bad_t)])
+    rep = soup_repairs(bad)
+    assert rep["duplicates"] == 4 and rep["degenerate"] == 2 and rep["flipped_faces"] > 0
+    assert soup_repairs(clean)["flipped_faces"] == 0
+    free_clean = build_level(((-1,) * 3, (11,) * 3), clean, max_voxels=VOX)[2]["_free"][0]
+    free_bad = build_level(((-1,) * 3, (11,) * 3), bad, max_voxels=VOX)[2]["_free"][0]
+    assert np.array_equal(free_clean, free_bad)
+
+
+def test_an_open_sheet_is_a_wall_with_free_space_on_both_sides():
+    mesh = build(soup_of([sheet_part(5.0)]), r=0.3)
+    p = samples_in_tets(mesh)
+    assert np.abs(p[:, 2] - 5.0).min() >= 0.3 - TOL          # nothing nearer the sheet
+    c = mesh.tet_points.mean(axis=1)
+    assert (c[:, 2] < 5).any() and (c[:, 2] > 5).any()       # both sides kept
+    assert mesh.build_report["mesh_components"] == 2         # and never joined
+    assert mesh.build_report["repairs"]["open_edges"] == 4
+
+
+def _slabs(gap):
+    """A wall across the box at x 4..6 split by a crack of ``gap`` at y = 5."""
+    return [((4, -1, -1), (6, 5 - gap / 2, 11)), ((4, 5 + gap / 2, -1), (6, 11, 11))]
+
+
+def test_a_crack_narrower_than_the_agent_is_closed():
+    boxes = _slabs(0.2)
+    mesh = build(soup_of([box_part(*b) for b in boxes]), r=0.5)
+    assert_clear_of_boxes(mesh, boxes, 0.5)
+    assert mesh.build_report["mesh_components"] == 2
+
+
+def test_a_gap_wider_than_the_agent_is_a_passage():
+    boxes = _slabs(4.0)
+    mesh = build(soup_of([box_part(*b) for b in boxes]), r=0.5)
+    assert_clear_of_boxes(mesh, boxes, 0.5)
+    assert mesh.build_report["mesh_components"] == 1
+
+
+def test_t_junctions_are_counted_and_change_nothing():
+    # the top face of a box split into a big triangle pair and two small quads:
+    # the small ones' shared corner lies on the big one's edge
+    v = [[0, 0, 0], [4, 0, 0], [4, 4, 0], [0, 4, 0], [2, 4, 0], [2, 6, 0], [4, 6, 0],
+         [0, 6, 0]]
+    t = [[0, 1, 2], [0, 2, 3], [3, 4, 5], [3, 5, 7], [4, 2, 6], [4, 6, 5]]
+    rep = soup_repairs(Soup(np.array(v, float), np.array(t), "t"))
+    assert rep["t_junctions"] == 1
+
+
+def test_a_closed_box_facing_inward_is_still_solid():
+    v, t = box_part((3, 3, 3), (7, 7, 7))
+    mesh = build(soup_of([(v, t[:, ::-1])]), r=0.5, cavities="winding")
+    assert_clear_of_boxes(mesh, [((3, 3, 3), (7, 7, 7))], 0.5)
+    assert mesh.build_report["cavities_free"] == 0
+
+
+def test_an_enclosed_room_with_thick_walls_is_air():
+    outer = box_part((1, 1, 1), (9, 9, 9))
+    iv, it = box_part((2, 2, 2), (8, 8, 8))
+    inner = (iv, it[:, ::-1])                                # the room's walls face in
+    assert build(soup_of([outer, inner]), r=0.2).build_report["cavities_free"] == 0  # default
+    mesh = build(soup_of([outer, inner]), r=0.2, cavities="winding")
+    rep = mesh.build_report
+    assert rep["cavities_free"] >= 1
+    c = mesh.tet_points.mean(axis=1)
+    assert (np.abs(c - 5).max(axis=1) < 2.5).any()           # tetrahedra in the room
+    walls = [((1, 1, 1), (9, 9, 2)), ((1, 1, 8), (9, 9, 9)), ((1, 1, 1), (2, 9, 9)),
+             ((8, 1, 1), (9, 9, 9)), ((1, 1, 1), (9, 2, 9)), ((1, 8, 1), (9, 9, 9))]
+    assert_clear_of_boxes(mesh, walls, 0.2)
+
+
+def test_spheres_mix_with_a_soup():
+    from regn.builder.obstacles import Sphere
+    boxes = [((3, 3, 3), (5, 5, 5))]
+    level = soup_of([box_part(*b) for b in boxes])
+    mesh = regn.generate(((-1,) * 3, (11,) * 3), [Sphere((8, 8, 8), 1.5)], agent_radius=0.25,
+                         level=level, max_voxels=VOX, coverage_samples=10_000)
+    p = samples_in_tets(mesh)
+    assert np.linalg.norm(p - 8, axis=1).min() >= 1.75 - TOL
+    assert_clear_of_boxes(mesh, boxes, 0.25)
+
+
+# --- scale ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [100.0, 500_000.0])
+def test_a_room_and_a_field_at_scale(size):
+    s = size / 10
+    boxes = [((2 * s, 2 * s, 0), (4 * s, 8 * s, 6 * s)), ((6 * s, 1 * s, 3 * s),
+                                                           (9 * s, 4 * s, 9 * s))]
+    level = soup_of([box_part(*b) for b in boxes] + [sheet_part(0.0, (0, 0), (size, size))])
+    r = 0.01 * s
+    mesh = build(level, bbox=((0, 0, 0), (size,) * 3), r=r)
+    assert_clear_of_boxes(mesh, boxes, r)
+    p = samples_in_tets(mesh)
+    assert p[:, 2].min() >= r - TOL * max(1, size / 1e4)      # the floor sheet
+    assert mesh.build_report["coverage"] > 0.6
+
+
+# --- voxels -------------------------------------------------------------------------------
+
+def _cave():
+    occ = np.zeros((16, 12, 10), bool)
+    occ[:, :, :2] = True                                     # floor
+    occ[5:9, 3:12, :8] = True                                # a pillar wall
+    occ[11, 0:6, 2:6] = True
+    return occ
+
+
+def test_voxels_in_both_array_forms_give_the_same_safe_mesh(tmp_path):
+    occ = _cave()
+    a = voxels_from_array(occ, 2.0, (10, 20, 30))
+    b = voxels_from_array(np.argwhere(occ), 2.0, (10, 20, 30))
+    bbox = ((10, 20, 30), (42, 44, 50))
+    ma = generate_level(bbox, a, coverage_samples=20_000)
+    mb = generate_level(bbox, b, coverage_samples=20_000)
+    assert np.array_equal(ma.vertices, mb.vertices) and np.array_equal(ma.tets, mb.tets)
+    boxes = [(np.array([10, 20, 30]) + 2.0 * ijk, np.array([10, 20, 30]) + 2.0 * (ijk + 1))
+             for ijk in np.argwhere(occ)]
+    p = samples_in_tets(ma, per=8)
+    assert depth_in_boxes(p, boxes).max() <= TOL
+    assert ma.build_report["coverage"] > 0.9
+    np.save(tmp_path / "occ.npy", occ)
+    assert read_voxels(tmp_path / "occ.npy", 2.0).shape == occ.shape
+
+
+# --- bad files ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, words", [
+    ("v 0 0 0\nv 1 0 0\nv nan 1 0\nf 1 2 3\n", ["line 3", "finite"]),
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n", ["line 4", "out of range"]),
+    ("", ["empty"]),
+    ("v 0 0 0\nv 1 0 0\n", ["no faces"]),
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2\n", ["line 4", "at least 3"]),
+])
+def test_bad_obj_files_name_file_and_line(tmp_path, text, words):
+    f = tmp_path / "bad.obj"
+    f.write_text(text)
+    with pytest.raises(BuildError) as e:
+        read_soup(f)
+    assert str(f) in str(e.value) and all(w in str(e.value) for w in words)
+
+
+def test_bad_off_and_voxel_files(tmp_path):
+    f = tmp_path / "bad.off"
+    f.write_text("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n")
+    with pytest.raises(BuildError, match="line 6.*out of range"):
+        read_soup(f)
+    g = tmp_path / "bad.npy"
+    np.save(g, np.zeros((4, 4)))
+    with pytest.raises(BuildError, match="bad.npy"):
+        read_voxels(g, 1.0)
+
+
+def test_quads_and_ngons_are_fanned(tmp_path):
+    f = tmp_path / "poly.obj"
+    f.write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv -1 0.5 0\no b\nf 1 2 3 4\n"
+                 "f 1/1/1 2/2/2 3/3/3 4/4/4 5/5/5\nf -1 -2 -3\n")
+    s = read_soup(f)
+    assert len(s.tris) == 2 + 3 + 1 and s.tris.max() == 4
+
+
+# --- the CLI ------------------------------------------------------------------------------
+
+def _cli(*args):
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "regn", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+def test_cli_builds_a_soup_and_voxels(tmp_path):
+    v, t = box_part((3, 3, 3), (7, 7, 7))
+    lines = [f"v {x} {y} {z}" for x, y, z in v] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in t]
+    (tmp_path / "rock.obj").write_text("\n".join(lines) + "\n")
+    r = _cli("build", "--level", tmp_path / "rock.obj", "--box", -1, -1, -1, 11, 11, 11,
+             "--agent-radius", 0.5, "--max-voxels", VOX, "-o", tmp_path / "a.rgn")
+    assert r.returncode == 0, r.stderr
+    assert "level rock.obj: 12 triangles" in r.stdout and "clearance check: pass" in r.stdout
+    mesh = regn.load(tmp_path / "a.rgn")
+    assert_clear_of_boxes(mesh, [((3, 3, 3), (7, 7, 7))], 0.5)
+    np.save(tmp_path / "occ.npy", _cave())
+    r = _cli("build", "--voxels", tmp_path / "occ.npy", "--voxel-size", 2, "--origin", 1, 2, 3,
+             "-o", tmp_path / "b.rgn", "--json")
+    assert r.returncode == 0, r.stderr
+    assert '"kind": "voxels"' in r.stdout and regn.load(tmp_path / "b.rgn").n_tets > 0
+
+
+def test_cli_refuses_a_bad_level_with_one_line(tmp_path):
+    (tmp_path / "bad.obj").write_text("v 0 0 0\nf 1 2 3\n")
+    r = _cli("build", "--level", tmp_path / "bad.obj", "-o", tmp_path / "x.rgn")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "line 2" in r.stderr
+    r = _cli("build", "--voxels", tmp_path / "none.npy", "-o", tmp_path / "x.rgn")
+    assert r.returncode != 0 and "--voxel-size" in r.stderr

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..inputs.numbers import number, whole
 
 #: The options only a level build takes.
-LEVEL_OPTIONS = ("crack", "voxel_size", "origin", "min_block", "max_voxels")
+LEVEL_OPTIONS = ("crack", "voxel_size", "origin", "min_block", "max_voxels", "cavities")
 
 
 def add_arguments(p):
@@ -33,6 +33,9 @@ def add_arguments(p):
                    "than the agent close)")
     g.add_argument("--min-block", type=number, metavar="M",
                    help="the smallest free block kept (metres; default: the finest that fits)")
+    g.add_argument("--cavities", choices=("solid", "air", "winding"),
+                   help="--level: free space walled in on every side is solid (default), "
+                   "air, or decided by the winding number")
     g.add_argument("--max-voxels", type=whole, metavar="N",
                    help="the working grid's most voxels (default 16777216)")
 
@@ -81,6 +84,8 @@ def run(args, dims, coverage_samples):
     bar = Progress(quiet=args.json)
     options = {"crack": args.crack or 0.0, "voxel_size": voxel_size,
                "min_block": args.min_block}
+    if args.cavities is not None:
+        options["cavities"] = args.cavities
     if args.max_voxels is not None:
         options["max_voxels"] = args.max_voxels
     try:
@@ -110,7 +115,8 @@ def report_lines(rep):
              f"{'/'.join(map(str, rep['dilation_voxels']))} voxels (agent radius "
              f"{rep['agent_radius']:g}, crack {rep['crack']:g})",
              f"  free regions: {rep['free_components']} ({rep['cavities']} enclosed, "
-             f"{rep['cavities_free']} of them air); smallest free block kept "
+             f"{rep['cavities_free']} of them kept as air, --cavities "
+             f"{rep['cavities_rule']}); smallest free block kept "
              f"{rep['min_block']:.4g} m{' (chosen to fit)' if rep.get('level_chosen') else ''}"]
     if "free_regions" in rep:
         lines.append(f"  passages: {rep['free_regions_kept']} of {rep['free_regions']} free "

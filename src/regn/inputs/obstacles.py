@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 from .. import _atomic
-from ..builder.obstacles import Sphere, TriangleMesh
+from ..geometry.obstacles import Sphere, TriangleMesh
 from ..errors import BuildError
 from .meshes import read_meshio
 

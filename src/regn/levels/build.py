@@ -34,8 +34,12 @@ from .tetra import (
 #: Tolerance of the safety promise: no point of a kept tetrahedron deeper
 #: than this (metres) inside the input's solid grown by the agent's radius.
 DEPTH_TOL = 0.01
-#: Points a first try may have (about 11 faces each come out of Delaunay).
-POINT_BUDGET = 12_000
+#: Points a first try may have (about 9 faces each come out of Delaunay).
+POINT_BUDGET = 7_000
+#: A partial level aims its faces at this share of the limit, in at most
+#: this many tries.
+FILL = 0.94
+FIT_ROUNDS = 4
 #: Coverage samples, unless told, and per chunk.
 COVERAGE_SAMPLES = 200_000
 
@@ -93,26 +97,60 @@ def _start_level(levels):
     return len(levels) - 1
 
 
+def _too_big(lev, grid, what, n):
+    block = (1 << lev) * grid.h.max()
+    return LimitError(
+        f"the level does not fit one REGN with free blocks down to {block:.4g} m "
+        f"(--min-block): it needs {n} {what}, more than the format's u16 limit of "
+        f"{U16_MAX}. Give a larger --min-block, a smaller --box, or build it as "
+        "tiles (regn.levels.build_level per tile box)", what=what, count=n)
+
+
+def _try(levels, pyramid, grid, lev, seed, fraction=1.0):
+    verts, tets, stats = tetrahedralize(levels, pyramid, grid, lev, seed, fraction)
+    counts = _counts(tets, len(verts))
+    return verts, tets, stats, counts, _over(counts)
+
+
+def _refine(levels, pyramid, grid, lev, seed, best, tick):
+    """The best fit with part of level ``lev - 1`` added: the share of its
+    leaves aimed so the faces come to :data:`FILL` of the limit."""
+    verts, tets, stats, counts = best
+    n_here = stats["sample_points"]
+    n_finer = len(leaf_corners(levels, lev - 1))
+    per_point = counts["faces"] / max(n_here, 1)
+    fraction = (FILL * U16_MAX / per_point - n_here) / max(n_finer - n_here, 1)
+    for _ in range(FIT_ROUNDS):
+        fraction = min(fraction, 1.0)
+        if fraction <= 0.02:
+            break
+        tick("tetrahedralize", 0.6)
+        v, t, st, c, (what, n) = _try(levels, pyramid, grid, lev - 1, seed, fraction)
+        if what is None:
+            return v, t, st
+        fraction *= FILL * U16_MAX / n
+    return verts, tets, stats
+
+
 def _fit(levels, pyramid, grid, min_level, seed, tick):
     """``(verts, tets, stats)`` at the finest level from ``min_level`` (or the
-    budget's start) up whose counts fit; LimitError naming the numbers."""
+    budget's start) up whose counts fit, then part of the next finer level
+    (when not asked for a level); LimitError naming the numbers."""
     asked = min_level is not None
     lev = int(min_level) if asked else _start_level(levels)
     while lev < len(levels):
         tick("tetrahedralize", 0.4 + 0.04 * lev)
-        verts, tets, stats = tetrahedralize(levels, pyramid, grid, lev, seed)
-        counts = _counts(tets, len(verts))
-        what, n = _over(counts)
+        verts, tets, stats, counts, (what, n) = _try(levels, pyramid, grid, lev, seed)
         if what is None:
             stats["level_chosen"] = not asked
+            if asked or lev == 0:
+                return verts, tets, stats
+            verts, tets, stats = _refine(levels, pyramid, grid, lev, seed,
+                                         (verts, tets, stats, counts), tick)
+            stats["level_chosen"] = True
             return verts, tets, stats
-        block = (1 << lev) * grid.h.max()
         if asked:
-            raise LimitError(
-                f"the level does not fit one REGN with free blocks down to {block:.4g} m "
-                f"(--min-block): it needs {n} {what}, more than the format's u16 limit of "
-                f"{U16_MAX}. Give a larger --min-block, a smaller --box, or build it as "
-                "tiles (regn.levels.build_level per tile box)", what=what, count=n)
+            raise _too_big(lev, grid, what, n)
         lev += 1
     raise LimitError("the level does not fit one REGN even at its coarsest blocks: build it "
                      "as tiles (regn.levels.build_level per tile box)")
@@ -180,6 +218,7 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
                   "source": level.name, "agent_radius": float(agent_radius),
                   "crack": float(crack), "bbox": [lo.tolist(), hi.tolist()],
                   "min_block": float((1 << tstats["min_level"]) * grid.h.max()),
+                  "min_block_share": tstats["level_fraction"],
                   "free_voxels": int(free.sum()), "max_depth": penetration(grid),
                   "seconds": seconds})
     if isinstance(level, Soup):

@@ -95,13 +95,15 @@ def read_obj(path):
     object and group merged; other statements ignored)."""
     path = os.fspath(path)
     data = _read_bytes(path)
-    verts, tris = [], []
+    verts, tris, objects = [], [], 0
     for line, raw in enumerate(data.splitlines(), start=1):
         parts = raw.split()
         if not parts:
             continue
         key = parts[0]
-        if key == b"v":
+        if key == b"o":
+            objects += 1
+        elif key == b"v":
             if len(parts) < 4:
                 raise BuildError(f"{path}: line {line}: a vertex needs x y z")
             try:
@@ -116,7 +118,7 @@ def read_obj(path):
                 raise BuildError(f"{path}: line {line}: a face needs at least 3 vertices")
             face = [_obj_index(t, len(verts), path, line) for t in parts[1:]]
             tris += _fan(face)
-    return _soup(path, verts, tris)
+    return _soup(path, verts, tris, max(objects, 1))
 
 
 def _soup(path, verts, tris, objects=1):

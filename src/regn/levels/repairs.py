@@ -24,12 +24,28 @@ WELD_REL = 1e-9
 MAX_T_CANDIDATES = 5_000_000
 
 
+def _unique_rows(a):
+    """``(first, inverse)`` of the distinct rows of an int array: the index
+    of each distinct row's first copy, and each row's distinct row (a sort
+    of the columns, far faster than ``np.unique(axis=0)``)."""
+    order = np.lexsort(a.T[::-1])
+    s = a[order]
+    new = np.ones(len(a), bool)
+    new[1:] = (s[1:] != s[:-1]).any(axis=1)
+    group = np.cumsum(new) - 1
+    inv = np.empty(len(a), np.int64)
+    inv[order] = group
+    first = np.full(int(group[-1]) + 1 if len(a) else 0, len(a), np.int64)
+    np.minimum.at(first, group, order)
+    return first, inv
+
+
 def _welded(verts, tris):
     """``(tris on welded vertices, vertices merged)``."""
     diag = float(np.linalg.norm(verts.max(axis=0) - verts.min(axis=0))) or 1.0
     q = np.round(verts / (WELD_REL * diag)).astype(np.int64)
-    _, first, inv = np.unique(q, axis=0, return_index=True, return_inverse=True)
-    return first[inv.ravel()][tris], int(len(verts) - len(first))
+    first, inv = _unique_rows(q)
+    return first[inv][tris], int(len(verts) - len(first))
 
 
 def _t_junctions(verts, edges, tol):
@@ -69,13 +85,14 @@ def soup_repairs(soup):
     scale = np.maximum(np.abs(p).max(axis=(1, 2)), 1.0)
     degen = same | (area2 <= 1e-12 * scale ** 2)
     good = tris[~degen]
-    _, first = np.unique(np.sort(good, axis=1), axis=0, return_index=True)
+    first, _ = _unique_rows(np.sort(good, axis=1))
     dups = len(good) - len(first)
     good = good[np.sort(first)]
     directed = np.concatenate([good[:, [0, 1]], good[:, [1, 2]], good[:, [2, 0]]])
     und = np.sort(directed, axis=1)
-    keys, inv, counts = np.unique(und, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.ravel()
+    first_e, inv = _unique_rows(und)
+    keys = und[first_e]
+    counts = np.bincount(inv, minlength=len(keys))
     forward = (directed[:, 0] < directed[:, 1]).astype(np.int64)
     fw = np.bincount(inv, weights=forward, minlength=len(keys))
     two = counts == 2

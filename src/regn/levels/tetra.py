@@ -76,30 +76,57 @@ def solid_pyramid(free):
     return np.concatenate([lv.ravel() for lv in levels]), offsets, dims
 
 
-def leaf_corners(levels, min_level):
-    """(N,3) int64 unique corners (in voxels) of the leaves of level >= ``min_level``."""
-    shape0 = np.array(levels[0].shape)
-    out = []
-    for lev in range(min_level, len(levels)):
-        a = levels[lev]
-        if lev + 1 < len(levels):
-            parent = levels[lev + 1]
-            up = parent.repeat(2, 0).repeat(2, 1).repeat(2, 2)[:a.shape[0], :a.shape[1],
-                                                               :a.shape[2]]
-            a = a & ~up
-        ijk = np.argwhere(a)
-        if not len(ijk):
-            continue
-        s = 1 << lev
-        for c in range(8):
-            off = np.array([(c >> 2) & 1, (c >> 1) & 1, c & 1])
-            out.append(np.minimum((ijk + off) * s, shape0))
-    if not out:
-        return np.zeros((0, 3), np.int64)
-    pts = np.concatenate(out)
+def _leaves(levels, lev):
+    """(N,3) int64 block indices of the leaves of level ``lev``."""
+    a = levels[lev]
+    if lev + 1 < len(levels):
+        up = levels[lev + 1].repeat(2, 0).repeat(2, 1).repeat(2, 2)
+        a = a & ~up[:a.shape[0], :a.shape[1], :a.shape[2]]
+    return np.argwhere(a)
+
+
+def _corners(ijk, lev, shape0):
+    s = 1 << lev
+    return [np.minimum((ijk + np.array([(c >> 2) & 1, (c >> 1) & 1, c & 1])) * s, shape0)
+            for c in range(8)]
+
+
+def _unique_points(pts, shape0):
     key = (pts[:, 0] * (shape0[1] + 1) + pts[:, 1]) * (shape0[2] + 1) + pts[:, 2]
     _, first = np.unique(key, return_index=True)
     return pts[np.sort(first)]
+
+
+def _nearest_first(ijk, lev, coarse):
+    """The leaves ``ijk`` of level ``lev`` ordered by how near their centres
+    are to the coarser points: the finer blocks grow the coarse region
+    toward the walls and stay joined to it (gaps filled first would be
+    islands; measured on the rooms benchmark: 48 % coverage in 10 pieces,
+    against 39 % in 32)."""
+    from scipy.spatial import cKDTree
+    if not len(coarse) or not len(ijk):
+        return ijk
+    centres = (ijk + 0.5) * (1 << lev)
+    d = cKDTree(coarse).query(centres)[0]
+    return ijk[np.argsort(d, kind="stable")]
+
+
+def leaf_corners(levels, min_level, fraction=1.0):
+    """(N,3) int64 unique corners (in voxels) of the leaves of level >=
+    ``min_level``; of level ``min_level`` itself only the first ``fraction``
+    of its leaves, those nearest the coarser points first."""
+    shape0 = np.array(levels[0].shape)
+    out = []
+    for lev in range(len(levels) - 1, min_level - 1, -1):
+        ijk = _leaves(levels, lev)
+        if lev == min_level and fraction < 1:
+            coarse = _unique_points(np.concatenate(out), shape0) if out else np.zeros((0, 3))
+            ijk = _nearest_first(ijk, lev, coarse)[:int(np.ceil(fraction * len(ijk)))]
+        if len(ijk):
+            out += _corners(ijk, lev, shape0)
+    if not out:
+        return np.zeros((0, 3), np.int64)
+    return _unique_points(np.concatenate(out), shape0)
 
 
 def corner_count(levels, min_level):
@@ -143,13 +170,15 @@ def drop_specks(pts, tets, rel=SPECK_REL):
     return tets[keep], int((~keep).sum())
 
 
-def tetrahedralize(levels, pyramid, grid, min_level, seed=0):
-    """``(verts, tets, stats)`` of the free region at ``min_level``."""
+def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0):
+    """``(verts, tets, stats)`` of the free region at ``min_level`` (and
+    ``fraction`` of its leaves: see :func:`leaf_corners`)."""
     from scipy.spatial import Delaunay
 
     from ..builder.unpinch import unpinch
-    ijk = leaf_corners(levels, min_level)
-    stats = {"min_level": int(min_level), "sample_points": len(ijk)}
+    ijk = leaf_corners(levels, min_level, fraction)
+    stats = {"min_level": int(min_level), "level_fraction": float(fraction),
+             "sample_points": len(ijk)}
     if len(ijk) < 4:
         return np.zeros((0, 3)), np.zeros((0, 4), np.int64), stats
     pts = positions(ijk, grid, seed)

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_build.py [--repeat 3] [--seed 1] [--detail 1]
     python benchmarks/bench_build.py --fields 10,40,100,200,400 [--seed 1]
+    python benchmarks/bench_build.py --levels DIR [--only rooms.obj ...]
 
 The demo stage (a 100 km cube, 10x10x10 cells, ``random_asteroid_field(40,
 seed=1)``) gives a map the size of the largest on the disc (~14 000
@@ -15,6 +16,10 @@ Carlo coverage; then the coverage (200 000 samples) and the clearance check.
 defaults (what ``regn build --asteroids N --seed S`` does: detail and grid
 chosen to fit, coverage from 200 000 samples) and prints, for each, the
 seconds, the detail and grid chosen, the counts and the coverage.
+
+``--levels DIR`` builds the procedural levels of ``make_levels.py`` (soups,
+a glTF scene, voxel caves, an asteroid field of meshes) and checks them
+against their inputs (see ``levels_bench.py``).
 """
 
 import argparse
@@ -59,9 +64,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--detail", type=float, default=1.0)
+    ap.add_argument("--levels", metavar="DIR", help="the levels benchmark on make_levels.py's DIR")
+    ap.add_argument("--only", nargs="*", help="--levels: these inputs only")
     ap.add_argument("--fields", metavar="N,N,...",
                     help="asteroid counts to build at the defaults, one row each")
     args = ap.parse_args()
+    if args.levels:
+        import levels_bench
+        levels_bench.run(args.levels, args.only)
+        return
     if args.fields:
         generate(*demo_field(n=5), coverage_samples=0)        # compile the kernels first
         fields([int(x) for x in args.fields.split(",")], args.seed)

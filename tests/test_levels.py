@@ -309,3 +309,36 @@ def test_cli_refuses_a_bad_level_with_one_line(tmp_path):
     assert r.stderr.strip().count("\n") == 0 and "line 2" in r.stderr
     r = _cli("build", "--voxels", tmp_path / "none.npy", "-o", tmp_path / "x.rgn")
     assert r.returncode != 0 and "--voxel-size" in r.stderr
+
+
+def test_a_level_too_fine_for_one_regn_says_what_fits():
+    from regn.errors import LimitError
+    rng = np.random.default_rng(0)
+    m = 60
+    x = np.linspace(0, 10, m + 1)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    v = np.stack([X, Y, 5 + rng.uniform(-2, 2, X.shape)], -1).reshape(-1, 3)
+    i, j = np.meshgrid(np.arange(m), np.arange(m), indexing="ij")
+    k = (i * (m + 1) + j).ravel()
+    t = np.concatenate([np.stack([k, k + m + 1, k + m + 2], 1),
+                        np.stack([k, k + m + 2, k + 1], 1)])
+    with pytest.raises(LimitError) as e:
+        build_level(((0, 0, 0), (10, 10, 10)), Soup(v, t, "bumpy"), min_block=0.01,
+                    max_voxels=64 ** 3)
+    msg = str(e.value)
+    assert "faces" in msg and "65535" in msg and "fits" in msg and "tiles" in msg
+
+
+def test_a_gltf_scene_is_flattened_with_its_transforms(tmp_path):
+    trimesh = pytest.importorskip("trimesh")
+    scene = trimesh.Scene()
+    box = trimesh.creation.box(extents=(1, 1, 1))
+    for k in range(3):
+        T = np.eye(4)
+        T[:3, 3] = (10 * k, 0, 0)
+        scene.add_geometry(box, node_name=f"b{k}", transform=T)
+    scene.export(tmp_path / "s.glb")
+    s = read_soup(tmp_path / "s.glb")
+    assert len(s.tris) == 36 and s.objects == 3
+    assert np.allclose(s.verts.min(axis=0), (-0.5, -0.5, -0.5))
+    assert np.allclose(s.verts.max(axis=0), (20.5, 0.5, 0.5))

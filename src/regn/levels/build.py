@@ -97,12 +97,13 @@ def _start_level(levels):
     return len(levels) - 1
 
 
-def _too_big(lev, grid, what, n):
+def _too_big(lev, grid, what, n, fits):
     block = (1 << lev) * grid.h.max()
+    hint = f"--min-block {fits:.4g} fits" if fits else "nothing coarser fits either"
     return LimitError(
         f"the level does not fit one REGN with free blocks down to {block:.4g} m "
         f"(--min-block): it needs {n} {what}, more than the format's u16 limit of "
-        f"{U16_MAX}. Give a larger --min-block, a smaller --box, or build it as "
+        f"{U16_MAX}. Give a larger --min-block ({hint}), a smaller --box, or build it as "
         "tiles (regn.levels.build_level per tile box)", what=what, count=n)
 
 
@@ -150,7 +151,12 @@ def _fit(levels, pyramid, grid, min_level, seed, tick):
             stats["level_chosen"] = True
             return verts, tets, stats
         if asked:
-            raise _too_big(lev, grid, what, n)
+            try:
+                fits = (1 << _fit(levels, pyramid, grid, None, seed, tick)[2]["min_level"]) \
+                    * grid.h.max()
+            except LimitError:
+                fits = None
+            raise _too_big(lev, grid, what, n, fits)
         lev += 1
     raise LimitError("the level does not fit one REGN even at its coarsest blocks: build it "
                      "as tiles (regn.levels.build_level per tile box)")

@@ -26,8 +26,8 @@ class Progress:
         if not self.tty or elapsed < QUIET_SECONDS:
             return
         frac = min(max(float(frac), 0.0), 1.0)
-        n = int(round(WIDTH * frac))
-        left = f", {elapsed * (1 - frac) / frac:.0f} s left" if 0.05 <= frac < 1 else ""
+        n = round(WIDTH * frac)
+        left = f"{elapsed * (1 - frac) / frac:.0f} s left" if 0.05 <= frac < 1 else ""
         self.stream.write(f"\r[{'#' * n}{' ' * (WIDTH - n)}] {100 * frac:3.0f}% "
                           f"{phase:<16}{left:<16}")
         self.stream.flush()

@@ -126,7 +126,7 @@ def _refine(levels, pyramid, grid, lev, seed, best, tick):
         if fraction <= 0.02:
             break
         tick("tetrahedralize", 0.6)
-        v, t, st, c, (what, n) = _try(levels, pyramid, grid, lev - 1, seed, fraction)
+        v, t, st, _c, (what, n) = _try(levels, pyramid, grid, lev - 1, seed, fraction)
         if what is None:
             return v, t, st
         fraction *= FILL * U16_MAX / n

@@ -90,11 +90,51 @@ def _obj_index(tok, n_verts, path, line):
     return j
 
 
+def _fan_all(flat, counts):
+    """(T,3) triangles fanning polygons of ``counts`` corners laid end to end in ``flat``."""
+    ntri = counts - 2
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    poly = np.repeat(np.arange(len(counts)), ntri)
+    m = np.arange(int(ntri.sum())) - np.repeat(np.cumsum(ntri) - ntri, ntri) + 1
+    s = starts[poly]
+    return np.stack([flat[s], flat[s + m], flat[s + m + 1]], axis=1)
+
+
+def _obj_fast(lines):
+    """``(verts, tris, objects)`` of a plain OBJ read in bulk, or None when
+    anything is unusual (the line-by-line reader then finds and names it)."""
+    vl = [ln[2:] for ln in lines if ln[:2] == b"v "]
+    fl = [ln[2:] for ln in lines if ln[:2] == b"f "]
+    if not fl or not vl:
+        return None
+    try:
+        vt = b" ".join(vl).split()
+        if len(vt) != 3 * len(vl):
+            return None
+        verts = np.array(vt).astype(np.float64).reshape(-1, 3)
+        ft = b" ".join(fl).split()
+        if b"/" in b"".join(fl):
+            ft = [t.split(b"/", 1)[0] for t in ft]
+        flat = np.array(ft).astype(np.int64)
+    except ValueError:
+        return None
+    counts = np.array([len(ln.split()) for ln in fl], np.int64)
+    if counts.sum() != len(flat) or counts.min() < 3 or not (np.abs(verts) <= FLOAT32_MAX).all():
+        return None
+    if flat.min() < 1 or flat.max() > len(verts):
+        return None
+    objects = sum(1 for ln in lines if ln[:2] == b"o ")
+    return verts, _fan_all(flat - 1, counts), max(objects, 1)
+
+
 def read_obj(path):
     """A :class:`Soup` of a Wavefront OBJ file (``v`` and ``f`` lines; every
     object and group merged; other statements ignored)."""
     path = os.fspath(path)
     data = _read_bytes(path)
+    fast = _obj_fast([ln.strip() for ln in data.splitlines()])
+    if fast is not None:
+        return Soup(fast[0], fast[1], os.path.basename(path), fast[2])
     verts, tris, objects = [], [], 0
     for line, raw in enumerate(data.splitlines(), start=1):
         parts = raw.split()

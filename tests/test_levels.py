@@ -348,3 +348,16 @@ def test_a_gltf_scene_is_flattened_with_its_transforms(tmp_path):
     assert len(s.tris) == 36 and s.objects == 3
     assert np.allclose(s.verts.min(axis=0), (-0.5, -0.5, -0.5))
     assert np.allclose(s.verts.max(axis=0), (20.5, 0.5, 0.5))
+
+
+def test_solid_just_outside_the_box_keeps_its_distance():
+    # a wall 0.3 m outside the box's +x face, the agent's radius 0.5: the
+    # box's last 0.2 m on that side is within the radius of it
+    v = np.array([[10.3, -5, -5], [10.3, 15, -5], [10.3, 15, 15], [10.3, -5, 15]], float)
+    mesh = build(Soup(v, np.array([[0, 1, 2], [0, 2, 3]]), "outside"), bbox=((0,) * 3, (10,) * 3),
+                 r=0.5)
+    assert samples_in_tets(mesh)[:, 0].max() <= 10.3 - 0.5 + TOL
+    ball = regn.generate(((0,) * 3, (10,) * 3), [__import__("regn.builder.obstacles", fromlist=[
+        "Sphere"]).Sphere((-1, 5, 5), 1.5)], level=Soup(v, np.array([[0, 1, 2]]), "o"),
+        agent_radius=0.25, max_voxels=VOX, coverage_samples=0)
+    assert np.linalg.norm(samples_in_tets(ball) - (-1, 5, 5), axis=1).min() >= 1.75 - TOL

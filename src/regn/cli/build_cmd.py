@@ -210,9 +210,10 @@ def run(args) -> int:
     level = _level_build.is_level(args)
     mode = "level" if level else _mode(args)
     if not level and _level_build.unused_level_options(args):
-        names = ", ".join("--" + o.replace("_", "-")
-                          for o in _level_build.unused_level_options(args))
-        raise RegnError(f"build: {names} only apply with --level or --voxels")
+        unused = _level_build.unused_level_options(args)
+        names = ", ".join("--" + o.replace("_", "-") for o in unused)
+        raise RegnError(f"build: {names} only appl{'ies' if len(unused) == 1 else 'y'} with "
+                        "--level or --voxels")
     check_output(args.output, [args.from_mesh, *args.spheres, *args.obstacles, *args.level,
                                args.voxels], args.force)
     dims = tuple(args.dims) if args.dims else None

@@ -169,14 +169,20 @@ def free_grid(grid, *, soup=None, voxels=None, spheres=(), agent_radius=0.0, cra
     on ``grid``."""
     if (soup is None) == (voxels is None):
         raise BuildError("give a triangle soup or voxels")
-    touched = touched_by_soup(soup.verts, soup.tris, grid) if soup is not None else \
-        touched_by_voxels(voxels, grid)
-    mark_spheres(touched, list(spheres), grid)
-    k = dilation_voxels(grid, agent_radius, crack, slack)
-    solid = dilate(touched, k)
-    del touched
     if cavities not in CAVITIES:
         raise BuildError(f"cavities must be one of {', '.join(CAVITIES)}, got {cavities!r}")
+    k = dilation_voxels(grid, agent_radius, crack, slack)
+    # solid outside the box reaches in: mark and grow on the grid padded by
+    # the growth, then keep the box's part
+    padded = Grid(grid.lo - k * grid.h, grid.h, tuple(int(n) for n in np.asarray(grid.shape)
+                                                      + 2 * k))
+    touched = touched_by_soup(soup.verts, soup.tris, padded) if soup is not None else \
+        touched_by_voxels(voxels, padded)
+    mark_spheres(touched, list(spheres), padded)
+    solid = np.ascontiguousarray(dilate(touched, k)[k[0]:k[0] + grid.shape[0],
+                                                    k[1]:k[1] + grid.shape[1],
+                                                    k[2]:k[2] + grid.shape[2]])
+    del touched
     if soup is None:
         cavities = "air"
     free, stats = free_components(1 - solid, soup, grid, cavities)

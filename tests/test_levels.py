@@ -357,7 +357,8 @@ def test_solid_just_outside_the_box_keeps_its_distance():
     mesh = build(Soup(v, np.array([[0, 1, 2], [0, 2, 3]]), "outside"), bbox=((0,) * 3, (10,) * 3),
                  r=0.5)
     assert samples_in_tets(mesh)[:, 0].max() <= 10.3 - 0.5 + TOL
-    ball = regn.generate(((0,) * 3, (10,) * 3), [__import__("regn.builder.obstacles", fromlist=[
-        "Sphere"]).Sphere((-1, 5, 5), 1.5)], level=Soup(v, np.array([[0, 1, 2]]), "o"),
-        agent_radius=0.25, max_voxels=VOX, coverage_samples=0)
+    from regn.builder.obstacles import Sphere
+    ball = regn.generate(((0,) * 3, (10,) * 3), [Sphere((-1, 5, 5), 1.5)],
+                         level=Soup(v, np.array([[0, 1, 2]]), "o"), agent_radius=0.25,
+                         max_voxels=VOX, coverage_samples=0)
     assert np.linalg.norm(samples_in_tets(ball) - (-1, 5, 5), axis=1).min() >= 1.75 - TOL

@@ -61,14 +61,15 @@ def pack(corridors):
     counts = np.array([0 if c is None else len(c[0]) for c in corridors], dtype=np.int64)
     cstart = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=cstart[1:])
-    cpts = np.zeros((int(cstart[-1]), 3))
-    ctail = np.zeros(int(cstart[-1]))
-    for i, c in enumerate(corridors):
-        if c is None or len(c[0]) == 0:
-            continue
-        pts = c[0]
-        seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
-        tail = np.concatenate([np.cumsum(seg[::-1])[::-1], [0.0]])
-        cpts[cstart[i]:cstart[i + 1]] = pts
-        ctail[cstart[i]:cstart[i + 1]] = tail
+    m = int(cstart[-1])
+    if m == 0:
+        return np.zeros((0, 3)), cstart, np.zeros(0)
+    cpts = np.concatenate([c[0] for c in corridors if c is not None and len(c[0])])
+    # ctail[k]: the length from corner k to its agent's last corner
+    step = np.zeros(m)
+    step[1:] = np.linalg.norm(np.diff(cpts, axis=0), axis=1)
+    step[cstart[:-1][counts > 0]] = 0.0             # no step across two agents
+    run = np.cumsum(step)
+    last = np.repeat(cstart[1:] - 1, counts)
+    ctail = run[last] - run
     return cpts, cstart, ctail

@@ -87,37 +87,62 @@ def _cell_index(x, y, z, lo, cell, dims):
 @kernel(borrows=True)
 def neighbours(i, pos, reach, lo, cell, dims, start, order, most, nb, nd):
     """The ``most`` agents nearest agent i with centres closer than
-    ``reach``, nearest first (ties: the one met first, in cell and agent
-    order), into nb/nd; returns how many."""
+    ``reach``, nearest first (ties: the one met first), into nb/nd (squared
+    distances); returns how many. Cells are scanned in rings of growing
+    Chebyshev distance round agent i's, until the next ring is farther
+    than ``reach`` or than the most-th nearest found."""
     px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
     r2 = reach * reach
     ci = _axis(px, lo[0], cell, dims[0])
     cj = _axis(py, lo[1], cell, dims[1])
     ck = _axis(pz, lo[2], cell, dims[2])
+    rings = math.ceil(reach / cell)
     n = 0
-    for k in range(max(ck - 1, 0), min(ck + 2, dims[2])):
-        for j in range(max(cj - 1, 0), min(cj + 2, dims[1])):
-            for a in range(max(ci - 1, 0), min(ci + 2, dims[0])):
-                c = (k * dims[1] + j) * dims[0] + a
-                for s in range(start[c], start[c + 1]):
-                    o = order[s]
-                    if o == i:
-                        continue
-                    dx, dy, dz = pos[o, 0] - px, pos[o, 1] - py, pos[o, 2] - pz
-                    d2 = dx * dx + dy * dy + dz * dz
-                    if not d2 < r2:
-                        continue
-                    if n == most and not d2 < nd[n - 1]:
-                        continue
-                    m = n if n < most else most - 1
-                    while m > 0 and d2 < nd[m - 1]:
-                        nb[m] = nb[m - 1]
-                        nd[m] = nd[m - 1]
-                        m -= 1
-                    nb[m] = o
-                    nd[m] = d2
-                    if n < most:
-                        n += 1
+    for ring in range(rings + 1):
+        if ring >= 2:
+            near = (ring - 1) * cell           # the nearest point of this ring
+            if near * near >= r2 or (n == most and near * near >= nd[n - 1]):
+                break
+        for k in range(ck - ring, ck + ring + 1):
+            if k < 0 or k >= dims[2]:
+                continue
+            for j in range(cj - ring, cj + ring + 1):
+                if j < 0 or j >= dims[1]:
+                    continue
+                edge = abs(k - ck) == ring or abs(j - cj) == ring
+                a = ci - ring
+                while a <= ci + ring:
+                    if a >= 0 and a < dims[0]:
+                        n = _scan_cell(i, pos, px, py, pz, r2, (k * dims[1] + j) * dims[0] + a,
+                                       start, order, most, nb, nd, n)
+                    a += 1 if edge else 2 * ring
+                    if ring == 0:
+                        break
+    return n
+
+
+@kernel(borrows=True)
+def _scan_cell(i, pos, px, py, pz, r2, c, start, order, most, nb, nd, n):
+    """Add cell c's agents nearer than sqrt(r2) to the sorted list nb/nd of n."""
+    for s in range(start[c], start[c + 1]):
+        o = order[s]
+        if o == i:
+            continue
+        dx, dy, dz = pos[o, 0] - px, pos[o, 1] - py, pos[o, 2] - pz
+        d2 = dx * dx + dy * dy + dz * dz
+        if not d2 < r2:
+            continue
+        if n == most and not d2 < nd[n - 1]:
+            continue
+        m = n if n < most else most - 1
+        while m > 0 and d2 < nd[m - 1]:
+            nb[m] = nb[m - 1]
+            nd[m] = nd[m - 1]
+            m -= 1
+        nb[m] = o
+        nd[m] = d2
+        if n < most:
+            n += 1
     return n
 
 
@@ -257,6 +282,48 @@ def keep_right(ox, oy, oz):
     return ox + f * rx, oy + f * ry, oz + f * rz
 
 
+@kernel(borrows=True)
+def wall_halfspaces(s, w, i, dt, tau_w, skin_rel, wmost, stack, wd, wq, pt, nm):
+    """Agent i's wall planes (the first rows of pt/nm), also kept for the
+    settle pass in s.wn/s.wgap/s.wcount, and s.top[i]: the longest move
+    this step that no wall left out can stop. Returns (planes, top speed)."""
+    px, py, pz = s.pos[i, 0], s.pos[i, 1], s.pos[i, 2]
+    r, vmax = s.radius[i], s.max_speed[i]
+    skin = skin_rel * max(r, 1.0)
+    horizon = max(dt, tau_w)
+    reach = r + skin + vmax * horizon
+    nw, dropped = wall_planes(w.box, w.node, w.tri, w.tbox, w.flat, stack, px, py, pz,
+                              reach, wmost, wd, wq)
+    top = vmax * horizon
+    if dropped < math.inf:
+        top = min(top, max(dropped - r - skin, 0.0))
+    s.top[i] = top
+    m = 0
+    for k in range(nw):
+        d = wd[k]
+        if not d > 0.0:
+            continue
+        ux, uy, uz = (px - wq[k, 0]) / d, (py - wq[k, 1]) / d, (pz - wq[k, 2]) / d
+        gap = d - r - skin
+        dup = False
+        for j in range(m):
+            if abs(nm[j, 0] - ux) + abs(nm[j, 1] - uy) + abs(nm[j, 2] - uz) < 1e-9:
+                dup = True
+                s.wgap[i, j] = min(s.wgap[i, j], gap)
+                break
+        if dup:
+            continue
+        h = tau_w if gap >= 0.0 else dt
+        h = max(h, dt)
+        nm[m, 0], nm[m, 1], nm[m, 2] = ux, uy, uz
+        pt[m, 0], pt[m, 1], pt[m, 2] = -ux * gap / h, -uy * gap / h, -uz * gap / h
+        s.wn[i, m, 0], s.wn[i, m, 1], s.wn[i, m, 2] = ux, uy, uz
+        s.wgap[i, m] = gap
+        m += 1
+    s.wcount[i] = m
+    return m, min(vmax, top / dt)
+
+
 @kernel
 def plan_chunk(s, w, g, p, i0, i1):
     """Steer and choose the new velocity (s.new_vel) of agents i0 .. i1-1;
@@ -273,7 +340,6 @@ def plan_chunk(s, w, g, p, i0, i1):
     res = np.empty(3)
     tmp = np.empty(3)
     keep = np.empty(3)
-    nb = np.empty(max(most, 1), np.int64)
     nd = np.empty(max(most, 1))
     wd = np.empty(max(wmost, 1))
     wq = np.empty((max(wmost, 1), 3))
@@ -282,39 +348,16 @@ def plan_chunk(s, w, g, p, i0, i1):
         flag = steer(s, w, i, dt, stack)
         px, py, pz = s.pos[i, 0], s.pos[i, 1], s.pos[i, 2]
         vx, vy, vz = s.vel[i, 0], s.vel[i, 1], s.vel[i, 2]
-        r, vmax = s.radius[i], s.max_speed[i]
-        skin = skin_rel * max(r, 1.0)
-        # walls: keep r + skin from every triangle the sphere could reach
-        reach = r + skin + vmax * max(dt, tau_w)
-        nw, dropped = wall_planes(w.box, w.node, w.tri, w.tbox, w.flat, stack, px, py, pz,
-                                  reach, wmost, wd, wq)
-        top = vmax
-        if dropped < math.inf:
-            top = min(top, max(dropped - r - skin, 0.0) / dt)
-        m = 0
-        for k in range(nw):
-            d = wd[k]
-            if d > 0.0:
-                ux, uy, uz = (px - wq[k, 0]) / d, (py - wq[k, 1]) / d, (pz - wq[k, 2]) / d
-            else:
-                continue
-            dup = False
-            for j in range(m):
-                if abs(nm[j, 0] - ux) + abs(nm[j, 1] - uy) + abs(nm[j, 2] - uz) < 1e-9:
-                    dup = True
-                    break
-            if dup:
-                continue
-            gap = d - r - skin
-            h = tau_w if gap >= 0.0 else dt
-            h = max(h, dt)
-            nm[m, 0], nm[m, 1], nm[m, 2] = ux, uy, uz
-            pt[m, 0], pt[m, 1], pt[m, 2] = -ux * gap / h, -uy * gap / h, -uz * gap / h
-            m += 1
-        hard = m
-        # neighbours: ORCA planes
-        nn = neighbours(i, s.pos, s.reach[i], g.lo, g.cell, g.dims, g.start, g.order, most,
-                        nb, nd)
+        r = s.radius[i]
+        hard, top = wall_halfspaces(s, w, i, dt, tau_w, skin_rel, wmost, stack, wd, wq,
+                                    pt, nm)
+        m = hard
+        nb = s.nbs[i]
+        nn = 0
+        if most > 0:
+            nn = neighbours(i, s.pos, s.reach[i], g.lo, g.cell, g.dims, g.start, g.order,
+                            most, nb, nd)
+        s.ncount[i] = nn
         for k in range(nn):
             o = nb[k]
             share = s.priority[o] / (s.priority[i] + s.priority[o])
@@ -333,16 +376,58 @@ def plan_chunk(s, w, g, p, i0, i1):
         s.flags[i] = flag
 
 
+@kernel(borrows=True)
+def settle(s, i, dt):
+    """Agent i's move this step: its velocity's, plus its share of pushing
+    apart from each neighbour it would overlap at the new positions
+    (s.new_pos), kept inside its wall planes and no longer than s.top[i]
+    (when the push cannot be kept so, the velocity's move alone, which is).
+    Returns the move (dx, dy, dz)."""
+    vx, vy, vz = s.new_vel[i, 0] * dt, s.new_vel[i, 1] * dt, s.new_vel[i, 2] * dt
+    ax, ay, az = s.new_pos[i, 0], s.new_pos[i, 1], s.new_pos[i, 2]
+    dx, dy, dz = vx, vy, vz
+    pushed = False
+    for k in range(s.ncount[i]):
+        o = s.nbs[i, k]
+        ex, ey, ez = ax - s.new_pos[o, 0], ay - s.new_pos[o, 1], az - s.new_pos[o, 2]
+        d = math.sqrt(ex * ex + ey * ey + ez * ez)
+        rr = s.radius[i] + s.radius[o]
+        if d < rr and d > 0.0:
+            f = (rr - d) / d * s.priority[o] / (s.priority[i] + s.priority[o])
+            dx, dy, dz = dx + f * ex, dy + f * ey, dz + f * ez
+            pushed = True
+    if not pushed:
+        return vx, vy, vz
+    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if ln > s.top[i]:
+        dx, dy, dz = dx * (s.top[i] / ln), dy * (s.top[i] / ln), dz * (s.top[i] / ln)
+    for k in range(s.wcount[i]):
+        c = s.wn[i, k, 0] * dx + s.wn[i, k, 1] * dy + s.wn[i, k, 2] * dz + s.wgap[i, k]
+        if c < 0.0:
+            dx, dy, dz = dx - c * s.wn[i, k, 0], dy - c * s.wn[i, k, 1], dz - c * s.wn[i, k, 2]
+    ok = dx * dx + dy * dy + dz * dz <= s.top[i] * s.top[i]
+    for k in range(s.wcount[i]):
+        if s.wn[i, k, 0] * dx + s.wn[i, k, 1] * dy + s.wn[i, k, 2] * dz + s.wgap[i, k] < 0.0:
+            ok = False
+    if not ok:
+        return vx, vy, vz
+    return dx, dy, dz
+
+
 @kernel
 def move_chunk(s, dt, step, stuck_time, arrive_rel, i0, i1):
-    """Move agents i0 .. i1-1 by their new velocity over dt; update status,
-    arrival step and progress (a moving agent that has not come closer to
-    its goal along its corridor by a tenth of its radius for
-    ``stuck_time`` seconds is STUCK until it does)."""
+    """Move agents i0 .. i1-1 (:func:`settle`; s.new_pos holds every
+    agent's position by its new velocity); update status, arrival step and
+    progress (a moving agent that has not come closer to its goal along its
+    corridor by a tenth of its radius for ``stuck_time`` seconds is STUCK
+    until it does)."""
     for i in range(i0, i1):
+        dx, dy, dz = settle(s, i, dt)
+        s.pos[i, 0] += dx
+        s.pos[i, 1] += dy
+        s.pos[i, 2] += dz
         for c in range(3):
             s.vel[i, c] = s.new_vel[i, c]
-            s.pos[i, c] += s.new_vel[i, c] * dt
         st = s.status[i]
         if st == IDLE or st == NO_PATH:
             continue

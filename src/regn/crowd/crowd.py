@@ -67,7 +67,10 @@ SKIN_REL = 1e-4
 State = namedtuple("State", [
     "pos", "vel", "new_vel", "pref", "radius", "max_speed", "max_accel", "goal",
     "priority", "status", "reach", "corner", "cstart", "cpts", "ctail", "flags",
-    "arrived_step", "best_left", "idle_time"])
+    "arrived_step", "best_left", "idle_time",
+    # kept from the plan for the settle pass: the new positions by velocity,
+    # each agent's neighbours, wall planes (unit normal, gap) and longest move
+    "new_pos", "nbs", "ncount", "wn", "wgap", "wcount", "top"])
 Walls = namedtuple("Walls", ["box", "node", "tri", "tbox", "flat", "depth"])
 Grid = namedtuple("Grid", ["lo", "cell", "dims", "start", "order"])
 
@@ -256,6 +259,8 @@ class Crowd:
         run_chunks(lambda i, j, _: K.plan_chunk(s, walls, g, p, i, j), n, self.workers,
                    chunk=4096, min_chunk=64)
         self._a["corner"] = s.corner - s.cstart[:-1]
+        np.multiply(s.new_vel, dt, out=s.new_pos)
+        np.add(s.new_pos, s.pos, out=s.new_pos)
         self.steps += 1
         run_chunks(lambda i, j, _: K.move_chunk(s, dt, self.steps, self.stuck_time,
                                                 self.arrive_distance, i, j),
@@ -279,16 +284,22 @@ class Crowd:
         else:
             reach = (self.time_horizon * (a["max_speed"] + a["max_speed"].max())
                      + a["radius"] + a["radius"].max())
-        if not hasattr(self, "_scratch") or len(self._scratch[0]) != n:
-            self._scratch = (np.zeros((n, 3)), np.zeros((n, 3)))
-        new_vel, pref = self._scratch
+        most = max(self.max_neighbors, 1)
+        if getattr(self, "_scratch", None) is None or self._scratch[0].shape != (n, 3) \
+                or self._scratch[3].shape != (n, most):
+            self._scratch = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
+                             np.zeros((n, most), np.int64), np.zeros(n, np.int64),
+                             np.zeros((n, WALL_PLANES, 3)), np.zeros((n, WALL_PLANES)),
+                             np.zeros(n, np.int64), np.zeros(n))
+        new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top = self._scratch
         return State(a["position"], a["velocity"], new_vel, pref, a["radius"],
                      a["max_speed"], a["max_accel"], a["goal"], a["priority"], a["status"],
                      reach, corner, cstart, cpts, ctail, a["flags"], a["arrived_step"],
-                     a["best_left"], a["idle_time"])
+                     a["best_left"], a["idle_time"], new_pos, nbs, ncount, wn, wgap, wcount,
+                     top)
 
     def _grid(self, s) -> Grid:
-        cell = float(s.reach.max()) if self.max_neighbors else 1.0
+        cell = 0.5 * float(s.reach.max()) if self.max_neighbors else 1.0
         lo = s.pos.min(axis=0)
         ext = s.pos.max(axis=0) - lo
         cell = max(cell, float(ext.max()) / 256, 1e-9)

@@ -41,6 +41,9 @@ WALLED = 2          # its wall planes left no velocity: it holds still
 
 #: corners an agent may skip ahead per step
 SKIP = 4
+#: the settle pass pushes overlapping agents this much (of their combined
+#: radius) further apart than touching, so rounding leaves no overlap
+SETTLE_SLACK = 1e-3
 #: the preferred velocity of an agent with neighbours turns this much (of
 #: its length) to its right (:func:`keep_right`)
 KEEP_RIGHT = 0.02
@@ -377,21 +380,21 @@ def plan_chunk(s, w, g, p, i0, i1):
 
 
 @kernel(borrows=True)
-def settle(s, i, dt):
-    """Agent i's move this step: its velocity's, plus its share of pushing
-    apart from each neighbour it would overlap at the new positions
-    (s.new_pos), kept inside its wall planes and no longer than s.top[i]
-    (when the push cannot be kept so, the velocity's move alone, which is).
-    Returns the move (dx, dy, dz)."""
-    vx, vy, vz = s.new_vel[i, 0] * dt, s.new_vel[i, 1] * dt, s.new_vel[i, 2] * dt
-    ax, ay, az = s.new_pos[i, 0], s.new_pos[i, 1], s.new_pos[i, 2]
+def settle(s, src, i):
+    """Agent i's move this step in one settle round: its move so far
+    (src[i] - its position), plus its share of pushing apart from each
+    neighbour it overlaps at the positions ``src``, kept inside its wall
+    planes and no longer than s.top[i] (when the push cannot be kept so,
+    its move so far, which is). Returns the move (dx, dy, dz)."""
+    ax, ay, az = src[i, 0], src[i, 1], src[i, 2]
+    vx, vy, vz = ax - s.pos[i, 0], ay - s.pos[i, 1], az - s.pos[i, 2]
     dx, dy, dz = vx, vy, vz
     pushed = False
     for k in range(s.ncount[i]):
         o = s.nbs[i, k]
-        ex, ey, ez = ax - s.new_pos[o, 0], ay - s.new_pos[o, 1], az - s.new_pos[o, 2]
+        ex, ey, ez = ax - src[o, 0], ay - src[o, 1], az - src[o, 2]
         d = math.sqrt(ex * ex + ey * ey + ez * ez)
-        rr = s.radius[i] + s.radius[o]
+        rr = (s.radius[i] + s.radius[o]) * (1.0 + SETTLE_SLACK)
         if d < rr and d > 0.0:
             f = (rr - d) / d * s.priority[o] / (s.priority[i] + s.priority[o])
             dx, dy, dz = dx + f * ex, dy + f * ey, dz + f * ez
@@ -415,18 +418,25 @@ def settle(s, i, dt):
 
 
 @kernel
-def move_chunk(s, dt, step, stuck_time, arrive_rel, i0, i1):
-    """Move agents i0 .. i1-1 (:func:`settle`; s.new_pos holds every
-    agent's position by its new velocity); update status, arrival step and
-    progress (a moving agent that has not come closer to its goal along its
-    corridor by a tenth of its radius for ``stuck_time`` seconds is STUCK
-    until it does)."""
+def settle_chunk(s, src, dst, i0, i1):
+    """One settle round for agents i0 .. i1-1: dst[i] = position + move
+    (:func:`settle` from the positions ``src`` of the round before)."""
     for i in range(i0, i1):
-        dx, dy, dz = settle(s, i, dt)
-        s.pos[i, 0] += dx
-        s.pos[i, 1] += dy
-        s.pos[i, 2] += dz
+        dx, dy, dz = settle(s, src, i)
+        dst[i, 0] = s.pos[i, 0] + dx
+        dst[i, 1] = s.pos[i, 1] + dy
+        dst[i, 2] = s.pos[i, 2] + dz
+
+
+@kernel
+def move_chunk(s, final, dt, step, stuck_time, arrive_rel, i0, i1):
+    """Move agents i0 .. i1-1 to their settled positions ``final``; update
+    status, arrival step and progress (a moving agent that has not come
+    closer to its goal along its corridor by a tenth of its radius for
+    ``stuck_time`` seconds is STUCK until it does)."""
+    for i in range(i0, i1):
         for c in range(3):
+            s.pos[i, c] = final[i, c]
             s.vel[i, c] = s.new_vel[i, c]
         st = s.status[i]
         if st == IDLE or st == NO_PATH:

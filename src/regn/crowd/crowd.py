@@ -60,6 +60,8 @@ STATUS_NAMES = np.array(sorted(STATUS, key=STATUS.get))
 
 #: wall triangles kept per agent and step (nearest first)
 WALL_PLANES = 24
+#: rounds of the settle pass (overlapping agents pushed apart) per step
+SETTLE_ROUNDS = 4
 #: skin: agents keep r + SKIN_REL * max(r, 1 m) from walls (margin for rounding)
 SKIN_REL = 1e-4
 
@@ -261,8 +263,13 @@ class Crowd:
         self._a["corner"] = s.corner - s.cstart[:-1]
         np.multiply(s.new_vel, dt, out=s.new_pos)
         np.add(s.new_pos, s.pos, out=s.new_pos)
+        src, dst = s.new_pos, self._scratch[-1]
+        for _ in range(SETTLE_ROUNDS):
+            run_chunks(lambda i, j, _, a=src, b=dst: K.settle_chunk(s, a, b, i, j), n,
+                       self.workers, chunk=65536, min_chunk=1024)
+            src, dst = dst, src
         self.steps += 1
-        run_chunks(lambda i, j, _: K.move_chunk(s, dt, self.steps, self.stuck_time,
+        run_chunks(lambda i, j, _: K.move_chunk(s, src, dt, self.steps, self.stuck_time,
                                                 self.arrive_distance, i, j),
                    n, self.workers, chunk=65536, min_chunk=4096)
         self.time += dt
@@ -290,8 +297,8 @@ class Crowd:
             self._scratch = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
                              np.zeros((n, most), np.int64), np.zeros(n, np.int64),
                              np.zeros((n, WALL_PLANES, 3)), np.zeros((n, WALL_PLANES)),
-                             np.zeros(n, np.int64), np.zeros(n))
-        new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top = self._scratch
+                             np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 3)))
+        new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top, _ = self._scratch
         return State(a["position"], a["velocity"], new_vel, pref, a["radius"],
                      a["max_speed"], a["max_accel"], a["goal"], a["priority"], a["status"],
                      reach, corner, cstart, cpts, ctail, a["flags"], a["arrived_step"],

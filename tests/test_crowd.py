@@ -195,3 +195,23 @@ def test_cli_fly_bad_csv_is_one_regn_line(holes, tmp_path, capsys):
     assert len(err) == 1
     assert err[0].startswith("regn: ") and str(bad) in err[0] and "line 3" in err[0]
     assert not (tmp_path / "t.npz").exists()
+
+
+def test_trajectory_csv_and_vtp_read_back(holes, tmp_path):
+    from regn.crowd.trajectory import fly as record
+    mesh, _ = holes
+    crowd = swarm(mesh, n=4)
+    traj = record(crowd, 0.2, steps=3)
+    traj.write(tmp_path / "t.csv")
+    rows = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1)
+    assert rows.shape == (4 * 4, 9)
+    assert np.allclose(rows[-1, 3:6], traj.positions[3, 3])
+    traj.write(tmp_path / "t.vtp")
+    vtk = pytest.importorskip("vtk")
+    r = vtk.vtkXMLPolyDataReader()
+    r.SetFileName(str(tmp_path / "t.vtp"))
+    r.Update()
+    out = r.GetOutput()
+    assert out.GetNumberOfPoints() == 16 and out.GetNumberOfLines() == 4
+    p = np.array(out.GetPoint(4 * 1 + 2))                  # agent 1, step 2
+    assert np.allclose(p, traj.positions[2, 1])

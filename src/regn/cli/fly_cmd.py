@@ -14,7 +14,7 @@ priority column; one agent a line) through the map, every agent following its
 path corridor, avoiding the others (ORCA in 3D) and the walls, and write the
 trajectory: .npz (positions (T+1,N,3), velocities (T+1,N,3), status (N,),
 arrived_step (N,; -1 never)), .csv (step,time,agent,x,y,z,vx,vy,vz) or .vtp
-(ParaView: a time step per step)."""
+(ParaView: a polyline per agent, its points carrying time and speed)."""
 
 
 def add_parser(sub, name, help_text):

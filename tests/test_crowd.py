@@ -215,3 +215,28 @@ def test_trajectory_csv_and_vtp_read_back(holes, tmp_path):
     assert out.GetNumberOfPoints() == 16 and out.GetNumberOfLines() == 4
     p = np.array(out.GetPoint(4 * 1 + 2))                  # agent 1, step 2
     assert np.allclose(p, traj.positions[2, 1])
+
+
+def test_serve_crowd_session(holes):
+    import json
+
+    from regn.cli.serve_cmd import Service
+    mesh, _ = holes
+    svc = Service(mesh, workers=1)
+    p = mesh.random_points(3, seed=21, radius=400)
+    g = mesh.random_points(3, seed=22, radius=400)
+
+    def ask(**req):
+        return json.loads(svc.answer(json.dumps({"id": 1, **req})))
+
+    assert ask(query="crowd_add", positions=p.tolist(), goals=g.tolist(), radius=150,
+               max_speed=[300, 300, 300])["ids"] == [0, 1, 2]
+    assert "error" in ask(query="crowd_goals", ids=[5], goals=[[0, 0, 0]])
+    assert ask(query="crowd_goals", ids=[2], goals=[p[2].tolist()])["agents"] == 1
+    out = ask(query="crowd_step", dt=0.5, steps=4)
+    assert out["steps"] == 4 and out["time"] == 2.0
+    state = ask(query="crowd_state", ids=[0, 2])
+    assert state["ids"] == [0, 2] and len(state["position"]) == 2
+    # agent 0 flew toward its goal
+    assert np.linalg.norm(np.array(state["position"][0]) - g[0]) < np.linalg.norm(p[0] - g[0])
+    assert state["status"][1] == "arrived"                 # its goal is where it was

@@ -137,7 +137,7 @@ def bench_open(sizes, workers, max_steps):
         R = 100.0 * np.sqrt(n / 1000)
         start = fibonacci_sphere(n, R)
         goal = -start
-        mesh = box_map(R + 1000.0)
+        mesh = box_map(float(np.ceil(R + 1000.0)))
         a = run_regn_open(mesh, start, goal, workers, max_steps)
         b = run_rvo_open(start, goal, max_steps)
         for who, r in (("regn", a), ("RVO2-3D", b)):

@@ -26,8 +26,8 @@ import numpy as np
 from ..errors import QueryError, RegnError
 from ..inputs.numbers import whole
 from . import _queries as Q
-from ._crowd_session import FIELDS as CROWD_FIELDS
 from ._common import load_mesh, to_jsonable
+from ._crowd_session import FIELDS as CROWD_FIELDS
 
 #: default bound on a request line, in bytes (the newline not counted)
 MAX_REQUEST = 16 << 20

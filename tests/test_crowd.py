@@ -240,3 +240,18 @@ def test_serve_crowd_session(holes):
     # agent 0 flew toward its goal
     assert np.linalg.norm(np.array(state["position"][0]) - g[0]) < np.linalg.norm(p[0] - g[0])
     assert state["status"][1] == "arrived"                 # its goal is where it was
+
+
+def test_view_plays_trajectories_back(holes, tmp_path):
+    mesh, _ = holes
+    rgn = tmp_path / "m.rgn"
+    regn.save(mesh, rgn)
+    from regn.crowd.trajectory import fly as record
+    record(swarm(mesh, n=3), 0.5, steps=5).write(tmp_path / "t.npz")
+    out = tmp_path / "v.html"
+    assert main(["view", str(rgn), "--trajectories", str(tmp_path / "t.npz"),
+                 "-o", str(out)]) == 0
+    page = out.read_text()
+    assert '"play"' in page and "t = " in page and "3 agents" in page
+    assert main(["view", str(rgn), "--trajectories", str(rgn), "-o",
+                 str(tmp_path / "w.html")]) == 2

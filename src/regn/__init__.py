@@ -22,6 +22,7 @@ _API = {
     "verify": "regn.checks",
     "from_meshio": "regn.builder.from_meshio",
     "QueryFilter": "regn.query.paths.filters",
+    "Crowd": "regn.crowd.crowd",
     "RegnError": "regn.errors", "FormatError": "regn.errors",
     "LimitError": "regn.errors", "BuildError": "regn.errors",
     "QueryError": "regn.errors", "ExportError": "regn.errors",

@@ -36,6 +36,8 @@ COMMANDS = {
     "raycasts": ("query_cmds", "raycast every segment 'x0 y0 z0 x1 y1 z1' on stdin at once"),
     "clearance": ("query_cmds", "unsigned distance to the nearest wall for each point on stdin "
                   "(inside a rock too: test with locate)"),
+    "fly": ("fly_cmd", "fly a crowd of agents along their paths, avoiding each other and "
+            "the walls; write the trajectories"),
     "serve": ("serve_cmd", "answer JSON-lines queries on stdin/stdout or a local TCP port, "
               "holding the mesh"),
     "export": ("export_cmd", "write the mesh as .vtu/.msh/.obj/.ply/.stl/.npz/.json ..."),

@@ -27,6 +27,7 @@ from ..errors import QueryError, RegnError
 from ..inputs.numbers import whole
 from . import _queries as Q
 from ._common import load_mesh, to_jsonable
+from ._crowd_session import FIELDS as CROWD_FIELDS
 
 #: default bound on a request line, in bytes (the newline not counted)
 MAX_REQUEST = 16 << 20
@@ -47,6 +48,7 @@ FIELDS = {
     "paths": {"segments": True, "smooth": False, "radius": False, "partial": False,
               **PATH_OPTIONS},
     "field": {"goal": True, "points": False, **PATH_OPTIONS},
+    **CROWD_FIELDS,
 }
 
 
@@ -116,6 +118,7 @@ class Service:
         self.workers = workers
         self._fields = OrderedDict()
         self._fields_lock = threading.Lock()
+        self._crowd = None
 
     def warm_up(self):
         """Build every cache the queries use (and load their kernels) now, so
@@ -172,7 +175,17 @@ class Service:
         missing = [k for k, required in fields.items() if required and k not in req]
         if missing:
             raise QueryError(f"{query}: missing field(s) {', '.join(missing)}")
+        if query in CROWD_FIELDS:
+            return self._crowd_session().answer(query, req, _rows, _numbers)
         return getattr(self, "_" + query)(req)
+
+    def _crowd_session(self):
+        """The service's crowd session (made on first use)."""
+        with self._fields_lock:
+            if self._crowd is None:
+                from ._crowd_session import CrowdSession
+                self._crowd = CrowdSession(self.mesh, self.workers)
+            return self._crowd
 
     # --- the queries ----------------------------------------------------------------
     def _locate(self, req):

@@ -23,6 +23,8 @@ def add_parser(sub, name, help_text):
                    help="show the shortest path between these two points")
     p.add_argument("--points", metavar="FILE",
                    help="show points (x y z lines, .csv or .npy; '-' for stdin)")
+    p.add_argument("--trajectories", metavar="TRAJ.npz",
+                   help="play back a 'regn fly' trajectory (time slider, play/pause)")
     p.add_argument("--title", help="replace the title")
     p.add_argument("--force", action="store_true",
                    help="overwrite an existing OUT (never the input)")
@@ -35,9 +37,14 @@ def run(args) -> int:
     out = args.output
     if not out.lower().endswith((".html", ".htm")):
         raise ExportError(f"{out}: the interactive view is written as .html")
-    check_output(out, [args.file, args.points], args.force)
+    check_output(out, [args.file, args.points, args.trajectories], args.force)
     mesh = load_mesh(args.file)
     route, said = path_arg(mesh, args.path)
-    write_html(mesh, out, path=route, points=points_arg(args.points), title=args.title)
+    traj = None
+    if args.trajectories:
+        from ..export.playback import load_trajectories
+        traj = load_trajectories(args.trajectories)
+    write_html(mesh, out, path=route, points=points_arg(args.points), title=args.title,
+               trajectories=traj)
     print(f"wrote {out}: {os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
     return 0

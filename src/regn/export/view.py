@@ -32,10 +32,12 @@ _HALF_FOV_TAN = np.tan(np.pi / 8)
 _FILL = 0.8
 
 
-def figure(mesh, *, path=None, points=None, title=None, camera="auto"):
+def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajectories=None):
     """The plotly Figure (coordinates in km). ``camera``: 'auto' frames the
     path (:func:`frame_path`; plotly's default view without a path), None
-    keeps plotly's default, a dict (``eye``, ``center``, ``up``) is used as is."""
+    keeps plotly's default, a dict (``eye``, ``center``, ``up``) is used as is.
+    ``trajectories``: (positions (T+1,N,3), dt) played back with a time
+    slider (:mod:`regn.export.playback`)."""
     import plotly.graph_objects as go
     traces = _surface_traces(mesh) + [_grid_trace(mesh)]
     note, framed = "", None
@@ -70,6 +72,9 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto"):
         legend=dict(x=0.0, y=0.95, xanchor="left", yanchor="top", itemsizing="constant",
                     title=dict(text="click: show / hide<br>double-click: only this")),
         margin=dict(l=0, r=0, t=40, b=0))
+    if trajectories is not None:
+        from .playback import add_playback
+        add_playback(fig, trajectories[0], trajectories[1], KM)
     return fig
 
 

@@ -1,0 +1,102 @@
+"""``regn fly MAP --agents AGENTS.csv -o TRAJ.npz``: fly a crowd."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ..inputs.numbers import number
+from ._common import check_output, load_mesh
+
+DESCRIPTION = """Fly the agents of AGENTS.csv (a header naming the columns
+x,y,z,gx,gy,gz,radius,max_speed,max_accel in metres and seconds, an optional
+priority column; one agent a line) through the map, every agent following its
+path corridor, avoiding the others (ORCA in 3D) and the walls, and write the
+trajectory: .npz (positions (T+1,N,3), velocities (T+1,N,3), status (N,),
+arrived_step (N,; -1 never)), .csv (step,time,agent,x,y,z,vx,vy,vz) or .vtp
+(ParaView: a polyline per agent, its points carrying time and speed)."""
+
+
+def add_parser(sub, name, help_text):
+    p = sub.add_parser(name, help=help_text, description=DESCRIPTION)
+    p.add_argument("file", help="REGN file to read")
+    p.add_argument("--agents", required=True, metavar="AGENTS.csv")
+    p.add_argument("--dt", type=number, default=0.1, help="seconds per step (default 0.1)")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--steps", type=int, metavar="N", help="fly N steps")
+    g.add_argument("--until-arrived", action="store_true",
+                   help="fly until no agent is moving (at most --max-steps)")
+    p.add_argument("--max-steps", type=int, default=100_000, metavar="N",
+                   help="the most steps --until-arrived flies (default 100000)")
+    p.add_argument("--time-horizon", type=number, default=2.0, metavar="S",
+                   help="seconds ahead agents avoid each other (default 2)")
+    p.add_argument("--neighbor-dist", type=number, default=None, metavar="M",
+                   help="centres nearer than this are neighbours (default: from speeds)")
+    p.add_argument("--max-neighbors", type=int, default=10, metavar="K")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="threads (default: every core)")
+    p.add_argument("-o", "--output", required=True, metavar="TRAJ.npz|.csv|.vtp")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def _progress(stream):
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return None
+
+    def show(done, total, seconds):
+        if total:
+            left = seconds * (total - done) / max(done, 1)
+            stream.write(f"\rflying: step {done}/{total} ({100 * done // total}%), "
+                         f"{left:.0f} s left   ")
+        else:
+            stream.write(f"\rflying: step {done}, {seconds:.0f} s   ")
+        stream.flush()
+    return show
+
+
+def run(args) -> int:
+    import os
+
+    import numpy as np
+
+    from ..crowd.crowd import Crowd
+    from ..crowd.trajectory import fly
+    from ..errors import ExportError, QueryError
+    from ..inputs.agents import load_agents
+    out = args.output
+    if os.path.splitext(out)[1].lower() not in (".npz", ".csv", ".vtp"):
+        raise ExportError(f"{out}: a trajectory is written as .npz, .csv or .vtp")
+    if not args.dt > 0:
+        raise QueryError(f"--dt must be > 0, got {args.dt}")
+    if args.steps is not None and args.steps < 0:
+        raise QueryError(f"--steps must be >= 0, got {args.steps}")
+    check_output(out, [args.file, args.agents], args.force)
+    agents = load_agents(args.agents)
+    mesh = load_mesh(args.file)
+    crowd = Crowd(mesh, time_horizon=args.time_horizon, neighbor_dist=args.neighbor_dist,
+                  max_neighbors=args.max_neighbors, workers=args.workers)
+    crowd.add_agents(agents["position"], agents["goal"], radius=agents["radius"],
+                     max_speed=agents["max_speed"], max_accel=agents["max_accel"],
+                     priority=agents["priority"])
+    t0 = time.perf_counter()
+    show = None if args.json else _progress(sys.stderr)
+    traj = fly(crowd, args.dt, steps=args.steps, until_arrived=args.until_arrived,
+               max_steps=args.max_steps, progress=show)
+    if show is not None:
+        sys.stderr.write("\r" + " " * 60 + "\r")
+    seconds = time.perf_counter() - t0
+    traj.write(out, overwrite=args.force)
+    names, n = np.unique(crowd.status_names, return_counts=True)
+    counts = {str(k): int(v) for k, v in zip(names, n)}
+    summary = {"output": out, "agents": len(crowd), "steps": traj.steps, "dt": args.dt,
+               "status": counts, "seconds": round(seconds, 3)}
+    if args.json:
+        from ._common import print_json
+        print_json(summary)
+    else:
+        st = ", ".join(f"{v} {k}" for k, v in counts.items())
+        print(f"wrote {out}: {len(crowd)} agents, {traj.steps} steps of {args.dt:g} s ({st}) "
+              f"in {seconds:.1f} s")
+    return 0

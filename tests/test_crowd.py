@@ -1,0 +1,257 @@
+"""regn.crowd: agents that follow their corridors, avoid each other (ORCA)
+and never enter rock; the `regn fly` command."""
+
+import pickle
+
+import numpy as np
+import pytest
+from conftest import random_map, sphere_holes_map
+
+import regn
+from regn.cli import main
+
+
+@pytest.fixture(scope="module")
+def holes():
+    """A 100 km box with 4 round asteroids (radius 9 km), and their centres."""
+    return sphere_holes_map()
+
+
+@pytest.fixture(scope="module")
+def open_box():
+    """A 100 km box with no obstacles: its only walls are the box's faces."""
+    return random_map(n_points=60, seed=2, hole_fraction=0.0)
+
+
+def fly(crowd, dt, steps, push=None):
+    """Positions (steps+1, N, 3) of ``steps`` steps (``push(crowd)`` before each)."""
+    out = [crowd.position.copy()]
+    for _ in range(steps):
+        if push is not None:
+            push(crowd)
+        crowd.step(dt)
+        out.append(crowd.position.copy())
+    return np.array(out)
+
+
+def segment_distance(p, a, b):
+    d = b - a
+    t = np.clip(((p - a) @ d) / (d @ d), 0, 1)
+    return np.linalg.norm(p - (a + t * d))
+
+
+def polyline_distance(p, line):
+    return min(segment_distance(p, line[k], line[k + 1]) for k in range(len(line) - 1))
+
+
+def bent_route(mesh, centres, r):
+    """A start and goal on either side of an asteroid, whose path for a
+    sphere of radius r turns round it (three corners or more)."""
+    c = centres[0]
+    for axis in np.eye(3):
+        a, b = c - 16_000 * axis, c + 16_000 * axis
+        p = mesh.find_path(a, b, radius=r)
+        if p.found and len(p.points) >= 3:
+            return a, b, p
+    raise AssertionError("no bent path")
+
+
+def test_one_agent_follows_its_path(holes):
+    mesh, centres = holes
+    r = 300.0
+    a, b, path = bent_route(mesh, centres, r)
+    crowd = regn.Crowd(mesh)
+    crowd.add_agents([a], [b], radius=r, max_speed=250.0, max_accel=100.0)
+    track = fly(crowd, 0.2, 1200)
+    assert crowd.status_names[0] == "arrived"
+    assert np.linalg.norm(crowd.position[0] - b) <= 0.5 * r
+    gaps = [polyline_distance(p, path.points) for p in track]
+    assert max(gaps) <= r                    # within its radius of the planned path
+    assert (mesh.distance_to_wall(track[:, 0]) >= r).all()
+    # it stops at the goal: its speed there is (almost) zero
+    assert np.linalg.norm(crowd.velocity[0]) < 1.0
+
+
+def test_two_head_on_agents_pass_without_overlap(open_box):
+    r = 200.0
+    crowd = regn.Crowd(open_box, time_horizon=5.0)
+    a, b = np.array([-5000.0, 0, 0]), np.array([5000.0, 0, 0])
+    crowd.add_agents([a, b], [b, a], radius=r, max_speed=100.0)
+    track = fly(crowd, 0.1, 1500)
+    gap = np.linalg.norm(track[:, 0] - track[:, 1], axis=1)
+    assert gap.min() >= 2 * r * 0.99
+    assert list(crowd.status_names) == ["arrived", "arrived"]
+    # they did swap sides
+    assert np.linalg.norm(crowd.position - [b, a], axis=1).max() <= 0.5 * r
+
+
+def test_an_agent_pushed_at_a_wall_never_crosses_it(holes):
+    mesh, centres = holes
+    r = 250.0
+    c = centres[0]
+    nw = mesh.nearest_wall([c + [12_000.0, 0, 0]])
+    start = nw.points[0] - nw.normals[0] * (r + 1500.0)     # 1.5 km off the rock
+    inward = nw.normals[0]                                 # out of the volume: into rock
+    crowd = regn.Crowd(mesh)
+    crowd.add_agents([start], [start + 30_000 * inward], radius=r, max_speed=400.0,
+                     max_accel=5.0)                        # its goal is behind the rock
+
+    def push(cr):
+        cr.velocity[0] = 400.0 * inward                   # flung at the wall every step
+
+    track = fly(crowd, 0.1, 200, push=push)
+    clearance = mesh.distance_to_wall(track[:, 0])
+    assert (mesh.locate(track[:, 0]) >= 0).all()
+    assert clearance.min() >= r
+    assert clearance.min() < r + 100.0                      # it did reach the wall
+
+
+def test_a_blocked_corridor_replans(holes):
+    mesh, _centres = holes
+    r = 200.0
+    a, b = np.array([-40_000.0, -40_000, -40_000]), np.array([40_000.0, 40_000, 40_000])
+    f = regn.QueryFilter(mesh)
+    crowd = regn.Crowd(mesh, filter=f)
+    crowd.add_agents([a], [b], radius=r, max_speed=500.0)
+    crowd.step(0.5)
+    before = crowd.corridors[0].copy()
+    seg = np.linalg.norm(np.diff(before, axis=0), axis=1)
+    k = np.searchsorted(np.cumsum(seg), 0.5 * seg.sum())
+    block = 0.5 * (before[k] + before[k + 1])               # half way along the corridor
+    f.block_sphere(block, 3000.0)
+    crowd.step(0.5)
+    after = crowd.corridors[0]
+    assert not np.array_equal(before, after)
+    assert after[0] == pytest.approx(crowd.position[0] - 0.5 * crowd.velocity[0])
+    # the new corridor keeps out of the blocked tetrahedra
+    tets = crowd._corridors[0][1]
+    assert not f.blocked[tets].any()
+    fly(crowd, 0.5, 1000)
+    assert crowd.status_names[0] == "arrived"
+
+
+def swarm(mesh, n=24, seed=5):
+    rng = np.random.default_rng(seed)
+    p = mesh.random_points(n, seed=seed, radius=400)
+    g = mesh.random_points(n, seed=seed + 1, radius=400)
+    crowd = regn.Crowd(mesh, workers=1)
+    crowd.add_agents(p, g, radius=rng.uniform(100, 300, n), max_speed=rng.uniform(200, 400, n),
+                     max_accel=80.0)
+    return crowd
+
+
+def test_the_same_inputs_give_the_same_trajectories(holes):
+    mesh, _ = holes
+    one = fly(swarm(mesh), 0.2, 60)
+    again = fly(swarm(mesh), 0.2, 60)
+    c2 = swarm(mesh)
+    c2.workers = 2
+    two = fly(c2, 0.2, 60)
+    assert np.array_equal(one, again)
+    assert np.array_equal(one, two)
+
+
+def test_a_crowd_pickles(holes):
+    mesh, _ = holes
+    crowd = swarm(mesh)
+    fly(crowd, 0.2, 10)
+    copy = pickle.loads(pickle.dumps(crowd))
+    assert np.array_equal(copy.position, crowd.position)
+    assert np.array_equal(fly(copy, 0.2, 20), fly(crowd, 0.2, 20))
+
+
+def test_cli_fly_writes_the_documented_npz(holes, tmp_path):
+    mesh, _ = holes
+    rgn = tmp_path / "m.rgn"
+    regn.save(mesh, rgn)
+    p = mesh.random_points(5, seed=11, radius=400)
+    g = mesh.random_points(5, seed=12, radius=400)
+    rows = ["x,y,z,gx,gy,gz,radius,max_speed,max_accel"]
+    rows += [",".join(f"{v:.3f}" for v in (*p[i], *g[i], 150, 300, 50)) for i in range(5)]
+    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
+    out = tmp_path / "t.npz"
+    assert main(["fly", str(rgn), "--agents", str(tmp_path / "a.csv"), "--steps", "7",
+                 "-o", str(out)]) == 0
+    z = np.load(out)
+    assert z["positions"].shape == (8, 5, 3)
+    assert z["velocities"].shape == (8, 5, 3)
+    assert z["status"].shape == (5,)
+    assert z["arrived_step"].shape == (5,)
+    assert np.allclose(z["positions"][0], np.round(p, 3))
+
+
+def test_cli_fly_bad_csv_is_one_regn_line(holes, tmp_path, capsys):
+    mesh, _ = holes
+    rgn = tmp_path / "m.rgn"
+    regn.save(mesh, rgn)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("x,y,z,gx,gy,gz,radius,max_speed,max_accel\n"
+                   "0,0,0,1,1,1,10,5,1\n"
+                   "0,0,zero,1,1,1,10,5,1\n")
+    code = main(["fly", str(rgn), "--agents", str(bad), "--steps", "3",
+                 "-o", str(tmp_path / "t.npz")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert len(err) == 1
+    assert err[0].startswith("regn: ") and str(bad) in err[0] and "line 3" in err[0]
+    assert not (tmp_path / "t.npz").exists()
+
+
+def test_trajectory_csv_and_vtp_read_back(holes, tmp_path):
+    from regn.crowd.trajectory import fly as record
+    mesh, _ = holes
+    crowd = swarm(mesh, n=4)
+    traj = record(crowd, 0.2, steps=3)
+    traj.write(tmp_path / "t.csv")
+    rows = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1)
+    assert rows.shape == (4 * 4, 9)
+    assert np.allclose(rows[-1, 3:6], traj.positions[3, 3])
+    traj.write(tmp_path / "t.vtp")
+    vtk = pytest.importorskip("vtk")
+    r = vtk.vtkXMLPolyDataReader()
+    r.SetFileName(str(tmp_path / "t.vtp"))
+    r.Update()
+    out = r.GetOutput()
+    assert out.GetNumberOfPoints() == 16 and out.GetNumberOfLines() == 4
+    p = np.array(out.GetPoint(4 * 1 + 2))                  # agent 1, step 2
+    assert np.allclose(p, traj.positions[2, 1])
+
+
+def test_serve_crowd_session(holes):
+    import json
+
+    from regn.cli.serve_cmd import Service
+    mesh, _ = holes
+    svc = Service(mesh, workers=1)
+    p = mesh.random_points(3, seed=21, radius=400)
+    g = mesh.random_points(3, seed=22, radius=400)
+
+    def ask(**req):
+        return json.loads(svc.answer(json.dumps({"id": 1, **req})))
+
+    assert ask(query="crowd_add", positions=p.tolist(), goals=g.tolist(), radius=150,
+               max_speed=[300, 300, 300])["ids"] == [0, 1, 2]
+    assert "error" in ask(query="crowd_goals", ids=[5], goals=[[0, 0, 0]])
+    assert ask(query="crowd_goals", ids=[2], goals=[p[2].tolist()])["agents"] == 1
+    out = ask(query="crowd_step", dt=0.5, steps=4)
+    assert out["steps"] == 4 and out["time"] == 2.0
+    state = ask(query="crowd_state", ids=[0, 2])
+    assert state["ids"] == [0, 2] and len(state["position"]) == 2
+    # agent 0 flew toward its goal
+    assert np.linalg.norm(np.array(state["position"][0]) - g[0]) < np.linalg.norm(p[0] - g[0])
+    assert state["status"][1] == "arrived"                 # its goal is where it was
+
+
+def test_view_plays_trajectories_back(holes, tmp_path):
+    mesh, _ = holes
+    rgn = tmp_path / "m.rgn"
+    regn.save(mesh, rgn)
+    from regn.crowd.trajectory import fly as record
+    record(swarm(mesh, n=3), 0.5, steps=5).write(tmp_path / "t.npz")
+    out = tmp_path / "v.html"
+    assert main(["view", str(rgn), "--trajectories", str(tmp_path / "t.npz"),
+                 "-o", str(out)]) == 0
+    page = out.read_text()
+    assert '"play"' in page and "t = " in page and "3 agents" in page
+    assert main(["view", str(rgn), "--trajectories", str(rgn), "-o",
+                 str(tmp_path / "w.html")]) == 2

@@ -198,7 +198,8 @@ def test_every_job_names_a_kernel_that_exists():
 
     from numba.core.dispatcher import Dispatcher
 
-    from regn.compiling.jobs import DEMO_JOBS, JOBS, QUERY_JOBS, RUN
+    from regn.compiling.jobs import RUN
+    from regn.compiling.plan import DEMO_JOBS, JOBS, QUERY_JOBS
     assert set(JOBS) == set(RUN) and set(DEMO_JOBS) | set(QUERY_JOBS) <= set(JOBS)
     for module, name, after in JOBS.values():
         assert isinstance(getattr(importlib.import_module(module), name), Dispatcher)

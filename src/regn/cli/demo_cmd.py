@@ -64,8 +64,8 @@ def _compile_ahead():
     """Compile the demo's kernels on every core (first run on a machine
     only: :mod:`regn.compiling`); ``wait(job)`` before each step that needs
     them shows, at a terminal, how far the compiling is."""
-    from ..compiling import compile_ahead
-    from ..compiling.jobs import DEMO_JOBS
+    from ..compiling.plan import DEMO_JOBS
+    from ..compiling.pool import compile_ahead
     ahead = compile_ahead(DEMO_JOBS)
     if ahead.total and sys.stderr.isatty():
         def report(done, total, secs):

@@ -4,7 +4,7 @@ regn's hot paths are numba kernels, compiled on their first use on a machine
 and loaded from numba's cache after. A command's first run on a machine
 (``regn demo`` after ``pip install``, a CI run, an upgrade) would compile
 them one after another on one core. Instead, when the kernels a command
-needs are not in the cache, :func:`compile_ahead` starts one worker process
+needs are not in the cache, :func:`regn.compiling.pool.compile_ahead` starts one worker process
 per core, each compiling a *job* (a group of kernels: :mod:`.jobs`) by
 calling the public functions that use them on a small map; the command goes
 on meanwhile and waits for a job only before the step that needs it, then
@@ -21,10 +21,3 @@ loads its kernels from the cache. With the cache warm it starts nothing.
 a worker does).
 """
 
-from __future__ import annotations
-
-
-def compile_ahead(jobs, workers=None):
-    """See :func:`regn.compiling.pool.compile_ahead`."""
-    from .pool import compile_ahead as start
-    return start(jobs, workers)

@@ -7,30 +7,14 @@ answers are thrown away. The small map, ``data/warmup.rgn`` (326
 tetrahedra, six asteroids), is read as any map is, so the kernels see the
 same array types as on a user's map. Which job a command needs, and the
 kernel that tells whether a job's kernels are in the cache, are in
-:data:`JOBS`.
+:mod:`regn.compiling.plan`.
 """
 
 from __future__ import annotations
 
 import os
 
-#: name -> (kernel module, kernel name that shows the job is cached, jobs to
-#: finish first: they compile helpers this job's kernels share, so running
-#: them at once would compile those twice)
-JOBS = {
-    "build": ("regn.geometry._star_kernels", "certify", ()),
-    "verify": ("regn.checks._kernels", "tet_measures", ("build",)),
-    "locate": ("regn.query.walls._nearest_kernels", "nearest_walls_grid", ()),
-    "paths": ("regn.query.paths._turning_points_kernels", "simplify", ()),
-    "sight": ("regn.query.sight._segment_filter_kernels", "segments_clear", ("locate",)),
-    "batch": ("regn.query.paths._field_kernels", "search_from_goal", ("paths",)),
-    "radius": ("regn.query.radius._keep_clear_kernels", "smooth_keeping",
-               ("paths", "locate")),
-}
-
-#: what ``mesh.prepare()`` (and ``regn serve``) needs, and what ``regn demo`` needs
-QUERY_JOBS = ("locate", "paths", "sight", "batch")
-DEMO_JOBS = ("build", "paths", "locate", "verify", "radius")
+from .plan import JOBS  # noqa: F401  (the table of the jobs below)
 
 
 def warmup_mesh():

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from .jobs import JOBS
+from .plan import JOBS
 
 #: the environment variable that turns compile-ahead off ("0", "off", "no", "false")
 ENV = "REGN_COMPILE_AHEAD"

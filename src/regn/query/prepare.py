@@ -80,8 +80,8 @@ def prepare(mesh, *, radius=False, workers=None) -> dict:
     (module docstring); ``workers``: the threads the batch queries will use
     (None: every core). Returns the seconds spent, by step. Calling it again
     costs next to nothing."""
-    from ..compiling import compile_ahead
-    from ..compiling.jobs import QUERY_JOBS
+    from ..compiling.plan import QUERY_JOBS
+    from ..compiling.pool import compile_ahead
     t0 = time.perf_counter()
     if mesh.n_tets == 0:
         return {"total": 0.0}

@@ -29,7 +29,7 @@ import numpy as np
 
 def _structures(mesh, workers):
     """Build the per-mesh structures the queries read."""
-    from ..._jit import _pool, worker_count
+    from .._jit import _pool, worker_count
     from .locating.locate import locate_tables
     from .locating.sample import components
     from .paths.path import _graph, ensure_landmarks
@@ -39,6 +39,7 @@ def _structures(mesh, workers):
     components(mesh)
     ensure_landmarks(_graph(mesh))
     _wall_grid(mesh, workers)
+    mesh.distance_to_wall(mesh.random_points(2, seed=0))   # (the grid's kernel, now used)
     _raycast_entry(mesh)
     _exits(mesh)
     threads = worker_count(workers)

@@ -10,8 +10,9 @@ calling the public functions that use them on a small map; the command goes
 on meanwhile and waits for a job only before the step that needs it, then
 loads its kernels from the cache. With the cache warm it starts nothing.
 
-* ``REGN_COMPILE_AHEAD=0`` turns it off (the command compiles what it needs
-  itself, as before).
+* ``REGN_COMPILE_AHEAD``: unset or ``auto`` starts workers only when the
+  machine has idle cores (:func:`regn.compiling.pool.spare_cores`); ``1``
+  always; ``0`` never (the command compiles what it needs itself, as before).
 * A read-only or unusable cache, a worker that cannot start or fails: the
   command compiles what it needs itself; nothing fails because of it.
 * :mod:`.stamps`: a cached kernel is recompiled when its file *or any regn

@@ -37,6 +37,10 @@ from numba.core import cgutils, event
 from numba.core.extending import intrinsic
 
 from . import _first_compile
+from .compiling.stamps import install as _install_stamped_caches
+
+# a kernel's cache entry also goes stale when a regn module it imports changes
+_install_stamped_caches()
 
 OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 

@@ -526,6 +526,15 @@ class Mesh:
             return _query("regn.query.radius.free_space", "random_free")(self, n, radius, seed)
         return _query("regn.query.locating.sample", "random_points")(self, n, seed)
 
+    def prepare(self, *, radius=False, workers=None) -> dict:
+        """Warm-up: build every query structure (location grid, search graph
+        and landmark table, wall grid ...) and load every query kernel now,
+        compiling on every core those not yet in numba's cache, so that each
+        query's first call costs what its later calls cost; ``radius=True``
+        also computes the portal clearances of a sphere's queries. Seconds
+        spent by step; see :func:`regn.query.prepare.prepare`."""
+        return _query("regn.query.prepare", "prepare")(self, radius=radius, workers=workers)
+
     def components(self) -> np.ndarray:
         """(T,) connected-component label of each tetrahedron (through shared faces)."""
         return _query("regn.query.locating.sample", "components")(self)

@@ -8,6 +8,7 @@ far-apart free points, and draw the map with the path to ``DIR/demo.png``.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import numpy as np
@@ -59,17 +60,51 @@ def _radius_path(mesh, rng):
              f"{t_clear:.2f} s)" if path.found else ""))
 
 
+def _compile_ahead():
+    """Compile the demo's kernels on every core (first run on a machine
+    only: :mod:`regn.compiling`); ``wait(job)`` before each step that needs
+    them shows, at a terminal, how far the compiling is."""
+    from ..compiling.plan import DEMO_JOBS
+    from ..compiling.pool import compile_ahead
+    ahead = compile_ahead(DEMO_JOBS)
+    if ahead.total and sys.stderr.isatty():
+        def report(done, total, secs):
+            sys.stderr.write(f"\rcompiling kernels on every core: {done} of {total} groups "
+                             f"done ({secs:.0f} s)")
+            sys.stderr.flush()
+        ahead.report = report
+    return ahead
+
+
+def _finish_report(ahead):
+    if ahead.report is not None:
+        sys.stderr.write("\r" + " " * 60 + "\r")
+        sys.stderr.flush()
+        ahead.report = None
+
+
 def run(args) -> int:
-    from ..builder.generate import demo_field, generate
-    from ..checks import verify
-    from ..io import save
     from ._common import check_output
     out, png = os.path.join(args.dir, "demo.rgn"), os.path.join(args.dir, "demo.png")
     os.makedirs(args.dir, exist_ok=True)    # the demo makes its folder
     for path in (out, png):                 # refused before any work is done
         check_output(path, [], args.force)
     t0 = time.perf_counter()
+    ahead = _compile_ahead()
+    try:
+        code = _steps(args, out, png, t0, ahead)
+    finally:
+        _finish_report(ahead)
+    ahead.close()                           # (after a failure the workers just stop)
+    return code
+
+
+def _steps(args, out, png, t0, ahead) -> int:
+    from ..builder.generate import demo_field, generate
+    from ..checks import verify
+    from ..io import save
     bbox, obstacles = demo_field(seed=args.seed)
+    ahead.wait("build")
     mesh = generate(bbox, obstacles, dims=(10, 10, 10), seed=args.seed)
     save(mesh, out, overwrite=args.force)
     t_build = time.perf_counter() - t0
@@ -82,6 +117,7 @@ def run(args) -> int:
 
     from ..io import load
     mesh = load(out)
+    ahead.wait("verify")
     report = verify(mesh, strict=True)
     failed = [c.name for c in report.checks if c.status == "fail"]
     print(f"verify --strict: {'pass' if report.ok else 'FAIL'} "
@@ -94,12 +130,14 @@ def run(args) -> int:
     probes = np.array([[0.0, 0.0, 0.0], [49_000.0, -49_000.0, 10_000.0],
                        [-20_000.0, 30_000.0, -5_000.0], [60_000.0, 0.0, 0.0]])
     probes = np.concatenate([probes, [obstacles[0].centre]]) if obstacles else probes
+    ahead.wait("locate")
     tets = mesh.locate(probes)
     for p, t in zip(probes, tets):
         where = f"tetrahedron {t}" if t >= 0 else "outside the navigable volume"
         print(f"locate ({p[0] / 1000:g}, {p[1] / 1000:g}, {p[2] / 1000:g}) km -> {where}")
 
     a, b = far_apart_free_points(mesh, rng)
+    ahead.wait("paths")
     path = mesh.find_path(a, b)
     print(f"path ({', '.join(f'{x / 1000:.1f}' for x in a)}) -> "
           f"({', '.join(f'{x / 1000:.1f}' for x in b)}) km: {path.status}, "
@@ -107,6 +145,8 @@ def run(args) -> int:
           f"smoothed length {path.length / 1000:.1f} km "
           f"(straight line {np.linalg.norm(b - a) / 1000:.1f} km), "
           f"{len(path.points)} waypoints")
+    ahead.wait("radius")
+    _finish_report(ahead)
     _radius_path(mesh, rng)
 
     from ..export.render import render

@@ -126,16 +126,8 @@ class Service:
         read while clients are served."""
         if self.mesh.n_tets == 0:
             return
+        self.mesh.prepare(workers=self.workers)     # structures, kernels, landmark table
         p = self.mesh.random_points(2, seed=0)
-        self.mesh.locate(p)
-        self.mesh.nearest(p)
-        self.mesh.nearest_wall(p)
-        self.mesh.raycast(p[0], p[1])
-        self.mesh.raycast_many(p, p[::-1])
-        self.mesh.find_paths(p, p[::-1], workers=1)
-        from ..query.paths.path import _graph, ensure_landmarks
-        ensure_landmarks(_graph(self.mesh))
-        self.mesh.cost_field(p[0]).next_waypoint(p)
         Q.path_options(self.mesh, spheres=[[*p[0], 0.0]], boxes=[[*p[0], *p[0]]])
 
     # --- one request ------------------------------------------------------------

@@ -72,25 +72,32 @@ def point_xyz(point, name="point"):
 
 
 def plain_xyz(point):
-    """[x, y, z] floats for a (3,) float64 array or a tuple or list of three
-    Python floats or ints (what a caller asking one query usually has), read
-    as :func:`as_point` would; None for any other input."""
+    """[x, y, z] floats for one point given as a (3,) or (1, 3) float64 or
+    float32 array, or a tuple or list of three Python floats or ints, or a
+    list or tuple holding one such (what a caller asking one query usually
+    has), read as :func:`as_point` would; None for any other input."""
     kind = type(point)
     if kind is np.ndarray:
-        if point.dtype is _FLOAT64 and point.shape == (3,):
-            return point.tolist()
-    elif (kind is tuple or kind is list) and len(point) == 3:
-        x, y, z = point
-        if type(x) in _PLAIN and type(y) in _PLAIN and type(z) in _PLAIN:
-            try:
-                return [float(x), float(y), float(z)]
-            except OverflowError:           # an int beyond float: as_point's answer
-                pass
+        if point.dtype in _FLOATS and (point.shape == (3,) or point.shape == (1, 3)):
+            return point.reshape(3).tolist()
+    elif kind is tuple or kind is list:
+        if len(point) == 1:
+            inner = point[0]
+            if type(inner) is list or type(inner) is tuple or type(inner) is np.ndarray:
+                return plain_xyz(inner) if len(inner) == 3 else None
+            return None
+        if len(point) == 3:
+            x, y, z = point
+            if type(x) in _PLAIN and type(y) in _PLAIN and type(z) in _PLAIN:
+                try:
+                    return [float(x), float(y), float(z)]
+                except OverflowError:       # an int beyond float: as_point's answer
+                    pass
     return None
 
 
-_PLAIN = (float, int)
-_FLOAT64 = np.dtype(np.float64)
+_PLAIN = (float, int, np.float64)
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def as_point(point, name="point") -> np.ndarray:

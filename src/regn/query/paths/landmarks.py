@@ -36,7 +36,8 @@ When. The table is built once a mesh has answered :data:`BUILD_AFTER`
 searches (a process asking a few paths does not pay for it; the searches
 before cost at most a few milliseconds more), by
 :func:`regn.query.paths.batch.find_paths` before a batch that takes the count
-there, and by ``regn serve`` at start. Routes of exactly equal cost may
+there, and by ``mesh.prepare()`` (which ``regn serve`` calls at start): a
+stream of queries that must not pause calls it first. Routes of exactly equal cost may
 then be told apart differently; the cost is the optimum either way.
 """
 

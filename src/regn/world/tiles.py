@@ -1,0 +1,156 @@
+"""Building the tiles: one job a tile, on local processes or a dask cluster.
+
+A tile is built by a *tile builder*: a function ``builder(lo, hi, obstacles,
+options) -> Mesh`` taking the tile's box, the obstacles that meet it (plus a
+margin) and the options (``agent_radius``, ``detail``, ``dims``, ``seed``,
+``coverage_samples`` and ``boundary``, the tile's wall points of
+:mod:`regn.world.faces`, which the builder must use as its whole wall
+sample). :func:`sphere_tile_builder` is regn's obstacle builder
+(:func:`regn.generate`); another one (a level builder for triangle soups)
+plugs in the same way, as a picklable module-level function.
+
+The jobs run on ``concurrent.futures`` executors: a process pool on this
+machine, or a dask.distributed cluster through ``Client.get_executor()`` —
+the same code, so a cluster build gives the same tiles. Each job returns the
+tile's bytes and build report; the caller writes them. A worker holds one
+tile at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..builder.obstacles import Sphere
+from ..errors import LimitError, RegnError
+
+#: Obstacles whose inflated bounds come this close to a tile (of its extent)
+#: go to its builder.
+MARGIN_REL = 0.02
+
+
+@dataclass
+class TileJob:
+    """Everything one tile's build needs (picklable)."""
+    index: tuple
+    lo: np.ndarray
+    hi: np.ndarray
+    obstacles: list
+    options: dict
+    builder: object = None
+
+
+def sphere_tile_builder(lo, hi, obstacles, options):
+    """regn's own tile builder: :func:`regn.generate` with the given walls."""
+    from ..builder.generate import generate
+    return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
+                    dims=options.get("dims"), detail=options.get("detail"),
+                    seed=options.get("seed", 0),
+                    coverage_samples=options.get("coverage_samples", 200_000),
+                    boundary=options["boundary"])
+
+
+def run_job(job: TileJob) -> dict:
+    """Build one tile: ``{"index", "data" (bytes), "report", "seconds",
+    "peak_rss"}``. LimitError names the tile."""
+    import resource
+    t0 = time.perf_counter()
+    builder = job.builder or sphere_tile_builder
+    try:
+        mesh = builder(job.lo, job.hi, job.obstacles, job.options)
+    except LimitError as e:
+        raise LimitError(f"tile {'_'.join(map(str, job.index))} (box {job.lo.tolist()} .. "
+                         f"{job.hi.tolist()}): {e}; use smaller tiles (--tile-size)",
+                         what=e.what, count=e.count) from None
+    data = mesh.dumps()
+    report = dict(getattr(mesh, "build_report", {}) or {})
+    return {"index": tuple(job.index), "data": data, "report": report,
+            "seconds": time.perf_counter() - t0,
+            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "pid": os.getpid()}
+
+
+def obstacles_near(obstacles, lo, hi, agent_radius, margin):
+    """The obstacles whose inflated bounds meet the box ``lo``..``hi``
+    grown by ``margin``."""
+    out = []
+    glo, ghi = lo - margin, hi + margin
+    for ob in obstacles:
+        if isinstance(ob, Sphere):
+            c, r = np.asarray(ob.centre), ob.radius + agent_radius
+            if np.all(c + r >= glo) and np.all(c - r <= ghi):
+                out.append(ob)
+            continue
+        blo, bhi = ob.bounds()
+        if np.all(np.asarray(bhi) + agent_radius >= glo) and \
+                np.all(np.asarray(blo) - agent_radius <= ghi):
+            out.append(ob)
+    return out
+
+
+def executor(workers=None, client=None):
+    """``(executor, owned)``: a dask executor when ``client`` (a
+    ``distributed.Client`` or a scheduler address) is given, else a process
+    pool of ``workers`` (default: every core). ``owned``: the caller shuts
+    it down."""
+    if client is not None:
+        try:
+            import distributed
+        except ImportError:
+            raise RegnError("a cluster build needs dask.distributed "
+                            "(pip install distributed)") from None
+        if isinstance(client, str):
+            try:
+                client = distributed.Client(client, timeout=30)
+            except (OSError, TimeoutError) as e:
+                raise RegnError(f"cannot reach the dask scheduler {client}: {e}") from None
+            return _ClientExecutor(client), True
+        return client.get_executor(), False
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    n = workers or os.cpu_count() or 1
+    return ProcessPoolExecutor(max_workers=int(n),
+                               mp_context=multiprocessing.get_context("spawn")), True
+
+
+class _ClientExecutor:
+    """A client we connected ourselves: its executor, and the client closed
+    with it."""
+
+    def __init__(self, client):
+        self.client = client
+        self._ex = client.get_executor()
+
+    def submit(self, fn, *args):
+        return self._ex.submit(fn, *args)
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        self._ex.shutdown(wait=wait)
+        self.client.close()
+
+
+def run_jobs(jobs, *, workers=None, client=None, on_done=None):
+    """Run every job; ``on_done(result)`` as each finishes (in the order they
+    finish). A failed job cancels the rest and its error propagates."""
+    if workers == 1 and client is None:
+        for job in jobs:
+            on_done(run_job(job))
+        return
+    ex, owned = executor(workers, client)
+    try:
+        pending = {ex.submit(run_job, job) for job in jobs}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                on_done(f.result())
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        raise
+    finally:
+        if owned:
+            ex.shutdown(wait=True, cancel_futures=True)

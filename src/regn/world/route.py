@@ -4,16 +4,26 @@
    joins the nodes of its tile at the costs of one cost field from the start
    (inside its tile), the goal likewise, and two nodes of one tile are
    joined at the tile's stored node cost. Only the start's and the goal's
-   tiles are read; the costs of the others are in the manifest.
-2. *Legs*: the route is cut at each crossing (a node where it passes from
-   one tile to the next); each leg is the tile's own ``find_path``
-   (smoothing, radius) between its ends, moved a hair into the tile.
-3. *Crossings*: each crossing moves to where the straight line between the
+   tiles are read; the costs of the others are in the manifest. This picks
+   the tiles the path goes through.
+2. *Corridor*: a Dijkstra search over the face graphs of just those tiles
+   (each face joined to the other faces of its tetrahedra at their
+   centroid distance, the cost rule of the tiles' own searches), joined at
+   their linked faces: where it passes from tile to tile are the
+   crossings.
+3. *Legs*: the route is cut at each crossing; each leg is the tile's own
+   ``find_path`` (smoothing, radius) between its ends, moved a hair into
+   the tile.
+4. *Crossings*: each crossing moves to where the straight line between the
    turning points on either side of it crosses the shared wall (when both
    tiles have room there), and the legs are searched again, while that
-   shortens the whole path (at most :data:`MAX_ROUNDS` rounds). This is a
-   string pull across the walls: the path ends up within a fraction of a
-   percent of the shortest one through the same tiles.
+   shortens the whole path (at most :data:`MAX_ROUNDS` rounds): a string
+   pull across the walls.
+5. *Taut*: :func:`straighten` drops every turning point the path can see
+   past (line of sight across the tiles, for the radius when one is
+   given): a tile's own smoothing keeps to its search corridor, which on
+   these meshes runs up to a few percent longer than a visible straight
+   line.
 """
 
 from __future__ import annotations
@@ -22,8 +32,10 @@ import heapq
 
 import numpy as np
 
+from ..format.layout import PORTAL_PAIRS
 from ..query.paths.path import Path
 from ..status import NAMES, OK, UNREACHABLE
+from .links import inside_point
 
 #: Rounds of moving the crossings, at most; and the gain below which they stop.
 MAX_ROUNDS = 8
@@ -94,20 +106,23 @@ def _crossings(world, route, g_tile):
 
 
 class _Crossing:
-    """A point where the path passes from tile ``a`` to tile ``b``."""
+    """A point where the path passes from tile ``a`` to tile ``b``, through
+    the linked face pair ``faces`` of link ``li``."""
 
-    def __init__(self, world, node, a, b):
+    def __init__(self, world, li, faces, a, b):
         m = world.manifest
-        lk = m.links[m.node_link[node]]
-        self.node, self.a, self.b = node, a, b
+        lk = m.links[li]
+        self.a, self.b = a, b
         self.axis, self.plane = lk.axis, lk.plane
         self.lo = np.maximum(m.tiles[lk.a].lo, m.tiles[lk.b].lo)
         self.hi = np.minimum(m.tiles[lk.a].hi, m.tiles[lk.b].hi)
-        self.node_point = m.node_points[node]
+        fa = faces[0] if lk.a == a else faces[1]
+        self.node_point = np.asarray(world.tile(a).face_centroids)[fa]
         self.point = self.node_point.copy()
         self.delta = NUDGE_REL * float(np.max(m.tiles[a].hi - m.tiles[a].lo))
         self.upper = {lk.a: False, lk.b: True}
-        self.inside = {t: world.node_inside([node], t)[0] for t in (a, b)}
+        self.inside = {lk.a: inside_point(world.tile(lk.a), faces[0]),
+                       lk.b: inside_point(world.tile(lk.b), faces[1])}
 
     def end_in(self, t, point=None):
         """The crossing (or ``point`` on its wall) a hair into tile ``t``."""
@@ -168,7 +183,8 @@ def _pulled(legs, crossings):
 
 
 def _refine(world, start, goal, tiles, crossings, legs, options):
-    """Move the crossings while that shortens the path (module docstring)."""
+    """Move the crossings while that shortens the path (module docstring):
+    all at once, or else one at a time."""
     length = _total(legs, crossings, start, goal)
     for _ in range(MAX_ROUNDS):
         moved = _pulled(legs, crossings)
@@ -179,18 +195,17 @@ def _refine(world, start, goal, tiles, crossings, legs, options):
             if q is not None:
                 c.point = q
         new_legs, failed = _legs(world, start, goal, tiles, crossings, options)
-        new_length = _total(new_legs, crossings, start, goal) if failed is None else np.inf
-        if not new_length < length * (1 - MIN_GAIN):
-            for c, p in zip(crossings, old):
-                c.point = p
-            if failed is not None and any(q is not None for q in moved):
-                continue_single = _refine_each(world, start, goal, tiles, crossings, legs,
-                                               options, moved, length)
-                if continue_single is not None:
-                    legs, length = continue_single
-                    continue
+        if failed is None:
+            new_length = _total(new_legs, crossings, start, goal)
+            if new_length < length * (1 - MIN_GAIN):
+                legs, length = new_legs, new_length
+                continue
+        for c, p in zip(crossings, old):
+            c.point = p
+        one = _refine_each(world, start, goal, tiles, crossings, legs, options, moved, length)
+        if one is None or not one[1] < length * (1 - MIN_GAIN):
             break
-        legs, length = new_legs, new_length
+        legs, length = one
     return legs
 
 
@@ -212,14 +227,118 @@ def _refine_each(world, start, goal, tiles, crossings, legs, options, moved, len
     return improved
 
 
+def face_graph(world, t):
+    """Tile ``t``'s face graph (CSR, F x F): the faces of each tetrahedron
+    joined at their centroid distance (kept with the tile)."""
+    from scipy.sparse import coo_matrix
+    extra = world.extra(t)
+    if "graph" not in extra:
+        mesh = world.tile(t)
+        tf = np.asarray(mesh.tet_faces)
+        cen = np.asarray(mesh.face_centroids)
+        pairs = np.asarray(PORTAL_PAIRS)
+        i = tf[:, pairs[:, 0]].ravel()
+        j = tf[:, pairs[:, 1]].ravel()
+        w = np.linalg.norm(cen[i] - cen[j], axis=1) + 1e-9
+        F = mesh.n_faces
+        extra["graph"] = coo_matrix((np.concatenate([w, w]), (np.concatenate([i, j]),
+                                    np.concatenate([j, i]))), shape=(F, F)).tocsr()
+    return extra["graph"]
+
+
+def _ends(world, t, point):
+    """(faces, distances) joining ``point`` to the faces of its tetrahedron in tile ``t``."""
+    mesh = world.tile(t)
+    tet = int(mesh.locate(np.asarray(point)[None])[0])
+    faces = np.asarray(mesh.tet_faces)[tet]
+    return faces, np.linalg.norm(np.asarray(mesh.face_centroids)[faces] - point, axis=1)
+
+
+def _corridor(world, route_tiles, start, goal, s_tile, g_tile):
+    """The crossings of the cheapest face-graph route from start to goal
+    through the tiles ``route_tiles`` (module docstring, step 2); None
+    when there is none."""
+    from scipy.sparse import block_diag, coo_matrix
+    from scipy.sparse.csgraph import dijkstra
+    m = world.manifest
+    tiles = list(dict.fromkeys(int(t) for t in route_tiles))
+    off = {}
+    n = 0
+    for t in tiles:
+        off[t] = n
+        n += world.tile(t).n_faces
+    S, G = n, n + 1
+    rows, cols, w = [], [], []
+    links = [li for li, lk in enumerate(m.links) if lk.a in off and lk.b in off]
+    for li in links:
+        lk = m.links[li]
+        rows.append(off[lk.a] + lk.faces[:, 0])
+        cols.append(off[lk.b] + lk.faces[:, 1])
+        w.append(np.full(len(lk.faces), 1e-9))
+    for node, t, p in ((S, s_tile, start), (G, g_tile, goal)):
+        f, d = _ends(world, t, p)
+        rows.append(np.full(len(f), node))
+        cols.append(off[t] + f)
+        w.append(d + 1e-9)
+    r, c, ww = (np.concatenate(x) for x in (rows, cols, w))
+    extra = coo_matrix((np.concatenate([ww, ww]), (np.concatenate([r, c]),
+                        np.concatenate([c, r]))), shape=(n + 2, n + 2))
+    graph = block_diag([face_graph(world, t) for t in tiles] + [coo_matrix((2, 2))],
+                       format="csr") + extra.tocsr()
+    dist, pred = dijkstra(graph, indices=S, return_predecessors=True)
+    if not np.isfinite(dist[G]):
+        return None
+    chain = []
+    v = G
+    while v >= 0 and v != S:
+        chain.append(v)
+        v = pred[v]
+    chain = chain[::-1][:-1]                   # faces, start to goal
+    starts = np.array([off[t] for t in tiles])
+    tile_of = np.array(tiles)[np.searchsorted(starts, chain, side="right") - 1]
+    crossings = []
+    for k in range(1, len(chain)):
+        a, b = int(tile_of[k - 1]), int(tile_of[k])
+        if a == b:
+            continue
+        fa, fb = chain[k - 1] - off[a], chain[k] - off[b]
+        li = next(li for li in links if {m.links[li].a, m.links[li].b} == {a, b})
+        lk = m.links[li]
+        crossings.append(_Crossing(world, li, (fa, fb) if lk.a == a else (fb, fa), a, b))
+    return crossings
+
+
+def straighten(m, points, radius=0.0):
+    """``points`` (n,3) with every turning point the path can see past
+    dropped: from each kept point, the farthest later point in sight of it
+    (``m``: a Mesh or a World; its ``line_of_sight``) comes next."""
+    pts = np.asarray(points, np.float64)
+    keep, i, n = [0], 0, len(pts)
+    while i < n - 1:
+        j = n - 1
+        while j > i + 1:
+            sight = m.line_of_sight(pts[i][None], pts[j][None], radius=radius) if radius \
+                else m.line_of_sight(pts[i][None], pts[j][None])
+            if sight[0]:
+                break
+            j -= 1
+        keep.append(j)
+        i = j
+    return pts[keep]
+
+
 def world_path(world, start, goal, s_tile, g_tile, options) -> Path:
     """The path from ``start`` (in tile ``s_tile``) to ``goal`` (``g_tile``)
     across tiles (module docstring); tets and portals in world numbering."""
     route = _coarse(world, s_tile, start, g_tile, goal)
     if route is None:
         return Path(False, NAMES[UNREACHABLE])
-    crossings = [_Crossing(world, n, a, b)
-                 for n, a, b in _crossings(world, route, g_tile)]
+    m = world.manifest
+    crossings = _corridor(world, [s_tile] + [t for _, t in route] + [g_tile], start, goal,
+                          s_tile, g_tile)
+    if crossings is None:            # (not expected) the node route's own crossings
+        crossings = [_Crossing(world, int(m.node_link[n]), m.node_faces[n], a, b)
+                     for n, a, b in _crossings(world, route, g_tile)]
     tiles = [s_tile] + [c.b for c in crossings]
     legs, failed = _legs(world, start, goal, tiles, crossings, options)
     if failed is not None:
@@ -228,6 +347,8 @@ def world_path(world, start, goal, s_tile, g_tile, options) -> Path:
         legs = _refine(world, start, goal, tiles, crossings, legs, options)
     pts = [_joined(leg, i, legs, crossings, start, goal) for i, leg in enumerate(legs)]
     points = np.vstack([pts[0]] + [p[1:] for p in pts[1:]])
+    if options.get("smooth", True):
+        points = straighten(world, points, options.get("radius", 0.0))
     tets = np.concatenate([world.tet_offset[t] + leg.tets for t, leg in zip(tiles, legs)])
     portals = np.concatenate([world.face_offset[t] + leg.portals
                               for t, leg in zip(tiles, legs)])

@@ -14,8 +14,8 @@ from ..geometry.distance import points_triangles_distance
 
 def real_walls(world, t):
     """(W,3,3) the triangles of tile ``t``'s boundary faces that are walls."""
-    key = ("walls", t)
-    cache = world._inside
+    key = "walls"
+    cache = world.extra(t)
     if key not in cache:
         mesh = world.tile(t)
         bf = np.asarray(mesh.boundary_faces)

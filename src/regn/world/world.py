@@ -64,6 +64,7 @@ class World:
         self.node_tiles = [(m.links[li].a, m.links[li].b) for li in m.node_link]
         self.node_slot = [{int(n): j for j, n in enumerate(t.nodes)} for t in m.tiles]
         self._inside = {}
+        self._extra = {}
 
     @classmethod
     def open(cls, path, **options) -> "World":
@@ -100,8 +101,13 @@ class World:
         self.tiles_read += 1
         self._cache[i] = mesh
         while len(self._cache) > self.max_tiles:
-            self._cache.popitem(last=False)
+            gone, _ = self._cache.popitem(last=False)
+            self._extra.pop(gone, None)
         return mesh
+
+    def extra(self, t) -> dict:
+        """Structures kept with loaded tile ``t`` (dropped with it)."""
+        return self._extra.setdefault(int(t), {})
 
     def tile_at(self, points) -> np.ndarray:
         """(N,) the tile number holding each point (on a shared wall: the
@@ -191,6 +197,10 @@ class World:
             opts["radius"] = radius
         if tile[0] == tile[1]:
             p = self.tile(tile[0]).find_path(ends[0], ends[1], partial=partial, **opts)
+            if p.found and smooth:
+                from .route import straighten
+                p.points = straighten(self, p.points, radius)
+                p.length = float(np.linalg.norm(np.diff(p.points, axis=0), axis=1).sum())
             if p.found or p.status != NAMES[UNREACHABLE]:
                 return self._in_world(p, int(tile[0]))
         return world_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), opts)

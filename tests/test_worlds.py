@@ -282,3 +282,23 @@ def test_cli_verify_names_a_changed_tile(copy, capsys):
     assert main(["verify", str(copy / "world.json")]) != 0
     err = capsys.readouterr()
     assert "1_1_1" in err.out + err.err
+
+
+def test_cli_build_writes_a_world_and_refuses_to_overwrite(tmp_path, capsys):
+    out = str(tmp_path / "w" / "world.json")
+    args = ["build", "--asteroids", "3", "--seed", "2", "--half-extent", "10000",
+            "--tile-size", "10000", "--workers", "1", "--coverage-samples", "0", "-o", out]
+    assert main(args) == 0
+    assert "8 tiles 2x2x2" in capsys.readouterr().out
+    assert main(args) == 2
+    assert "exists" in capsys.readouterr().err
+    assert main(["raycast", out, "-9000", "-8000", "-7000", "9000", "8500", "7500"]) in (0, 1)
+    assert capsys.readouterr().out.startswith("status ")
+    assert main(["locate", out, "--points", _points(tmp_path)]) == 0
+    assert len(capsys.readouterr().out.split()) == 2
+
+
+def _points(tmp_path):
+    p = tmp_path / "p.csv"
+    p.write_text("1,2,3\n-5000,4000,-3000\n")
+    return str(p)

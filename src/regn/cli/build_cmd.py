@@ -66,7 +66,16 @@ def add_parser(sub, name, help_text):
     p.add_argument("--coverage-samples", type=whole, metavar="N",
                    help="Monte Carlo samples for the coverage figure (0 skips it; "
                    f"default {COVERAGE_SAMPLES}, at most 100000000)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.rgn", help="file to write")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.rgn",
+                   help="file to write; OUT.json builds a world of tiles beside it")
+    world = p.add_argument_group("a world of tiles (-o DIR/NAME.json; docs/worlds.md)")
+    world.add_argument("--tile-size", type=number, metavar="S",
+                       help="tiles of S metres (default: the fewest whose sample fits a REGN)")
+    world.add_argument("--workers", type=whole, metavar="N",
+                       help="tiles built at once on this machine (default: one per core)")
+    world.add_argument("--scheduler", metavar="ADDR",
+                       help="build the tiles on this dask.distributed scheduler "
+                            "(tcp://host:8786) instead")
     p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
@@ -218,6 +227,9 @@ def run(args) -> int:
     from ..io import save
     from ._common import check_output
     mode = _mode(args)
+    if args.output.lower().endswith(".json") or args.tile_size is not None:
+        from .world_cmds import build_world
+        return build_world(args, mode, _obstacles, _Progress)
     check_output(args.output, [args.from_mesh, *args.spheres, *args.obstacles], args.force)
     dims = tuple(args.dims) if args.dims else None
     if mode == "from_mesh":

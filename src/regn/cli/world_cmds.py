@@ -36,3 +36,44 @@ def world_info(args) -> int:
     if s["coverage"] is not None:
         print(f"  free-volume coverage {100 * s['coverage']:.2f} % (at build)")
     return 0
+
+
+def build_world(args, mode, obstacles_of, progress_bar) -> int:
+    """``regn build ... -o DIR/NAME.json``: a world of tiles (regn.world.build)."""
+    from ..errors import RegnError
+    from ..world.build import build
+    if mode == "from_mesh":
+        raise RegnError("build: a world is built from obstacles (--box/--asteroids), "
+                        "not --from-mesh")
+    if not args.output.lower().endswith(".json"):
+        raise RegnError(f"build: --tile-size writes a world: its manifest is a .json file, "
+                        f"not {args.output}")
+    bbox, obstacles = obstacles_of(args, mode)
+    bar = progress_bar()
+    try:
+        m = build(bbox, obstacles, out=args.output,
+                  tile_size="auto" if args.tile_size is None else args.tile_size,
+                  agent_radius=args.agent_radius or 0.0,
+                  dims=tuple(args.dims) if args.dims else None, detail=args.detail,
+                  seed=args.seed or 0, workers=args.workers, client=args.scheduler,
+                  coverage_samples=(20_000 if args.coverage_samples is None
+                                    else args.coverage_samples),
+                  force=args.force, progress=bar)
+    finally:
+        bar.close()
+    rep = dict(m.build)
+    rep["output"] = args.output
+    if args.json:
+        print_json(rep)
+        return 0
+    s = rep["seconds"]
+    print(f"wrote {args.output} and {rep['tiles']} tiles {'x'.join(map(str, rep['grid']))}")
+    print(f"  {rep['tets']} tetrahedra, {rep['faces']} faces; "
+          f"{100 * rep['linked_wall_fraction']:.2f} % of the shared walls' faces linked")
+    if rep.get("coverage") is not None:
+        print(f"  free-volume coverage {100 * rep['coverage']:.2f} % (Monte Carlo, per tile)")
+    worst = max(rep["per_tile"], key=lambda t: t["seconds"])
+    print(f"  slowest tile {'_'.join(map(str, worst['index']))}: {worst['seconds']:.2f} s, "
+          f"peak memory of a worker {max(t['peak_rss'] for t in rep['per_tile']) / 2**20:.0f} MiB")
+    print("  seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in s.items()))
+    return 0

@@ -40,6 +40,8 @@ from .links import inside_point
 #: Rounds of moving the crossings, at most; and the gain below which they stop.
 MAX_ROUNDS = 8
 MIN_GAIN = 1e-5
+#: The corridor search looks no further than this times the node route's cost.
+CORRIDOR_SLACK = 1.5
 #: A crossing's leg ends sit this far (of the tile's extent) inside its tile.
 NUDGE_REL = 1e-6
 
@@ -91,7 +93,7 @@ def _coarse(world, s_tile, start, g_tile, goal):
         prev, t = parent[n]
         route.append((n, t))
         n = prev
-    return route[::-1]
+    return route[::-1], best
 
 
 def _crossings(world, route, g_tile):
@@ -254,7 +256,7 @@ def _ends(world, t, point):
     return faces, np.linalg.norm(np.asarray(mesh.face_centroids)[faces] - point, axis=1)
 
 
-def _corridor(world, route_tiles, start, goal, s_tile, g_tile):
+def _corridor(world, route_tiles, start, goal, s_tile, g_tile, limit=np.inf):
     """The crossings of the cheapest face-graph route from start to goal
     through the tiles ``route_tiles`` (module docstring, step 2); None
     when there is none."""
@@ -285,7 +287,7 @@ def _corridor(world, route_tiles, start, goal, s_tile, g_tile):
                         np.concatenate([c, r]))), shape=(n + 2, n + 2))
     graph = block_diag([face_graph(world, t) for t in tiles] + [coo_matrix((2, 2))],
                        format="csr") + extra.tocsr()
-    dist, pred = dijkstra(graph, indices=S, return_predecessors=True)
+    dist, pred = dijkstra(graph, indices=S, return_predecessors=True, limit=limit)
     if not np.isfinite(dist[G]):
         return None
     chain = []
@@ -330,12 +332,13 @@ def straighten(m, points, radius=0.0):
 def world_path(world, start, goal, s_tile, g_tile, options) -> Path:
     """The path from ``start`` (in tile ``s_tile``) to ``goal`` (``g_tile``)
     across tiles (module docstring); tets and portals in world numbering."""
-    route = _coarse(world, s_tile, start, g_tile, goal)
-    if route is None:
+    coarse = _coarse(world, s_tile, start, g_tile, goal)
+    if coarse is None:
         return Path(False, NAMES[UNREACHABLE])
+    route, cost = coarse
     m = world.manifest
     crossings = _corridor(world, [s_tile] + [t for _, t in route] + [g_tile], start, goal,
-                          s_tile, g_tile)
+                          s_tile, g_tile, CORRIDOR_SLACK * cost)
     if crossings is None:            # (not expected) the node route's own crossings
         crossings = [_Crossing(world, int(m.node_link[n]), m.node_faces[n], a, b)
                      for n, a, b in _crossings(world, route, g_tile)]

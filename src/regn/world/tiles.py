@@ -45,13 +45,29 @@ class TileJob:
 
 
 def sphere_tile_builder(lo, hi, obstacles, options):
-    """regn's own tile builder: :func:`regn.generate` with the given walls."""
+    """regn's own tile builder: :func:`regn.generate` with the given walls.
+    A given detail is the tile's highest: where the tile does not fit at it,
+    the detail falls by :data:`DETAIL_STEP` until it does (the walls stay
+    as sampled at the world's detail), and the report says which it took."""
     from ..builder.generate import generate
-    return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
-                    dims=options.get("dims"), detail=options.get("detail"),
-                    seed=options.get("seed", 0),
-                    coverage_samples=options.get("coverage_samples", 200_000),
-                    boundary=options["boundary"])
+    detail = options.get("detail")
+    for _ in range(DETAIL_TRIES):
+        try:
+            return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
+                            dims=options.get("dims"), detail=detail,
+                            seed=options.get("seed", 0),
+                            coverage_samples=options.get("coverage_samples", 200_000),
+                            boundary=options["boundary"])
+        except LimitError:
+            if detail is None:
+                raise
+            detail *= DETAIL_STEP
+    raise LimitError(f"no detail from {options.get('detail')} down to {detail:.3g} fits")
+
+
+#: A tile that does not fit at the detail asked tries this much lower, so often.
+DETAIL_STEP = 0.7
+DETAIL_TRIES = 10
 
 
 def run_job(job: TileJob) -> dict:

@@ -241,6 +241,8 @@ class World:
             mesh = self.tile(t)
             hit = mesh.raycast(p, b, radius=radius) if radius else mesh.raycast(p, b)
             crossed.append(self.tet_offset[t] + hit.tets)
+            if hit.status == NAMES[START_OUTSIDE] and len(crossed) > 1:
+                break                       # went on into a tile with no room there
             if hit.status != NAMES[HIT]:
                 hit.tets = np.concatenate(crossed)
                 if hit.status == NAMES[CLEAR]:
@@ -257,21 +259,18 @@ class World:
         return RaycastHit(False, "lost", tets=np.concatenate(crossed))
 
     def _step(self, t, point, direction):
-        """The tile a ray leaving tile ``t`` at ``point`` enters, and the
-        point a hair inside it."""
+        """The tile a ray leaving tile ``t`` at ``point`` enters (through a
+        wall, an edge or a corner), and the point a hair inside it."""
         lo, hi = self.manifest.tiles[t].lo, self.manifest.tiles[t].hi
-        idx = list(self.manifest.tiles[t].index)
-        axis = int(np.argmin(np.minimum(np.abs(point - lo), np.abs(point - hi))))
-        up = direction[axis] > 0
-        idx[axis] += 1 if up else -1
-        nt = self._by_index.get(tuple(idx), -1)
-        if nt < 0:
-            return -1, point
-        p = point.copy()
-        p[axis] = (hi if up else lo)[axis]
-        ext = float(np.max(hi - lo))
-        p = p + direction / np.linalg.norm(direction) * 1e-6 * ext
-        return nt, p
+        unit = direction / np.linalg.norm(direction)
+        step = 1e-6 * float(np.max(hi - lo))
+        for _ in range(4):
+            p = point + unit * step
+            nt = int(self.tile_at(p[None])[0])
+            if nt != t:
+                return nt, p
+            step *= 10
+        return -1, point
 
     def line_of_sight(self, a, b, *, radius=0.0, workers=None):
         """(N,3),(N,3) -> (N,) bool: each segment clear of walls."""

@@ -130,7 +130,16 @@ def executor(workers=None, client=None):
     from concurrent.futures import ProcessPoolExecutor
     n = workers or os.cpu_count() or 1
     return ProcessPoolExecutor(max_workers=int(n),
-                               mp_context=multiprocessing.get_context("spawn")), True
+                               mp_context=multiprocessing.get_context(_start_method())), True
+
+
+def _start_method():
+    """'spawn' (fresh interpreters: safe beside numba's threads), unless the
+    main program is no file a new interpreter could run again (stdin, -c):
+    then 'fork'."""
+    import sys
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    return "spawn" if main is None or os.path.isfile(main) else "fork"
 
 
 class _ClientExecutor:

@@ -33,7 +33,7 @@ from . import links as L
 from .faces import WallSampler
 from .grid import TileGrid
 from .manifest import Link, Manifest, Tile, sha256_of
-from .tiles import MARGIN_REL, TileJob, obstacles_near, run_jobs
+from .tiles import MARGIN_REL, TileJob, node_cost_job, obstacles_near, run_jobs
 
 #: A tile's estimated sample (vertices) an automatic grid stays under.
 TILE_VERTEX_BUDGET = 5000
@@ -153,21 +153,31 @@ def _link(grid, meshes, ids):
             np.array(node_points).reshape(-1, 3), linked / max(walls, 1))
 
 
-def _node_tables(manifest, meshes, grid):
-    """Each tile's nodes and their costs inside it."""
+def _node_tables(manifest, directory, names, grid, workers, client):
+    """Each tile's nodes and their costs inside it (one job a tile)."""
+    jobs = []
     for i, idx in enumerate(grid.indices()):
         t = manifest.tiles[i]
         nodes, faces = [], []
         for n, (li, f) in enumerate(zip(manifest.node_link, manifest.node_faces)):
             lk = manifest.links[li]
-            if lk.a == i:
+            if i in (lk.a, lk.b):
                 nodes.append(n)
-                faces.append(f[0])
-            elif lk.b == i:
-                nodes.append(n)
-                faces.append(f[1])
+                faces.append(int(f[0] if lk.a == i else f[1]))
         t.nodes = np.array(nodes, np.int64)
-        t.node_costs = L.node_costs(meshes[idx], faces) if nodes else np.zeros((0, 0))
+        t.node_costs = np.zeros((0, 0))
+        if nodes:
+            jobs.append((i, os.path.join(directory, names[idx]), faces))
+
+    def with_bytes():
+        for i, path, faces in jobs:
+            with open(path, "rb") as fh:
+                yield i, fh.read(), faces
+
+    def done(res):
+        manifest.tiles[res[0]].node_costs = res[1]
+
+    run_jobs(with_bytes(), workers=workers, client=client, on_done=done, fn=node_cost_job)
 
 
 def _summary(results, grid, seconds, link_cover):
@@ -238,7 +248,8 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     links, node_link, node_faces, node_points, cover = _link(grid, meshes, ids)
     manifest = Manifest(os.fspath(out), lo, hi, grid.n, grid.tile_extent, tiles, links,
                         node_link, node_faces, node_points, r, detail, int(seed))
-    _node_tables(manifest, meshes, grid)
+    meshes.cache.clear()
+    _node_tables(manifest, directory, names, grid, workers, client)
     t3 = time.perf_counter()
     manifest.build = _summary(results, grid, {"sample_walls": t1 - t0, "tiles": t2 - t1,
                                               "links": t3 - t2, "total": t3 - t0}, cover)

@@ -18,6 +18,7 @@ tile at a time.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -28,6 +29,8 @@ import numpy as np
 from ..builder.obstacles import Sphere
 from ..errors import LimitError, RegnError
 
+#: Jobs submitted ahead of the workers, at most.
+WINDOW = 32
 #: Obstacles whose inflated bounds come this close to a tile (of its extent)
 #: go to its builder.
 MARGIN_REL = 0.02
@@ -158,20 +161,39 @@ class _ClientExecutor:
         self.client.close()
 
 
-def run_jobs(jobs, *, workers=None, client=None, on_done=None):
-    """Run every job; ``on_done(result)`` as each finishes (in the order they
-    finish). A failed job cancels the rest and its error propagates."""
+def node_cost_job(job) -> tuple:
+    """``(key, costs)``: the node costs inside one tile (``job``: key, the
+    tile's bytes, the nodes' faces), for :func:`regn.world.links.node_costs`
+    on a worker."""
+    from ..format.reader import parse
+    from ..mesh import Mesh
+    from .links import node_costs
+    key, data, faces = job
+    return key, node_costs(Mesh.from_parts(parse(data)), faces)
+
+
+def run_jobs(jobs, *, workers=None, client=None, on_done=None, fn=run_job):
+    """Run ``fn`` on every job; ``on_done(result)`` as each finishes (in the
+    order they finish). A failed job cancels the rest and its error
+    propagates."""
     if workers == 1 and client is None:
         for job in jobs:
-            on_done(run_job(job))
+            on_done(fn(job))
         return
     ex, owned = executor(workers, client)
+    jobs = iter(jobs)
+    pending = set()
     try:
-        pending = {ex.submit(run_job, job) for job in jobs}
+        # a bounded window of jobs in flight, so a job's input (a tile's
+        # bytes) is made only shortly before a worker takes it
+        for job in itertools.islice(jobs, WINDOW):
+            pending.add(ex.submit(fn, job))
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in done:
                 on_done(f.result())
+            for job in itertools.islice(jobs, len(done)):
+                pending.add(ex.submit(fn, job))
     except BaseException:
         for f in pending:
             f.cancel()

@@ -19,12 +19,19 @@ def loads(data, *, path=None) -> Mesh:
     return Mesh.from_parts(parse(data, path=path))
 
 
-def load(path) -> Mesh:
+def load(path, *, max_tiles=None) -> Mesh:
     """Read a ``.rgn`` file (a device or pipe too: read as far as its chunk
     headers say, see :mod:`regn.inputs.maps`). Raises :class:`FormatError`
-    naming the file, the offset and what is wrong."""
+    naming the file, the offset and what is wrong.
+
+    A ``.json`` path is a world's manifest: the result is then a
+    :class:`regn.world.World`, reading its tiles on demand, at most
+    ``max_tiles`` at once (default 8)."""
     from .inputs.maps import read_map_bytes
     path = os.fspath(path)
+    if path.lower().endswith(".json"):
+        from .world.world import DEFAULT_MAX_TILES, load_world
+        return load_world(path, max_tiles=max_tiles or DEFAULT_MAX_TILES)
     return loads(read_map_bytes(path), path=path)
 
 

@@ -62,12 +62,13 @@ def _largest_count(verts, tets):
     return max(counts.items(), key=lambda kv: kv[1])
 
 
-def _tetrahedralize(lo, hi, obstacles, r, detail, seed):
+def _tetrahedralize(lo, hi, obstacles, r, detail, seed, boundary=None):
     """``(verts, tets, report, what, count)`` at ``detail``; ``verts`` is None
     when the sample alone is past the vertex limit."""
     try:
         verts, tets, report = tetrahedralize_free_space(lo, hi, obstacles, agent_radius=r,
-                                                        detail=detail, seed=seed)
+                                                        detail=detail, seed=seed,
+                                                        boundary=boundary)
     except LimitError as e:
         if e.what is None:
             raise
@@ -75,7 +76,7 @@ def _tetrahedralize(lo, hi, obstacles, r, detail, seed):
     return (verts, tets, report, *_largest_count(verts, tets))
 
 
-def _highest_fitting(lo, hi, obstacles, r, start, seed):
+def _highest_fitting(lo, hi, obstacles, r, start, seed, boundary=None):
     """``(verts, tets, report)`` at the highest detail from ``start`` down
     whose counts fit; each round scales the detail by the overshoot (by at
     least half when the count hardly moved: a plateau of the lattice's
@@ -84,7 +85,8 @@ def _highest_fitting(lo, hi, obstacles, r, start, seed):
     d = start
     previous = (None, None, None)
     for _ in range(FIT_ROUNDS):
-        verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, d, seed)
+        verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, d, seed,
+                                                           boundary)
         if count <= U16_MAX:
             return verts, tets, report
         flat = previous[0] == what and count > STALL * previous[1]
@@ -104,22 +106,24 @@ def _round_down(x, digits=2):
     return np.floor(x / scale) * scale
 
 
-def _fit_detail(lo, hi, obstacles, r, detail, seed):
+def _fit_detail(lo, hi, obstacles, r, detail, seed, boundary=None):
     """``(verts, tets, report)`` at the given ``detail`` (LimitError, naming
     the detail that fits, when a count is past the limit) or, without one,
     at the highest detail from :data:`DEFAULT_DETAIL` down that fits."""
     if detail is None:
-        verts, tets, report = _highest_fitting(lo, hi, obstacles, r, DEFAULT_DETAIL, seed)
+        verts, tets, report = _highest_fitting(lo, hi, obstacles, r, DEFAULT_DETAIL, seed,
+                                               boundary)
         report["detail_chosen"] = True
         return verts, tets, report
-    verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, detail, seed)
+    verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, detail, seed,
+                                                       boundary)
     if count <= U16_MAX:
         report["detail_chosen"] = False
         return verts, tets, report
     message = (f"at --detail {detail:g} the mesh needs {count} {what}, more than the format's "
                f"u16 limit of {U16_MAX}")
     try:
-        fits = _highest_fitting(lo, hi, obstacles, r, detail, seed)[2]["detail"]
+        fits = _highest_fitting(lo, hi, obstacles, r, detail, seed, boundary)[2]["detail"]
     except LimitError as e:
         raise LimitError(f"{message}, and so does every lower detail: {str(e).split(': ')[-1]}",
                          what=what, count=count) from None
@@ -145,7 +149,8 @@ def _checked_options(bbox, obstacles, agent_radius, detail, dims, seed):
 
 
 def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, seed=0,
-             progress=None, coverage_samples=200_000, level=None, **level_options):
+             progress=None, coverage_samples=200_000, boundary=None, level=None,
+             **level_options):
     """A :class:`regn.Mesh` of the free space of ``bbox`` (``(min, max)``) around
     ``obstacles`` (:class:`~regn.builder.obstacles.Sphere` /
     :class:`~regn.builder.obstacles.TriangleMesh`) inflated by ``agent_radius``.
@@ -167,6 +172,9 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, se
     None for its bounds) goes to :func:`regn.levels.generate_level`, with
     ``obstacles`` merged in and ``level_options`` (``crack``,
     ``voxel_size``, ``min_block``, ``max_voxels``) passed on.
+    ``boundary`` (M,3): the sample of the box's walls, given (see
+    :func:`regn.builder.world.free_space_samples`; the tiles of a world).
+    A world of tiles too large for one REGN: :func:`regn.world.build`.
     """
     from .tetmesh import build
     if level is not None:
@@ -186,7 +194,7 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, se
     lo, hi, obstacles, r = _checked_options(bbox, obstacles, agent_radius, detail, dims, seed)
     t0 = time.perf_counter()
     tick("tetrahedralize", 0.0)
-    verts, tets, report = _fit_detail(lo, hi, obstacles, r, detail, seed)
+    verts, tets, report = _fit_detail(lo, hi, obstacles, r, detail, seed, boundary)
     seconds = dict(report.pop("seconds"))
     seconds["fit_detail"] = time.perf_counter() - t0 - seconds["total"]
     tick("build", 0.5)

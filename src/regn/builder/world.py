@@ -261,15 +261,41 @@ def _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng):
     return np.vstack(shells), np.concatenate(snap), keep_out
 
 
+def _given_boundary(boundary, lo, hi):
+    """The caller's box-boundary sample as (M,3) float64, checked: float32-exact
+    points on the box's walls, its 8 corners among them."""
+    b = np.asarray(boundary, np.float64).reshape(-1, 3)
+    on = np.isclose(b, lo, rtol=0, atol=0) | np.isclose(b, hi, rtol=0, atol=0)
+    if not (np.isfinite(b).all() and on.any(axis=1).all()
+            and np.all((b >= lo) & (b <= hi))):
+        raise BuildError("boundary points must lie on the box's walls")
+    if np.count_nonzero(on.all(axis=1)) < 8:
+        raise BuildError("boundary points must include the box's 8 corners")
+    if np.any(b.astype(np.float32).astype(np.float64) != b):
+        raise BuildError("boundary points must be float32-exact")
+    return b
+
+
 def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, detail=1.0,
-                       seed=0):
+                       seed=0, boundary=None):
     """(N,3) float32-exact points that :func:`tetrahedralize_free_space` triangulates:
-    box corners, wall points, the interior lattice, and the obstacle shells."""
+    box corners, wall points, the interior lattice, and the obstacle shells.
+
+    ``boundary``, if given, is the whole sample of the box's walls ((M,3)
+    float32-exact points on them, the 8 corners included, already clear of
+    the obstacles): it replaces the corners, wall lattice and wall rings,
+    comes first and is never merged away, and shell points near a wall are
+    dropped instead of snapped onto it. A tiled world gives each pair of
+    neighbouring tiles the same points on their shared wall, so the two
+    triangulations of that wall are the same (:mod:`regn.world.faces`)."""
     obstacles, r, detail, lo, hi = _checked(bbox_min, bbox_max, obstacles, agent_radius, detail)
     ext = hi - lo
     rng = np.random.default_rng(seed)
     bpts, ipts, h = _box_points(lo, hi, _lattice_cells(ext, detail), rng)
     obstacles = _inflate(obstacles, r)          # from here on, tests use distance 0
+    if boundary is not None:
+        return _samples_in_given_boundary(_given_boundary(boundary, lo, hi), ipts, obstacles,
+                                          detail, ext, h, lo, hi, rng)
     sp, snap, keep_out = _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng)
     total = len(sp) + len(bpts) + len(ipts)
     if total > 4 * U16_MAX:
@@ -303,8 +329,38 @@ def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, de
     return pts
 
 
+def _samples_in_given_boundary(bpts, ipts, obstacles, detail, ext, h, lo, hi, rng):
+    """:func:`free_space_samples` with the walls' sample given: the interior
+    lattice and the obstacle shells strictly inside the box, behind ``bpts``."""
+    sp, snap, keep_out = _obstacle_samples(obstacles, detail, ext, h, lo, hi, rng)
+    keep = np.ones(len(ipts), dtype=bool)
+    for ob, gap in zip(obstacles, keep_out):
+        keep &= ~ob.near(ipts, gap)
+    ipts = ipts[keep]
+    if len(sp):
+        inside = np.all((sp - lo > snap[:, None]) & (hi - sp > snap[:, None]), axis=1)
+        sp = sp[inside]
+        sp = sp[~obstacles_contain(obstacles, sp)]
+    inner = np.vstack([ipts, sp])
+    inner = inner.astype(np.float32).astype(np.float64)
+    inner = inner[np.all((inner > lo) & (inner < hi), axis=1)]
+    total = len(bpts) + len(inner)
+    if total > 4 * U16_MAX:
+        raise LimitError(f"the free-space sample needs about {total} vertices, more than the "
+                         f"format's u16 limit of {U16_MAX}", what="vertices", count=total)
+    pts = np.vstack([bpts, inner])
+    pairs = cKDTree(pts).query_pairs(SAMPLE_MERGE_REL * float(np.linalg.norm(ext)),
+                                     output_type="ndarray")
+    if len(pairs):
+        drop = np.zeros(len(pts), dtype=bool)
+        drop[np.maximum(pairs[:, 0], pairs[:, 1])] = True
+        drop[:len(bpts)] = False
+        pts = pts[~drop]
+    return pts
+
+
 def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0,
-                              detail=1.0, seed=0):
+                              detail=1.0, seed=0, boundary=None):
     """Tetrahedra filling the box minus the obstacles inflated by ``agent_radius``.
 
     Returns ``(vertices (V,3) float64 — float32-exact, tets (T,4) int64, report)``.
@@ -317,7 +373,8 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     times = {}
     obstacles, r, detail, lo, hi = _checked(bbox_min, bbox_max, obstacles, agent_radius, detail)
     ext = hi - lo
-    pts = free_space_samples(lo, hi, obstacles, agent_radius=r, detail=detail, seed=seed)
+    pts = free_space_samples(lo, hi, obstacles, agent_radius=r, detail=detail, seed=seed,
+                             boundary=boundary)
     times["sample"] = time.perf_counter() - t0
     if len(pts) > U16_MAX:
         raise LimitError(f"the free-space sample needs {len(pts)} vertices, more than the "

@@ -71,7 +71,16 @@ def add_parser(sub, name, help_text):
     p.add_argument("--coverage-samples", type=whole, metavar="N",
                    help="Monte Carlo samples for the coverage figure (0 skips it; "
                    f"default {COVERAGE_SAMPLES}, at most 100000000)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.rgn", help="file to write")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.rgn",
+                   help="file to write; OUT.json builds a world of tiles beside it")
+    world = p.add_argument_group("a world of tiles (-o DIR/NAME.json; docs/worlds.md)")
+    world.add_argument("--tile-size", type=number, metavar="S",
+                       help="tiles of S metres (default: the fewest whose sample fits a REGN)")
+    world.add_argument("--workers", type=whole, metavar="N",
+                       help="tiles built at once on this machine (default: one per core)")
+    world.add_argument("--scheduler", metavar="ADDR",
+                       help="build the tiles on this dask.distributed scheduler "
+                            "(tcp://host:8786) instead")
     p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     from . import _level_build
@@ -214,6 +223,10 @@ def run(args) -> int:
         names = ", ".join("--" + o.replace("_", "-") for o in unused)
         raise RegnError(f"build: {names} only appl{'ies' if len(unused) == 1 else 'y'} with "
                         "--level or --voxels")
+    if args.output.lower().endswith(".json") or args.tile_size is not None:
+        from ._progress import Progress
+        from .world_cmds import build_world
+        return build_world(args, mode, _obstacles, Progress)
     check_output(args.output, [args.from_mesh, *args.spheres, *args.obstacles, *args.level,
                                args.voxels], args.force)
     dims = tuple(args.dims) if args.dims else None

@@ -73,6 +73,9 @@ def summary(mesh) -> dict:
 
 
 def run_info(args) -> int:
+    if args.file.lower().endswith(".json"):       # a world's manifest
+        from .world_cmds import world_info
+        return world_info(args)
     mesh = load_mesh(args.file)
     s = summary(mesh)
     if args.json:

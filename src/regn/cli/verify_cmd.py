@@ -48,12 +48,44 @@ def _table(report, out):
               file=out)
 
 
+def _world(path, args):
+    """``(ok or None when unreadable, its JSON document)`` of a world's
+    manifest, its lines printed (regn.world.verify)."""
+    from ..world.verify import verify_world
+    try:
+        report = verify_world(path, strict=args.strict)
+    except RegnError as e:
+        print(f"regn: {e}", file=sys.stderr)
+        return None, {"path": path, "ok": False, "error": str(e)}
+    if not args.json:
+        good = sum(t["ok"] for t in report.tiles)
+        links = sum(lk["ok"] for lk in report.links)
+        print(f"{path}: {'ok' if report.ok else 'FAIL'}  (world: {good} of "
+              f"{len(report.tiles)} tiles pass{' --strict' if args.strict else ''}, "
+              f"{links} of {len(report.links)} links match)")
+        for row in report.tiles + report.links:
+            if not row["ok"]:
+                print(f"  {row['problem']}")
+        print()
+    return report.ok, report.to_dict()
+
+
 def run(args) -> int:
     from ..checks import verify
     from ..inputs.maps import read_map_bytes
     out = sys.stdout
     results, unreadable, failed, passed = [], 0, 0, 0
     for path in args.files:
+        if path.lower().endswith(".json"):          # a world's manifest
+            ok, text = _world(path, args)
+            results.append(text)
+            if ok is None:
+                unreadable += 1
+            elif ok:
+                passed += 1
+            else:
+                failed += 1
+            continue
         try:
             report = verify(read_map_bytes(path), strict=args.strict, path=path)
         except FormatError as e:

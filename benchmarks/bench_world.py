@@ -1,0 +1,147 @@
+"""Worlds of tiles: build time, memory and speed-up, coverage, cross-world paths.
+
+    python benchmarks/bench_world.py --asteroids 4000 --half-extent 250000 \\
+        --tile-size 100000 --detail 8 --paths 1000 --out /tmp/bench-world
+
+1. builds the field with ``regn build --asteroids N --half-extent H
+   --tile-size S --detail D --workers W -o OUT/wW/world.json --json`` for
+   each W of ``--workers`` (default 1 and 2): wall time, the tile phase's
+   time, coverage, per-tile seconds and a worker's peak memory, and the
+   speed-up of the last W over the first;
+2. answers ``--paths`` random cross-world paths (start and goal uniform in
+   the navigable volume) on ``regn.load(world, max_tiles=8)``: median and
+   p99 milliseconds, tiles crossed and tiles read per path, the status
+   counts;
+3. the process's resident memory after the paths against the size of the 8
+   largest tile files (what ``max_tiles=8`` keeps mapped).
+
+Prints one JSON document (``--json-out`` also writes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def _rss():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def build(args, workers):
+    out = os.path.join(args.out, f"w{workers}", "world.json")
+    cmd = [sys.executable, "-m", "regn", "build", "--asteroids", str(args.asteroids),
+           "--half-extent", str(args.half_extent), "--seed", str(args.seed),
+           "--tile-size", str(args.tile_size), "--workers", str(workers),
+           "--coverage-samples", str(args.coverage_samples), "-o", out, "--force", "--json"]
+    if args.detail:
+        cmd[cmd.index("--seed"):cmd.index("--seed")] = ["--detail", str(args.detail)]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode:
+        raise SystemExit(f"build failed: {done.stderr.strip()}")
+    rep = json.loads(done.stdout)
+    tiles = rep["per_tile"]
+    sec = np.array([t["seconds"] for t in tiles])
+    return out, {
+        "command": " ".join(cmd[1:]).replace(sys.executable, "python"),
+        "workers": workers, "wall_seconds": wall, "seconds": rep["seconds"],
+        "tiles": rep["tiles"], "grid": rep["grid"], "coverage": rep["coverage"],
+        "linked_wall_fraction": rep["linked_wall_fraction"],
+        "tets": rep["tets"], "faces": rep["faces"],
+        "tile_seconds": {"median": float(np.median(sec)), "max": float(sec.max()),
+                         "sum": float(sec.sum())},
+        "tile_detail": {"min": min(t["detail"] for t in tiles),
+                        "max": max(t["detail"] for t in tiles)},
+        "tile_coverage_min": min(t["coverage"] or 1.0 for t in tiles),
+        "worker_peak_rss_mib": max(t["peak_rss"] for t in tiles) / 2 ** 20,
+    }
+
+
+def paths(world_path, n, seed, budget=None):
+    import regn
+    from regn.world.world import World
+    import gc
+    ends = World.open(world_path, max_tiles=8).random_points(2 * n, seed=seed)
+    gc.collect()
+    base = _rss()
+    world = regn.load(world_path, max_tiles=8)
+    ms, crossed, read, status = [], [], [], {}
+    dist = np.linalg.norm(ends[:n] - ends[n:], axis=1)
+    t_start = time.perf_counter()
+    for a, b in zip(ends[:n], ends[n:]):
+        if budget and time.perf_counter() - t_start > budget:
+            break                         # out of time: the paths done so far
+        before = world.tiles_read
+        t0 = time.perf_counter()
+        p = world.find_path(a, b)
+        ms.append(1000 * (time.perf_counter() - t0))
+        read.append(world.tiles_read - before)
+        crossed.append(len(getattr(p, "tiles", []) or []))
+        status[p.status] = status.get(p.status, 0) + 1
+    m = world.manifest
+    sizes = sorted((t.bytes for t in m.tiles), reverse=True)
+    ms, crossed, read = np.array(ms), np.array(crossed), np.array(read)
+    return {
+        "paths": len(ms), "asked": n, "status": status,
+        "distance_km": {"median": float(np.median(dist) / 1e3), "max": float(dist.max() / 1e3)},
+        "ms": {"median": float(np.median(ms)), "p99": float(np.quantile(ms, 0.99)),
+               "mean": float(ms.mean())},
+        "tiles_crossed": {"median": float(np.median(crossed)), "max": int(crossed.max())},
+        "tiles_read": {"mean": float(read.mean()), "median": float(np.median(read)),
+                       "max": int(read.max())},
+        "loaded_at_end": len(world.loaded), "max_tiles": world.max_tiles,
+        "rss_growth_mib": (_rss() - base) / 2 ** 20,
+        "eight_largest_tiles_mib": sum(sizes[:8]) / 2 ** 20,
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--asteroids", type=int, default=4000)
+    ap.add_argument("--half-extent", type=float, default=250_000.0)
+    ap.add_argument("--tile-size", type=float, default=100_000.0)
+    ap.add_argument("--detail", type=float, default=8.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--coverage-samples", type=int, default=50_000)
+    ap.add_argument("--paths", type=int, default=1000)
+    ap.add_argument("--out", default="/tmp/bench-world")
+    ap.add_argument("--json-out")
+    ap.add_argument("--world", help="query this built world instead of building")
+    ap.add_argument("--budget", type=float, help="stop the paths after this many seconds")
+    args = ap.parse_args(argv)
+    result = {"builds": []}
+    world = None
+    for w in ([] if args.world else [int(v) for v in args.workers.split(",")]):
+        world, rep = build(args, w)
+        result["builds"].append(rep)
+        print(json.dumps(rep), file=sys.stderr, flush=True)
+    b = result["builds"]
+    if len(b) > 1:
+        few, many = min(b, key=lambda r: r["workers"]), max(b, key=lambda r: r["workers"])
+        result["speedup"] = {"total": few["seconds"]["total"] / many["seconds"]["total"],
+                             "tiles": few["seconds"]["tiles"] / many["seconds"]["tiles"],
+                             "workers": [few["workers"], many["workers"]]}
+    if args.paths:
+        result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget)
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.json_out:
+        with open(args.json_out, "w") as fh:
+            fh.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""What the map commands print for a world's manifest (regn.world)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import print_json
+
+
+def world_summary(world) -> dict:
+    m = world.manifest
+    b = m.build or {}
+    return {"path": m.path, "world": True, "tiles": len(m.tiles), "grid": list(m.grid),
+            "box": [m.lo.tolist(), m.hi.tolist()], "tile_size": m.tile_size.tolist(),
+            "tets": int(world.tet_offset[-1]), "faces": int(world.face_offset[-1]),
+            "links": len(m.links), "linked_faces": int(sum(len(lk.faces) for lk in m.links)),
+            "portal_nodes": len(m.node_points), "bytes": int(sum(t.bytes for t in m.tiles)),
+            "agent_radius": m.agent_radius, "coverage": b.get("coverage"),
+            "tile_files": [t.file for t in m.tiles]}
+
+
+def world_info(args) -> int:
+    from ..world.world import load_world
+    world = load_world(args.file)
+    s = world_summary(world)
+    if args.json:
+        print_json(s)
+        return 0
+    lo, hi = np.asarray(s["box"][0]), np.asarray(s["box"][1])
+    print(f"{args.file}: regn world, {s['tiles']} tiles {'x'.join(map(str, s['grid']))} "
+          f"of {' x '.join(f'{v / 1000:g}' for v in s['tile_size'])} km, "
+          f"{s['bytes']} bytes of tiles")
+    print(f"  box {lo.tolist()} .. {hi.tolist()}  ({' x '.join(f'{v:g}' for v in (hi - lo) / 1000)} km)")
+    print(f"  {s['tets']} tetrahedra, {s['faces']} faces; {s['links']} links "
+          f"({s['linked_faces']} face pairs), {s['portal_nodes']} portal nodes")
+    if s["coverage"] is not None:
+        print(f"  free-volume coverage {100 * s['coverage']:.2f} % (at build)")
+    return 0
+
+
+def build_world(args, mode, obstacles_of, progress_bar) -> int:
+    """``regn build ... -o DIR/NAME.json``: a world of tiles (regn.world.build)."""
+    from ..errors import RegnError
+    from ..world.build import build
+    if mode == "from_mesh":
+        raise RegnError("build: a world is built from obstacles (--box/--asteroids), "
+                        "not --from-mesh")
+    if mode == "level":
+        raise RegnError("build: a world is not yet built from --level/--voxels; build the "
+                        "level into one REGN (-o OUT.rgn)")
+    if not args.output.lower().endswith(".json"):
+        raise RegnError(f"build: --tile-size writes a world: its manifest is a .json file, "
+                        f"not {args.output}")
+    bbox, obstacles = obstacles_of(args, mode)
+    bar = progress_bar()
+    try:
+        m = build(bbox, obstacles, out=args.output,
+                  tile_size="auto" if args.tile_size is None else args.tile_size,
+                  agent_radius=args.agent_radius or 0.0,
+                  dims=tuple(args.dims) if args.dims else None, detail=args.detail,
+                  seed=args.seed or 0, workers=args.workers, client=args.scheduler,
+                  coverage_samples=(20_000 if args.coverage_samples is None
+                                    else args.coverage_samples),
+                  force=args.force, progress=bar)
+    finally:
+        bar.close()
+    rep = dict(m.build)
+    rep["output"] = args.output
+    if args.json:
+        print_json(rep)
+        return 0
+    s = rep["seconds"]
+    print(f"wrote {args.output} and {rep['tiles']} tiles {'x'.join(map(str, rep['grid']))}")
+    print(f"  {rep['tets']} tetrahedra, {rep['faces']} faces; "
+          f"{100 * rep['linked_wall_fraction']:.2f} % of the shared walls' faces linked")
+    if rep.get("coverage") is not None:
+        print(f"  free-volume coverage {100 * rep['coverage']:.2f} % (Monte Carlo, per tile)")
+    worst = max(rep["per_tile"], key=lambda t: t["seconds"])
+    print(f"  slowest tile {'_'.join(map(str, worst['index']))}: {worst['seconds']:.2f} s, "
+          f"peak memory of a worker {max(t['peak_rss'] for t in rep['per_tile']) / 2**20:.0f} MiB")
+    print("  seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in s.items()))
+    return 0

@@ -1,0 +1,203 @@
+"""Building the tiles: one job a tile, on local processes or a dask cluster.
+
+A tile is built by a *tile builder*: a function ``builder(lo, hi, obstacles,
+options) -> Mesh`` taking the tile's box, the obstacles that meet it (plus a
+margin) and the options (``agent_radius``, ``detail``, ``dims``, ``seed``,
+``coverage_samples`` and ``boundary``, the tile's wall points of
+:mod:`regn.world.faces`, which the builder must use as its whole wall
+sample). :func:`sphere_tile_builder` is regn's obstacle builder
+(:func:`regn.generate`); another one (a level builder for triangle soups)
+plugs in the same way, as a picklable module-level function.
+
+The jobs run on ``concurrent.futures`` executors: a process pool on this
+machine, or a dask.distributed cluster through ``Client.get_executor()`` —
+the same code, so a cluster build gives the same tiles. Each job returns the
+tile's bytes and build report; the caller writes them. A worker holds one
+tile at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..builder.obstacles import Sphere
+from ..errors import LimitError, RegnError
+
+#: Jobs submitted ahead of the workers, at most.
+WINDOW = 32
+#: Obstacles whose inflated bounds come this close to a tile (of its extent)
+#: go to its builder.
+MARGIN_REL = 0.02
+
+
+@dataclass
+class TileJob:
+    """Everything one tile's build needs (picklable)."""
+    index: tuple
+    lo: np.ndarray
+    hi: np.ndarray
+    obstacles: list
+    options: dict
+    builder: object = None
+
+
+def sphere_tile_builder(lo, hi, obstacles, options):
+    """regn's own tile builder: :func:`regn.generate` with the given walls.
+    A given detail is the tile's highest: where the tile does not fit at it,
+    the detail falls by :data:`DETAIL_STEP` until it does (the walls stay
+    as sampled at the world's detail), and the report says which it took."""
+    from ..builder.generate import generate
+    detail = options.get("detail")
+    for _ in range(DETAIL_TRIES):
+        try:
+            return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
+                            dims=options.get("dims"), detail=detail,
+                            seed=options.get("seed", 0),
+                            coverage_samples=options.get("coverage_samples", 200_000),
+                            boundary=options["boundary"])
+        except LimitError:
+            if detail is None:
+                raise
+            detail *= DETAIL_STEP
+    raise LimitError(f"no detail from {options.get('detail')} down to {detail:.3g} fits")
+
+
+#: A tile that does not fit at the detail asked tries this much lower, so often.
+DETAIL_STEP = 0.7
+DETAIL_TRIES = 10
+
+
+def run_job(job: TileJob) -> dict:
+    """Build one tile: ``{"index", "data" (bytes), "report", "seconds",
+    "peak_rss"}``. LimitError names the tile."""
+    import resource
+    t0 = time.perf_counter()
+    builder = job.builder or sphere_tile_builder
+    try:
+        mesh = builder(job.lo, job.hi, job.obstacles, job.options)
+    except LimitError as e:
+        raise LimitError(f"tile {'_'.join(map(str, job.index))} (box {job.lo.tolist()} .. "
+                         f"{job.hi.tolist()}): {e}; use smaller tiles (--tile-size)",
+                         what=e.what, count=e.count) from None
+    data = mesh.dumps()
+    report = dict(getattr(mesh, "build_report", {}) or {})
+    return {"index": tuple(job.index), "data": data, "report": report,
+            "seconds": time.perf_counter() - t0,
+            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "pid": os.getpid()}
+
+
+def obstacles_near(obstacles, lo, hi, agent_radius, margin):
+    """The obstacles whose inflated bounds meet the box ``lo``..``hi``
+    grown by ``margin``."""
+    out = []
+    glo, ghi = lo - margin, hi + margin
+    for ob in obstacles:
+        if isinstance(ob, Sphere):
+            c, r = np.asarray(ob.centre), ob.radius + agent_radius
+            if np.all(c + r >= glo) and np.all(c - r <= ghi):
+                out.append(ob)
+            continue
+        blo, bhi = ob.bounds()
+        if np.all(np.asarray(bhi) + agent_radius >= glo) and \
+                np.all(np.asarray(blo) - agent_radius <= ghi):
+            out.append(ob)
+    return out
+
+
+def executor(workers=None, client=None):
+    """``(executor, owned)``: a dask executor when ``client`` (a
+    ``distributed.Client`` or a scheduler address) is given, else a process
+    pool of ``workers`` (default: every core). ``owned``: the caller shuts
+    it down."""
+    if client is not None:
+        try:
+            import distributed
+        except ImportError:
+            raise RegnError("a cluster build needs dask.distributed "
+                            "(pip install distributed)") from None
+        if isinstance(client, str):
+            try:
+                client = distributed.Client(client, timeout=30)
+            except (OSError, TimeoutError) as e:
+                raise RegnError(f"cannot reach the dask scheduler {client}: {e}") from None
+            return _ClientExecutor(client), True
+        return client.get_executor(), False
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    n = workers or os.cpu_count() or 1
+    return ProcessPoolExecutor(max_workers=int(n),
+                               mp_context=multiprocessing.get_context(_start_method())), True
+
+
+def _start_method():
+    """'spawn' (fresh interpreters: safe beside numba's threads), unless the
+    main program is no file a new interpreter could run again (stdin, -c):
+    then 'fork'."""
+    import sys
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    return "spawn" if main is None or os.path.isfile(main) else "fork"
+
+
+class _ClientExecutor:
+    """A client we connected ourselves: its executor, and the client closed
+    with it."""
+
+    def __init__(self, client):
+        self.client = client
+        self._ex = client.get_executor()
+
+    def submit(self, fn, *args):
+        return self._ex.submit(fn, *args)
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        self._ex.shutdown(wait=wait)
+        self.client.close()
+
+
+def node_cost_job(job) -> tuple:
+    """``(key, costs)``: the node costs inside one tile (``job``: key, the
+    tile's bytes, the nodes' faces), for :func:`regn.world.links.node_costs`
+    on a worker."""
+    from ..format.reader import parse
+    from ..mesh import Mesh
+    from .links import node_costs
+    key, data, faces = job
+    return key, node_costs(Mesh.from_parts(parse(data)), faces)
+
+
+def run_jobs(jobs, *, workers=None, client=None, on_done=None, fn=run_job):
+    """Run ``fn`` on every job; ``on_done(result)`` as each finishes (in the
+    order they finish). A failed job cancels the rest and its error
+    propagates."""
+    if workers == 1 and client is None:
+        for job in jobs:
+            on_done(fn(job))
+        return
+    ex, owned = executor(workers, client)
+    jobs = iter(jobs)
+    pending = set()
+    try:
+        # a bounded window of jobs in flight, so a job's input (a tile's
+        # bytes) is made only shortly before a worker takes it
+        for job in itertools.islice(jobs, WINDOW):
+            pending.add(ex.submit(fn, job))
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                on_done(f.result())
+            for job in itertools.islice(jobs, len(done)):
+                pending.add(ex.submit(fn, job))
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        raise
+    finally:
+        if owned:
+            ex.shutdown(wait=True, cancel_futures=True)

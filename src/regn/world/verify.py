@@ -1,0 +1,101 @@
+"""``verify`` of a world: the manifest, every tile, and every link.
+
+* the manifest reads (:func:`regn.world.manifest.read_manifest`);
+* each tile's file is there, of the size and sha256 the manifest gives, and
+  passes :func:`regn.verify` (``strict`` as asked), its box the tile's box;
+* each link's faces are the faces the two tiles share on their plane (the
+  same triangles, found again from the tiles), and each portal node sits
+  on a face of its link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import FormatError, RegnError
+from ..format.reader import parse
+from ..mesh import Mesh
+from .links import link_faces
+from .manifest import read_manifest
+
+
+@dataclass
+class WorldReport:
+    path: str
+    strict: bool
+    tiles: list = field(default_factory=list)     # {"id", "file", "ok", "problem"}
+    links: list = field(default_factory=list)     # {"link", "a", "b", "ok", "problem"}
+
+    @property
+    def ok(self) -> bool:
+        return all(t["ok"] for t in self.tiles) and all(lk["ok"] for lk in self.links)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "world": True, "ok": self.ok, "strict": self.strict,
+                "tiles": self.tiles, "links": self.links}
+
+
+def _tile(m, i, strict):
+    from ..checks import verify
+    t = m.tiles[i]
+    row = {"id": t.id, "file": t.file, "ok": False, "problem": None}
+    try:
+        data = m.tile_bytes(i)
+        mesh = Mesh.from_parts(parse(bytes(data), path=m.tile_path(i)))
+        if not (np.array_equal(mesh.bbox_min, t.lo) and np.array_equal(mesh.bbox_max, t.hi)):
+            row["problem"] = (f"{m.where(i)}: its box {mesh.bbox_min.tolist()} .. "
+                              f"{mesh.bbox_max.tolist()} is not the manifest's")
+            return row, mesh
+        if mesh.n_faces != t.faces or mesh.n_tets != t.tets:
+            row["problem"] = f"{m.where(i)}: face or tetrahedron count is not the manifest's"
+            return row, mesh
+        rep = verify(bytes(data), strict=strict, path=m.tile_path(i))
+    except RegnError as e:
+        row["problem"] = str(e)
+        return row, None
+    failed = [c.name for c in rep.checks if c.status == "fail"]
+    row["ok"] = rep.ok
+    if not rep.ok:
+        row["problem"] = f"{m.where(i)}: checks fail: {', '.join(failed)}"
+    return row, mesh
+
+
+def verify_world(path, *, strict=False) -> WorldReport:
+    """The :class:`WorldReport` of the world whose manifest is ``path``
+    (FormatError when the manifest itself cannot be read)."""
+    m = read_manifest(path)
+    report = WorldReport(str(path), strict)
+    meshes = {}
+    for i in range(len(m.tiles)):
+        row, mesh = _tile(m, i, strict)
+        report.tiles.append(row)
+        if row["ok"]:
+            meshes[i] = mesh
+    for li, lk in enumerate(m.links):
+        row = {"link": li, "a": m.tiles[lk.a].id, "b": m.tiles[lk.b].id, "ok": False,
+               "problem": None}
+        report.links.append(row)
+        if lk.a not in meshes or lk.b not in meshes:
+            row["problem"] = f"links[{li}]: a tile it joins did not pass"
+            continue
+        found = link_faces(meshes[lk.a], meshes[lk.b], lk.axis, lk.plane)
+        got = {tuple(p) for p in lk.faces.tolist()}
+        want = {tuple(p) for p in found.tolist()}
+        if got != want:
+            bad = sorted(got - want)[:1] or sorted(want - got)[:1]
+            row["problem"] = (f"{path}: links[{li}] ({row['a']} - {row['b']}): faces do not "
+                              f"match: {len(got - want)} listed pairs are not the same "
+                              f"triangle, {len(want - got)} shared triangles unlisted "
+                              f"(first {list(bad[0])})")
+            continue
+        nodes = np.flatnonzero(m.node_link == li)
+        if any(tuple(m.node_faces[n]) not in got for n in nodes):
+            row["problem"] = f"{path}: links[{li}]: a portal node is not on a linked face"
+            continue
+        row["ok"] = True
+    return report
+
+
+__all__ = ["verify_world", "WorldReport", "FormatError"]

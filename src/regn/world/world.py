@@ -1,0 +1,338 @@
+"""A world of REGN tiles, queried as one map.
+
+    world = regn.load("w/world.json", max_tiles=8)     # a World: the manifest only
+    world.locate(points)                 # world tetrahedron numbers, -1 outside
+    path = world.find_path(a, b)         # across tiles (regn.world.route)
+    world.raycast(a, b); world.line_of_sight(a, b); world.distance_to_wall(points)
+
+Tiles are read on first use and kept, at most ``max_tiles`` of them, the
+least recently used dropped first; each is memory-mapped (the file's pages
+are the operating system's to keep or drop) and checked against the
+manifest's size and sha256 when read. A world's tetrahedra and faces are
+numbered tile after tile in the manifest's order: tile i's tetrahedron t is
+``tet_offset[i] + t`` (:meth:`World.split_tets` goes back).
+
+A tile's walls on a shared plane are not walls of the world where they are
+linked: a ray or a path goes on into the next tile there, and the wall
+distance ignores them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import QueryError
+from ..format.reader import parse
+from ..mesh import Mesh
+from ..query.common import as_points
+from ..query.paths.batch import Paths
+from ..query.paths.path import Path
+from ..query.sight.raycast import RaycastHit
+from ..status import CLEAR, GOAL_OUTSIDE, HIT, NAMES, START_OUTSIDE, UNREACHABLE
+from .grid import TileGrid
+from .manifest import read_manifest
+
+#: Tiles a World keeps loaded unless told.
+DEFAULT_MAX_TILES = 8
+#: Tiles a ray may pass through before it is 'lost'.
+MAX_RAY_TILES = 10_000
+
+
+class World:
+    """A world of tiles (see the module docstring)."""
+
+    def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, check=True):
+        if not (isinstance(max_tiles, int) and max_tiles >= 1):
+            raise QueryError(f"max_tiles must be a whole number >= 1, got {max_tiles!r}")
+        self.manifest = m = manifest
+        self.path = m.path
+        self.max_tiles = max_tiles
+        self.check = check
+        self.grid = _grid_of(m)
+        self._by_index = {t.index: i for i, t in enumerate(m.tiles)}
+        self._cache = OrderedDict()
+        self.tiles_read = 0
+        self.tet_offset = np.concatenate([[0], np.cumsum([t.tets for t in m.tiles])])
+        self.face_offset = np.concatenate([[0], np.cumsum([t.faces for t in m.tiles])])
+        self.linked = [np.zeros(t.faces, bool) for t in m.tiles]
+        self.across = [dict() for _ in m.tiles]      # tile -> {face: (other tile, face)}
+        for lk in m.links:
+            self.linked[lk.a][lk.faces[:, 0]] = True
+            self.linked[lk.b][lk.faces[:, 1]] = True
+        self.node_tiles = [(m.links[li].a, m.links[li].b) for li in m.node_link]
+        self.node_slot = [{int(n): j for j, n in enumerate(t.nodes)} for t in m.tiles]
+        self._inside = {}
+        self._extra = {}
+
+    @classmethod
+    def open(cls, path, **options) -> "World":
+        return cls(read_manifest(path), **options)
+
+    # --- tiles ----------------------------------------------------------------------
+    @property
+    def n_tiles(self) -> int:
+        return len(self.manifest.tiles)
+
+    @property
+    def n_tets(self) -> int:
+        """Tetrahedra of every tile."""
+        return int(self.tet_offset[-1])
+
+    @property
+    def n_faces(self) -> int:
+        return int(self.face_offset[-1])
+
+    @property
+    def loaded(self) -> list:
+        """The tiles in memory, least recently used first."""
+        return list(self._cache)
+
+    def tile(self, i) -> Mesh:
+        """Tile ``i``'s :class:`regn.Mesh` (read on first use; LRU)."""
+        i = int(i)
+        mesh = self._cache.get(i)
+        if mesh is not None:
+            self._cache.move_to_end(i)
+            return mesh
+        data = self.manifest.tile_bytes(i, check=self.check)
+        mesh = Mesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
+        self.tiles_read += 1
+        self._cache[i] = mesh
+        while len(self._cache) > self.max_tiles:
+            gone, _ = self._cache.popitem(last=False)
+            self._extra.pop(gone, None)
+        return mesh
+
+    def extra(self, t) -> dict:
+        """Structures kept with loaded tile ``t`` (dropped with it)."""
+        return self._extra.setdefault(int(t), {})
+
+    def tile_at(self, points) -> np.ndarray:
+        """(N,) the tile number holding each point (on a shared wall: the
+        upper one), -1 outside the world."""
+        idx = self.grid.tile_of(as_points(points))
+        out = np.full(len(idx), -1, np.int64)
+        for r, ijk in enumerate(map(tuple, idx.tolist())):
+            out[r] = self._by_index.get(ijk, -1)
+        return out
+
+    def node_inside(self, nodes, t):
+        """(k,3) the points of portal ``nodes`` a hair inside tile ``t``."""
+        from .links import inside_point
+        out = []
+        m = self.manifest
+        for n in np.asarray(nodes, np.int64).tolist():
+            key = (n, t)
+            if key not in self._inside:
+                col = 0 if m.links[m.node_link[n]].a == t else 1
+                self._inside[key] = inside_point(self.tile(t), m.node_faces[n, col])
+            out.append(self._inside[key])
+        return np.array(out).reshape(-1, 3)
+
+    def split_tets(self, tets):
+        """World tetrahedron numbers -> ``(tile (N,), tet in tile (N,))``."""
+        g = np.asarray(tets, np.int64)
+        tile = np.searchsorted(self.tet_offset, g, side="right") - 1
+        ok = (g >= 0) & (g < self.tet_offset[-1])
+        return np.where(ok, tile, -1), np.where(ok, g - self.tet_offset[np.clip(tile, 0, None)],
+                                                 -1)
+
+    # --- locating ---------------------------------------------------------------------
+    def locate_tiles(self, points):
+        """``(tile (N,), tet in tile (N,))``, -1 where no tile holds a point;
+        a point on a shared wall is tried in both tiles."""
+        pts = as_points(points)
+        tile = self.tile_at(pts)
+        tet = np.full(len(pts), -1, np.int64)
+        for t in np.unique(tile[tile >= 0]):
+            rows = np.flatnonzero(tile == t)
+            tet[rows] = self.tile(t).locate(pts[rows])
+        miss = np.flatnonzero((tet < 0) & (tile >= 0))
+        for r in miss:                      # on a wall between tiles: the lower one
+            idx = list(self.manifest.tiles[tile[r]].index)
+            for k in range(3):
+                if pts[r, k] == self.grid.planes[k][idx[k]] and idx[k] > 0:
+                    low = idx.copy()
+                    low[k] -= 1
+                    t2 = self._by_index.get(tuple(low), -1)
+                    if t2 >= 0:
+                        got = int(self.tile(t2).locate(pts[r:r + 1])[0])
+                        if got >= 0:
+                            tile[r], tet[r] = t2, got
+                            break
+        tile[tet < 0] = -1
+        return tile, tet
+
+    def locate(self, points, **_):
+        """(N,3) -> (N,) world tetrahedron holding each point, -1 outside
+        (tile i's tetrahedron t is ``tet_offset[i] + t``)."""
+        tile, tet = self.locate_tiles(points)
+        return np.where(tet >= 0, self.tet_offset[np.clip(tile, 0, None)] + tet, -1)
+
+    # --- paths ------------------------------------------------------------------------
+    def find_path(self, start, goal, *, smooth=True, radius=0.0, partial=False, **options):
+        """Shortest flight from ``start`` to ``goal`` across tiles, a
+        :class:`regn.query.paths.path.Path` (tets and portals in world
+        numbering; ``path.tiles`` the tiles crossed): see
+        :mod:`regn.world.route`. ``radius`` is passed to each tile's search;
+        ``partial`` applies inside one tile only. Cost scales, exclusions and
+        blockers are per tile and not taken (QueryError)."""
+        from .route import world_path
+        if any(v is not None for v in options.values()):
+            raise QueryError(f"a world's find_path does not take {sorted(options)} "
+                             "(per-tile options): query the tile")
+        ends = as_points(np.vstack([np.asarray(start, np.float64).reshape(-1, 3),
+                                    np.asarray(goal, np.float64).reshape(-1, 3)]))
+        if len(ends) != 2:
+            raise QueryError("start and goal are one point each")
+        tile, _ = self.locate_tiles(ends)
+        if tile[0] < 0:
+            return Path(False, NAMES[START_OUTSIDE])
+        if tile[1] < 0:
+            return Path(False, NAMES[GOAL_OUTSIDE])
+        opts = {"smooth": smooth}
+        if radius:
+            opts["radius"] = radius
+        if tile[0] == tile[1]:
+            p = self.tile(tile[0]).find_path(ends[0], ends[1], partial=partial, **opts)
+            if p.found and smooth:
+                from .route import straighten
+                p.points = straighten(self, p.points, radius)
+                p.length = float(np.linalg.norm(np.diff(p.points, axis=0), axis=1).sum())
+            if p.found or p.status != NAMES[UNREACHABLE]:
+                return self._in_world(p, int(tile[0]))
+        return world_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), opts)
+
+    def _in_world(self, p, t):
+        if p.found:
+            p.tets = self.tet_offset[t] + p.tets
+            p.portals = self.face_offset[t] + p.portals
+        p.tiles = [t]
+        return p
+
+    def find_paths(self, starts, goals, **options) -> Paths:
+        """:meth:`find_path` for (N,3) starts and goals (one goal for all,
+        too), one after another: a :class:`regn.query.paths.batch.Paths`."""
+        options.pop("workers", None)
+        s = as_points(starts, "starts")
+        g = as_points(goals, "goals")
+        if len(g) == 1 and len(s) != 1:
+            g = np.repeat(g, len(s), axis=0)
+        if len(g) != len(s):
+            raise QueryError(f"{len(s)} starts and {len(g)} goals")
+        return Paths.of([self.find_path(a, b, **options) for a, b in zip(s, g)])
+
+    # --- sight ------------------------------------------------------------------------
+    def raycast(self, a, b, *, radius=0.0) -> RaycastHit:
+        """Walk segment a -> b through the tiles: clear, or the first wall
+        hit (a tile's linked faces are not walls); ``face`` is in world
+        numbering, ``tets`` the world tetrahedra crossed."""
+        a = as_points(a, "a")[0]
+        b = as_points(b, "b")[0]
+        tile, _ = self.locate_tiles(a[None])
+        if tile[0] < 0:
+            return RaycastHit(False, NAMES[START_OUTSIDE])
+        t, p = int(tile[0]), a.copy()
+        seg = b - a
+        crossed = []
+        for _ in range(MAX_RAY_TILES):
+            mesh = self.tile(t)
+            hit = mesh.raycast(p, b, radius=radius) if radius else mesh.raycast(p, b)
+            crossed.append(self.tet_offset[t] + hit.tets)
+            if hit.status == NAMES[START_OUTSIDE] and len(crossed) > 1:
+                break                       # went on into a tile with no room there
+            if hit.status != NAMES[HIT]:
+                hit.tets = np.concatenate(crossed)
+                if hit.status == NAMES[CLEAR]:
+                    hit.point = b.copy()
+                return hit
+            if not self.linked[t][hit.face]:
+                hit.t = _param(a, seg, hit.point)
+                hit.face = int(self.face_offset[t] + hit.face)
+                hit.tets = np.concatenate(crossed)
+                return hit
+            t, p = self._step(t, hit.point, seg)
+            if t < 0:
+                break
+        return RaycastHit(False, "lost", tets=np.concatenate(crossed))
+
+    def _step(self, t, point, direction):
+        """The tile a ray leaving tile ``t`` at ``point`` enters (through a
+        wall, an edge or a corner), and the point a hair inside it."""
+        lo, hi = self.manifest.tiles[t].lo, self.manifest.tiles[t].hi
+        unit = direction / np.linalg.norm(direction)
+        step = 1e-6 * float(np.max(hi - lo))
+        for _ in range(4):
+            p = point + unit * step
+            nt = int(self.tile_at(p[None])[0])
+            if nt != t:
+                return nt, p
+            step *= 10
+        return -1, point
+
+    def line_of_sight(self, a, b, *, radius=0.0, workers=None):
+        """(N,3),(N,3) -> (N,) bool: each segment clear of walls."""
+        a, b = as_points(a, "a"), as_points(b, "b")
+        return np.array([self.raycast(x, y, radius=radius).clear for x, y in zip(a, b)],
+                        dtype=bool)
+
+    # --- walls ------------------------------------------------------------------------
+    def distance_to_wall(self, points, *, workers=None):
+        """(N,) each point's distance to the nearest wall of the world (a
+        linked face is no wall), looked for in the point's tile and those
+        its distance reaches; NaN outside the world."""
+        from .walls import distance_to_wall
+        return distance_to_wall(self, as_points(points))
+
+    def nearest(self, points, *, radius=0.0, workers=None):
+        """Each point's closest navigable point, found in its own tile."""
+        pts = as_points(points)
+        tile = self.tile_at(pts)
+        out = np.full(pts.shape, np.nan)
+        tets = np.full(len(pts), -1, np.int64)
+        for t in np.unique(tile[tile >= 0]):
+            rows = np.flatnonzero(tile == t)
+            r = self.tile(t).nearest(pts[rows], radius=radius) if radius else \
+                self.tile(t).nearest(pts[rows])
+            out[rows] = r.points
+            tets[rows] = np.where(r.tets >= 0, self.tet_offset[t] + r.tets, -1)
+        return _Nearest(out, tets)
+
+    def random_points(self, n, seed=None):
+        """(n,3) points spread over the tiles by their free volume, uniform
+        in each (reads every tile once)."""
+        rng = np.random.default_rng(seed)
+        vol = np.array([self.tile(i).tet_volumes.sum() for i in range(self.n_tiles)])
+        counts = rng.multinomial(int(n), vol / vol.sum())
+        parts = [self.tile(i).random_points(int(c), seed=int(rng.integers(2 ** 31)))
+                 for i, c in enumerate(counts) if c]
+        return rng.permutation(np.vstack(parts)) if parts else np.zeros((0, 3))
+
+    def __repr__(self):
+        m = self.manifest
+        return (f"<regn.World {m.path!r}: {self.n_tiles} tiles "
+                f"{'x'.join(map(str, m.grid))}, {int(self.tet_offset[-1])} tetrahedra, "
+                f"{len(m.links)} links, {len(self._cache)}/{self.max_tiles} loaded>")
+
+
+class _Nearest:
+    def __init__(self, points, tets):
+        self.points, self.tets = points, tets
+
+
+def _param(a, seg, point):
+    n2 = float(seg @ seg)
+    return float((point - a) @ seg / n2) if n2 > 0 else 0.0
+
+
+def _grid_of(m):
+    """The :class:`TileGrid` of the manifest's tile boundaries."""
+    return TileGrid.from_planes(m.lo, m.hi, [
+        np.unique(np.concatenate([[t.lo[k], t.hi[k]] for t in m.tiles])) for k in range(3)])
+
+
+def load_world(path, *, max_tiles=DEFAULT_MAX_TILES, check=True) -> World:
+    """Open the world whose manifest is ``path``."""
+    return World.open(path, max_tiles=max_tiles, check=check)

@@ -1,0 +1,304 @@
+"""Worlds of tiles (regn.world): manifest, tiled build, queries across tiles, CLI.
+
+One small world is built once (a 40 km cube, 12 asteroids, 2x2x2 tiles of
+20 km) and shared; the tests that change a manifest work on copies."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import regn
+from regn.builder.obstacles import random_asteroid_field
+from regn.cli import main
+from regn.errors import FormatError
+from regn.world import build as build_world
+from regn.world.links import wall_faces
+from regn.world.manifest import read_manifest
+
+H = 20_000.0
+BOX = ((-H,) * 3, (H,) * 3)
+
+
+def _field():
+    return random_asteroid_field(12, seed=3, half_extent=H)
+
+
+@pytest.fixture(scope="module")
+def world_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("world")
+    build_world(BOX, _field(), out=str(d / "world.json"), tile_size=H, workers=1,
+                coverage_samples=20_000)
+    return d
+
+
+@pytest.fixture()
+def copy(world_dir, tmp_path):
+    """A copy of the world to spoil."""
+    d = tmp_path / "w"
+    shutil.copytree(world_dir, d)
+    return d
+
+
+def _edit(path, change):
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+# --- manifest ------------------------------------------------------------------
+def test_manifest_round_trip(world_dir):
+    m = read_manifest(world_dir / "world.json")
+    assert m.grid == (2, 2, 2) and len(m.tiles) == 8
+    assert len(m.links) == 12            # 3 axes x 4 tile pairs
+    again = json.loads(m.dumps())
+    assert again == json.loads((world_dir / "world.json").read_text())
+    for t in m.tiles:
+        assert (world_dir / t.file).exists()
+        assert np.all(t.hi - t.lo == H)
+
+
+@pytest.mark.parametrize("spoil, entry", [
+    (lambda d: os.remove(d / "world_1_0_0.rgn"), "tiles[4] (id 1_0_0"),
+    (lambda d: (d / "world_0_1_0.rgn").write_bytes(
+        (d / "world_0_0_0.rgn").read_bytes()), "tiles[2] (id 0_1_0"),
+])
+def test_missing_or_changed_tile_is_named(copy, spoil, entry):
+    spoil(copy)
+    world = regn.load(copy / "world.json")
+    with pytest.raises(FormatError, match=r"tiles\[\d\] \(id") as e:
+        for i in range(world.n_tiles):
+            world.tile(i)
+    assert entry in str(e.value)
+    assert "missing" in str(e.value) or "bytes" in str(e.value) or "sha256" in str(e.value)
+
+
+def test_sha_mismatch_same_size(copy):
+    p = copy / "world_0_0_1.rgn"
+    data = bytearray(p.read_bytes())
+    data[-1] ^= 1
+    p.write_bytes(bytes(data))
+    world = regn.load(copy / "world.json")
+    with pytest.raises(FormatError, match=r"tiles\[1\] \(id 0_0_1.*sha256"):
+        world.tile(1)
+
+
+def test_overlapping_boxes_are_named(copy):
+    def change(doc):
+        doc["tiles"][7]["box"][0][0] -= 1000.0
+    _edit(copy / "world.json", change)
+    with pytest.raises(FormatError, match=r"tiles\[\d\] \(id .*\)\.box.*overlaps tiles\[\d\]"):
+        regn.load(copy / "world.json")
+
+
+def test_bad_link_is_named(copy):
+    def far(doc):
+        doc["links"][0]["b"] = doc["tiles"][7]["id"]
+    _edit(copy / "world.json", far)
+    with pytest.raises(FormatError, match=r"links\[0\].*do not touch"):
+        regn.load(copy / "world.json")
+
+
+def test_link_to_missing_face_is_named(copy):
+    def big(doc):
+        doc["links"][2]["faces"][5][1] = 10 ** 7
+    _edit(copy / "world.json", big)
+    with pytest.raises(FormatError, match=r"links\[2\]\.faces\[5\]: face 10000000"):
+        regn.load(copy / "world.json")
+
+
+def test_not_a_manifest(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text('{"hello": 1}')
+    with pytest.raises(FormatError, match="not a regn world manifest"):
+        regn.load(p)
+
+
+# --- the tiles' walls match ------------------------------------------------------
+def test_shared_walls_are_the_same_triangles(world_dir):
+    world = regn.load(world_dir / "world.json")
+    m = world.manifest
+    for lk in m.links:
+        fa, ka = wall_faces(world.tile(lk.a), lk.axis, lk.plane)
+        fb, kb = wall_faces(world.tile(lk.b), lk.axis, lk.plane)
+        sa = {r.tobytes() for r in ka}
+        sb = {r.tobytes() for r in kb}
+        # both tiles triangulate the wall alike: nearly every triangle is on
+        # both sides (the rest: cut away on one side, inside a rock or cleaned)
+        assert len(sa & sb) >= 0.9 * max(len(sa), len(sb))
+        assert len(lk.faces) == len(sa & sb)
+        va = world.tile(lk.a).vertices[world.tile(lk.a).face_vertices[lk.faces[:, 0]]]
+        vb = world.tile(lk.b).vertices[world.tile(lk.b).face_vertices[lk.faces[:, 1]]]
+        assert np.array_equal(np.sort(va.sum(axis=1), axis=0), np.sort(vb.sum(axis=1), axis=0))
+        assert np.all(va[:, :, lk.axis] == lk.plane)
+
+
+def test_every_tile_passes_verify_strict(world_dir):
+    m = read_manifest(world_dir / "world.json")
+    for t in m.tiles:
+        assert regn.verify(str(world_dir / t.file), strict=True).ok
+
+
+# --- queries ----------------------------------------------------------------------
+def test_locate_across_tiles(world_dir):
+    world = regn.load(world_dir / "world.json")
+    pts = np.array([[-10e3, -10e3, -10e3], [10e3, 10e3, 10e3], [5e3, -5e3, 15e3],
+                    [0.0, 3e3, -7e3], [3e5, 0, 0]])
+    g = world.locate(pts)
+    assert g[-1] == -1
+    tile, tet = world.split_tets(g[:-1])
+    for p, t, k in zip(pts, tile, tet):
+        mesh = world.tile(t)
+        assert np.all(p >= mesh.bbox_min) and np.all(p <= mesh.bbox_max)
+        assert k == mesh.locate(p[None])[0] or mesh.locate(p[None])[0] == -1
+
+
+
+
+def test_cross_tile_paths_match_one_regn(world_dir):
+    """The same field as one REGN (at detail 4, as fine as the tiles): the
+    same reachability, and paths of the same length. A REGN's own smoothing
+    keeps to its search corridor, which runs up to a few percent longer
+    than a visible straight line, so the REGN's path is made taut the way
+    the world's is (route.straighten); what is left is where the two meshes
+    differ around a rock."""
+    from regn.world.route import straighten
+    world = regn.load(world_dir / "world.json")
+    single = regn.generate(BOX, _field(), detail=4.0, coverage_samples=0)
+    rng = np.random.default_rng(7)
+    ends = rng.uniform(-0.95 * H, 0.95 * H, (40, 2, 3))
+    diff, crossing = [], 0
+    for a, b in ends:
+        if world.locate([a])[0] < 0 or world.locate([b])[0] < 0 or \
+                single.locate([a])[0] < 0 or single.locate([b])[0] < 0:
+            continue
+        p, q = world.find_path(a, b), single.find_path(a, b)
+        assert p.found == q.found
+        if p.found:
+            taut = straighten(single, q.points)
+            length = np.linalg.norm(np.diff(taut, axis=0), axis=1).sum()
+            diff.append(abs(p.length - length) / length)
+            assert np.allclose(p.points[0], a) and np.allclose(p.points[-1], b)
+            crossing += len(p.tiles) > 1
+    diff = np.array(diff)
+    assert len(diff) >= 20 and crossing >= 15
+    assert np.median(diff) <= 0.005
+    assert np.mean(diff <= 0.01) >= 0.9
+    assert diff.max() <= 0.03
+
+
+def test_path_crosses_walls_through_links(world_dir):
+    world = regn.load(world_dir / "world.json")
+    a, b = np.array([-15e3, -14e3, -13e3]), np.array([15e3, 14e3, 13.5e3])
+    p = world.find_path(a, b)
+    assert p.found and len(p.tiles) >= 2
+    # every segment is clear in the world
+    assert world.line_of_sight(p.points[:-1], p.points[1:]).all()
+    assert p.length >= np.linalg.norm(b - a) - 1e-6
+
+
+def test_outside_the_world(world_dir):
+    world = regn.load(world_dir / "world.json")
+    assert world.find_path((3e5, 0, 0), (0, 0, 0)).status == "start_outside"
+    assert world.find_path((0, 0, 1e3), (0, 0, 9e5)).status == "goal_outside"
+
+
+def test_lru_keeps_at_most_max_tiles(world_dir):
+    world = regn.load(world_dir / "world.json", max_tiles=2)
+    rng = np.random.default_rng(1)
+    for a, b in rng.uniform(-0.9 * H, 0.9 * H, (6, 2, 3)):
+        world.find_path(a, b)
+        assert len(world.loaded) <= 2
+    assert world.tiles_read > 2
+
+
+def test_raycast_goes_on_through_linked_faces(world_dir):
+    world = regn.load(world_dir / "world.json")
+    single = regn.generate(BOX, _field(), detail=4.0, coverage_samples=0)
+    rng = np.random.default_rng(3)
+    agree = total = 0
+    for a, b in rng.uniform(-0.95 * H, 0.95 * H, (30, 2, 3)):
+        if world.locate([a])[0] < 0 or single.locate([a])[0] < 0:
+            continue
+        r, s = world.raycast(a, b), single.raycast(a, b)
+        total += 1
+        agree += r.clear == s.clear
+        if r.status == "hit":
+            assert np.linalg.norm(r.point - a) <= np.linalg.norm(b - a) + 1e-6
+    assert total >= 15 and agree >= 0.85 * total
+
+
+def test_distance_to_wall_ignores_links(world_dir):
+    world = regn.load(world_dir / "world.json")
+    # a point right by a shared wall, far from any rock: the wall is not a wall
+    d = world.distance_to_wall([[1.0, 1.0, 1.0]])
+    mesh_d = world.tile(world.tile_at([[1.0, 1.0, 1.0]])[0]).distance_to_wall([[1.0, 1.0, 1.0]])
+    assert mesh_d[0] < 2.0 and d[0] > 100.0
+
+
+# --- builds on workers and a dask cluster --------------------------------------------
+def test_dask_cluster_build_gives_the_same_tiles(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    box = ((-H, -H / 2, -H / 2), (H, H / 2, H / 2))
+    field = random_asteroid_field(4, seed=5, half_extent=H / 2)
+    a = build_world(box, field, out=str(tmp_path / "a" / "w.json"), tile_size=H, workers=2,
+                    coverage_samples=0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        b = build_world(box, field, out=str(tmp_path / "b" / "w.json"), tile_size=H,
+                        client=client, coverage_samples=0)
+    assert [t.sha256 for t in a.tiles] == [t.sha256 for t in b.tiles]
+    assert [lk.faces.tolist() for lk in a.links] == [lk.faces.tolist() for lk in b.links]
+
+
+def test_existing_output_is_refused(world_dir):
+    with pytest.raises(regn.RegnError, match="exists"):
+        build_world(BOX, _field(), out=str(world_dir / "world.json"), tile_size=H, workers=1)
+
+
+# --- the command line ------------------------------------------------------------------
+def test_cli_info_verify_path_on_a_manifest(world_dir, capsys):
+    m = str(world_dir / "world.json")
+    assert main(["info", m]) == 0
+    out = capsys.readouterr().out
+    assert "8 tiles" in out
+    assert main(["verify", m, "--strict"]) == 0
+    out = capsys.readouterr().out
+    assert "12 links" in out
+    assert main(["path", m, "-15000", "-14000", "-13000", "15000", "14000", "13500",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "ok" and doc["length"] > 45_000
+
+
+def test_cli_verify_names_a_changed_tile(copy, capsys):
+    p = copy / "world_1_1_1.rgn"
+    data = bytearray(p.read_bytes())
+    data[200] ^= 0xFF
+    p.write_bytes(bytes(data))
+    assert main(["verify", str(copy / "world.json")]) != 0
+    err = capsys.readouterr()
+    assert "1_1_1" in err.out + err.err
+
+
+def test_cli_build_writes_a_world_and_refuses_to_overwrite(tmp_path, capsys):
+    out = str(tmp_path / "w" / "world.json")
+    args = ["build", "--asteroids", "3", "--seed", "2", "--half-extent", "10000",
+            "--tile-size", "10000", "--workers", "1", "--coverage-samples", "0", "-o", out]
+    assert main(args) == 0
+    assert "8 tiles 2x2x2" in capsys.readouterr().out
+    assert main(args) == 2
+    assert "exists" in capsys.readouterr().err
+    assert main(["raycast", out, "-9000", "-8000", "-7000", "9000", "8500", "7500"]) in (0, 1)
+    assert capsys.readouterr().out.startswith("status ")
+    assert main(["locate", out, "--points", _points(tmp_path)]) == 0
+    assert len(capsys.readouterr().out.split()) == 2
+
+
+def _points(tmp_path):
+    p = tmp_path / "p.csv"
+    p.write_text("1,2,3\n-5000,4000,-3000\n")
+    return str(p)

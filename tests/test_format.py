@@ -274,10 +274,15 @@ def test_build_default_grid_follows_disc_conventions():
     assert np.allclose(m.bbox_min, -12_345.678, atol=0.01)
     assert np.allclose(m.bbox_max, 12_345.678, atol=0.01)
     assert "box moved so that 3x3x3 float32 cells" in m.build_report["box_change"]
-    # left to choose, regn takes a grid that keeps the box as it is
+    # left to choose, regn takes a grid that keeps the box as it is: a box
+    # smaller than any stage (24.7 km) gets cells under a tenth of its side
+    # (10 would move the box; 8 keeps it)
     m = regn.build(box_corners(12_345.678), tets)
-    assert m.dims == (2, 2, 2) and m.build_report["box_change"] is None
+    assert m.dims == (8, 8, 8) and m.build_report["box_change"] is None
     assert np.all(m.bbox_max - m.bbox_min == m.cell_size * np.array(m.dims))
+    # a 100 m room: 10 m cells, not one 10 km cell
+    m = regn.build(box_corners(50.0), tets)
+    assert m.dims == (10, 10, 10) and m.cell_size.tolist() == [10.0] * 3
 
 
 def test_build_is_deterministic():

@@ -9,7 +9,8 @@ the max corner up (and the min corner down to a float32 number) by as little
 as it can, and :meth:`Frame.change` says what moved and by how much.
 
 Without given dims, :func:`fit_grid` tries grids from the default (cells of
-about 10 km, or a tenth of a smaller box's longest side; at most 10 a side) down, preferring dims whose frame is exact,
+about 10 km, or a tenth of the longest side of a box under 50 km; at most 10
+a side) down, preferring dims whose frame is exact,
 and takes the finest whose references fit the u16 limit.
 """
 
@@ -28,6 +29,8 @@ from ..geometry.grid import grid_membership
 #: Grid defaults, the disc's conventions: cells of about 10 km, at most 10 per axis.
 DEFAULT_CELL = 10_000.0
 MAX_DIMS = 10
+#: The smallest stage's side: smaller boxes get finer cells than the default.
+SMALLEST_STAGE = 50_000.0
 #: The largest float32.
 F32_MAX = float(np.finfo(np.float32).max)
 #: Automatic grids keep their cells within this ratio of each other's size
@@ -157,11 +160,13 @@ def grid_frame(lo, hi, dims) -> Frame:
 
 
 def default_dims(extent) -> tuple:
-    """About 10 km cells, 1..10 per axis; a box under 100 km a side gets
-    cells of a tenth of its longest side instead, so that a 100 m hangar's
-    grid still sorts its tetrahedra (one 10 km cell would list them all)."""
+    """About 10 km cells, 1..10 per axis (the disc's stages, 50 km and up);
+    a box smaller than any stage (longest side under 50 km) gets cells of a
+    tenth of its longest side instead, so that a 100 m hangar's grid still
+    sorts its tetrahedra (one 10 km cell would list them all)."""
     ext = np.asarray(extent, np.float64)
-    cell = min(DEFAULT_CELL, float(ext.max()) / MAX_DIMS) if ext.max() > 0 else DEFAULT_CELL
+    longest = float(ext.max())
+    cell = DEFAULT_CELL if longest >= SMALLEST_STAGE or longest <= 0 else longest / MAX_DIMS
     return tuple(int(np.clip(np.ceil(e / cell - 1e-9), 1, MAX_DIMS)) for e in ext)
 
 

@@ -15,8 +15,8 @@ manifest instead (docs/worlds.md).
 
 The result always fits the format: without --detail and --dims, regn takes the
 highest detail from 1 down and the finest grid from about 10 km cells (a
-tenth of the longest side of a box under 100 km) down that fit, and says what it chose. Given ones are kept, or refused with a value
-that fits. The box given is the box written (when float32 cannot hold it
+tenth of the longest side of a box under 50 km) down that fit, and says what
+it chose. Given ones are kept, or refused with a value that fits. The box given is the box written (when float32 cannot hold it
 exactly, the report says what moved and by how much).
 
 Prints a build report (counts, detail and grid, free-volume coverage,

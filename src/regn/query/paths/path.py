@@ -266,8 +266,10 @@ def _graph(mesh) -> dict:
     g = dict(admissible=admissible, graph=graph, work=first.work, qid=first.qid,
              heap_len=heap_len, free_slots=[first],
              tables=tables, ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
-             searches=0, marks_done=False,
+             searches=0, marks_done=bool(getattr(mesh, "skip_landmarks", False)),
              marks_lock=threading.Lock())
+    # (a mesh marked skip_landmarks, such as a world's tile that may soon be
+    # dropped, never builds the landmark table)
     s["path"] = g
     return g
 

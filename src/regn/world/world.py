@@ -93,8 +93,10 @@ class World:
         """The tiles in memory, least recently used first."""
         return list(self._cache)
 
-    def tile(self, i) -> Mesh:
-        """Tile ``i``'s :class:`regn.Mesh` (read on first use; LRU)."""
+    def tile(self, i, *, prepared=True) -> Mesh:
+        """Tile ``i``'s :class:`regn.Mesh` (read on first use; LRU), with the
+        query structures kept beside it when there are
+        (:mod:`regn.world.prepared`; not with ``prepared=False``)."""
         i = int(i)
         mesh = self._cache.get(i)
         if mesh is not None:
@@ -102,6 +104,9 @@ class World:
             return mesh
         data = self._read(i)
         mesh = Mesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
+        if prepared:
+            from .prepared import install
+            install(self.manifest, i, mesh)
         # a tile that may be dropped again soon does not build the path search's
         # landmark table (regn.query.paths.landmarks: up to a second a tile)
         mesh.skip_landmarks = self.max_tiles < self.n_tiles
@@ -347,6 +352,12 @@ class World:
         its distance reaches; NaN outside the world."""
         from .walls import distance_to_wall
         return distance_to_wall(self, as_points(points))
+
+    def nearest_wall(self, points, *, workers=None):
+        """Not available for a world (QueryError): a wall's face row and
+        normal are a tile's; :meth:`distance_to_wall` gives the distance."""
+        raise QueryError("the nearest wall's face and normal are not available for a world "
+                         "(distance_to_wall is; or query the tile's .rgn)")
 
     def nearest(self, points, *, radius=0.0, workers=None):
         """Each point's closest navigable point, found in its own tile."""

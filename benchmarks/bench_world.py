@@ -9,11 +9,14 @@
    time, coverage, per-tile seconds and a worker's peak memory, and the
    speed-up of the last W over the first;
 2. answers ``--paths`` random cross-world paths (start and goal uniform in
-   the navigable volume) on ``regn.load(world, max_tiles=8)``: median and
-   p99 milliseconds, tiles crossed and tiles read per path, the status
-   counts;
-3. the process's resident memory after the paths against the size of the 8
-   largest tile files (what ``max_tiles=8`` keeps mapped).
+   the navigable volume) on ``regn.load(world, max_tiles=M)`` (``--max-tiles``,
+   default 8): median and p99 milliseconds of wall time and of the
+   process's own CPU time (the machine's other jobs do not count in it),
+   tiles crossed and tiles read per path, the status counts; with
+   ``--warm`` the same paths a second time (every tile already read once,
+   and, when M is at least the tile count, still loaded);
+3. the process's resident memory after the paths against the size of the M
+   largest tile files.
 
 Prints one JSON document (``--json-out`` also writes it).
 """

@@ -136,12 +136,15 @@ def install(manifest, i, mesh) -> bool:
 
 def prepare(path, progress=None) -> int:
     """Write every tile's structures beside it (:func:`write_sidecar`) for
-    the world whose manifest is ``path``; the number written."""
-    from .world import load_world
-    world = load_world(path, max_tiles=1)
-    n = world.n_tiles
+    the world whose manifest is ``path`` (each tile checked against its
+    sha256 first); the number written."""
+    from ..format.reader import parse
+    from ..mesh import Mesh
+    from .manifest import read_manifest
+    m = read_manifest(path)
+    n = len(m.tiles)
     for i in range(n):
-        write_sidecar(world.manifest, i, world.tile(i, prepared=False))
+        write_sidecar(m, i, Mesh.from_parts(parse(m.tile_bytes(i), path=m.tile_path(i))))
         if progress is not None:
             progress(i + 1, n)
     return n

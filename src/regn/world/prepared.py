@@ -26,12 +26,16 @@ import os
 import numpy as np
 
 #: The layout of the arrays kept; a file of another version is ignored.
-VERSION = 2
+VERSION = 3
 SUFFIX = ".query"
 MAGIC = b"REGNPREP"
 ALIGN = 64
 #: The mesh's own cached arrays kept (:class:`regn.Mesh` properties).
-MESH_ARRAYS = ("opposite_slot", "face_vertices", "face_centroids", "boundary_faces")
+#: (with them a query rarely needs the records themselves, so the tile's
+#: records are not checked again: the sha256 stamp says they are the ones
+#: checked when the file was written)
+MESH_ARRAYS = ("vertices", "tets", "tet_faces", "neighbors", "opposite_slot",
+               "face_vertices", "face_centroids", "boundary_faces")
 
 
 def sidecar_path(manifest, i) -> str:

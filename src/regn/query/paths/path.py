@@ -267,12 +267,17 @@ def _graph(mesh) -> dict:
     if "path" in s:
         return s["path"]
     K = _kernels()
-    a = s.pop("path_arrays", None) or graph_arrays(mesh)
+    kept = s.pop("path_arrays", None)
+    a = kept or graph_arrays(mesh)
     T, F = len(a["tet_faces"]), len(a["face_order"])
-    arena = _Arena([("edge", (F + 1, K.EDGE_COLUMNS), np.int32),
-                    ("node", (F + 1, K.NODE_COLUMNS), np.float64)])
-    edge_int = arena["edge"]
-    edge_int[:] = a["edge_int"]
+    if kept:        # the kept edge blocks are only read: used where they are
+        arena = _Arena([("node", (F + 1, K.NODE_COLUMNS), np.float64)])
+        edge_int = a["edge_int"]
+    else:
+        arena = _Arena([("edge", (F + 1, K.EDGE_COLUMNS), np.int32),
+                        ("node", (F + 1, K.NODE_COLUMNS), np.float64)])
+        edge_int = arena["edge"]
+        edge_int[:] = a["edge_int"]
     node = arena["node"]
     node[:F, K.CX:K.CZ + 1] = a["centroids"]
     graph = SearchGraph(edge_int.view(np.float32), edge_int, node, node.view(np.uint16),

@@ -33,10 +33,12 @@ import time
 import numpy as np
 
 
-def _rss():
+def _rss(kind="VmRSS"):
+    """Resident bytes of this process (``RssAnon``: its own memory;
+    ``RssFile``: pages of mapped files, which the system may drop)."""
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(kind + ":"):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -109,10 +111,11 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
     from regn.world.world import World
     import gc
     ends = World.open(world_path, max_tiles=8).random_points(2 * n, seed=seed)
-    gc.collect()
-    base = _rss()
     world = regn.load(world_path, max_tiles=max_tiles)
     world.find_path(ends[0], ends[n])     # the kernels loaded (compiled) before timing
+    world.clear()                         # ... and no tile loaded when memory is measured
+    gc.collect()
+    base, base_anon, base_file = _rss(), _rss("RssAnon"), _rss("RssFile")
     out = {"asked": n, "max_tiles": world.max_tiles,
            "distance_km": {"median": float(np.median(np.linalg.norm(ends[:n] - ends[n:],
                                                                     axis=1)) / 1e3)}}
@@ -121,7 +124,10 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
         out["warm"] = _pass(world, ends, n, budget)
     m = world.manifest
     sizes = sorted((t.bytes for t in m.tiles), reverse=True)
+    gc.collect()
     out.update({"loaded_at_end": len(world.loaded), "rss_growth_mib": (_rss() - base) / 2 ** 20,
+                "rss_anon_growth_mib": (_rss("RssAnon") - base_anon) / 2 ** 20,
+                "rss_file_growth_mib": (_rss("RssFile") - base_file) / 2 ** 20,
                 "largest_tiles_mib": sum(sizes[:world.max_tiles]) / 2 ** 20,
                 "loaded_tiles_mib": sum(m.tiles[i].bytes for i in world.loaded) / 2 ** 20})
     return out

@@ -117,6 +117,11 @@ class World:
             self._extra.pop(gone, None)
         return mesh
 
+    def clear(self) -> None:
+        """Drop every loaded tile (they are read again when next used)."""
+        self._cache.clear()
+        self._extra.clear()
+
     def _read(self, i):
         """Tile ``i``'s bytes: its sha256 is checked the first time, and again
         only when the file's size, time or inode have changed since."""

@@ -9,11 +9,14 @@
    time, coverage, per-tile seconds and a worker's peak memory, and the
    speed-up of the last W over the first;
 2. answers ``--paths`` random cross-world paths (start and goal uniform in
-   the navigable volume) on ``regn.load(world, max_tiles=8)``: median and
-   p99 milliseconds, tiles crossed and tiles read per path, the status
-   counts;
-3. the process's resident memory after the paths against the size of the 8
-   largest tile files (what ``max_tiles=8`` keeps mapped).
+   the navigable volume) on ``regn.load(world, max_tiles=M)`` (``--max-tiles``,
+   default 8): median and p99 milliseconds of wall time and of the
+   process's own CPU time (the machine's other jobs do not count in it),
+   tiles crossed and tiles read per path, the status counts; with
+   ``--warm`` the same paths a second time (every tile already read once,
+   and, when M is at least the tile count, still loaded);
+3. the process's resident memory after the paths against the size of the M
+   largest tile files.
 
 Prints one JSON document (``--json-out`` also writes it).
 """
@@ -30,10 +33,12 @@ import time
 import numpy as np
 
 
-def _rss():
+def _rss(kind="VmRSS"):
+    """Resident bytes of this process (``RssAnon``: its own memory;
+    ``RssFile``: pages of mapped files, which the system may drop)."""
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(kind + ":"):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -69,42 +74,63 @@ def build(args, workers):
     }
 
 
-def paths(world_path, n, seed, budget=None):
-    import regn
-    from regn.world.world import World
-    import gc
-    ends = World.open(world_path, max_tiles=8).random_points(2 * n, seed=seed)
-    gc.collect()
-    base = _rss()
-    world = regn.load(world_path, max_tiles=8)
-    ms, crossed, read, status = [], [], [], {}
-    dist = np.linalg.norm(ends[:n] - ends[n:], axis=1)
+def _pass(world, ends, n, budget):
+    """One pass of find_path over the pairs: wall and CPU milliseconds (the
+    CPU time is the process's own: the machine's other jobs do not count),
+    tiles crossed and read, statuses."""
+    ms, cpu, crossed, read, status = [], [], [], [], {}
     t_start = time.perf_counter()
     for a, b in zip(ends[:n], ends[n:]):
         if budget and time.perf_counter() - t_start > budget:
             break                         # out of time: the paths done so far
         before = world.tiles_read
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         p = world.find_path(a, b)
         ms.append(1000 * (time.perf_counter() - t0))
+        cpu.append(1000 * (time.process_time() - c0))
         read.append(world.tiles_read - before)
         crossed.append(len(getattr(p, "tiles", []) or []))
         status[p.status] = status.get(p.status, 0) + 1
-    m = world.manifest
-    sizes = sorted((t.bytes for t in m.tiles), reverse=True)
-    ms, crossed, read = np.array(ms), np.array(crossed), np.array(read)
+    ms, cpu, crossed, read = map(np.array, (ms, cpu, crossed, read))
     return {
-        "paths": len(ms), "asked": n, "status": status,
-        "distance_km": {"median": float(np.median(dist) / 1e3), "max": float(dist.max() / 1e3)},
+        "paths": len(ms), "status": status,
         "ms": {"median": float(np.median(ms)), "p99": float(np.quantile(ms, 0.99)),
                "mean": float(ms.mean())},
+        "cpu_ms": {"median": float(np.median(cpu)), "p99": float(np.quantile(cpu, 0.99)),
+                   "mean": float(cpu.mean())},
         "tiles_crossed": {"median": float(np.median(crossed)), "max": int(crossed.max())},
         "tiles_read": {"mean": float(read.mean()), "median": float(np.median(read)),
                        "max": int(read.max())},
-        "loaded_at_end": len(world.loaded), "max_tiles": world.max_tiles,
-        "rss_growth_mib": (_rss() - base) / 2 ** 20,
-        "eight_largest_tiles_mib": sum(sizes[:8]) / 2 ** 20,
     }
+
+
+def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
+    """``n`` random paths on ``regn.load(world, max_tiles=...)``; with
+    ``warm`` the same pairs again (every tile read and prepared once)."""
+    import regn
+    from regn.world.world import World
+    import gc
+    ends = World.open(world_path, max_tiles=8).random_points(2 * n, seed=seed)
+    world = regn.load(world_path, max_tiles=max_tiles)
+    world.find_path(ends[0], ends[n])     # the kernels loaded (compiled) before timing
+    world.clear()                         # ... and no tile loaded when memory is measured
+    gc.collect()
+    base, base_anon, base_file = _rss(), _rss("RssAnon"), _rss("RssFile")
+    out = {"asked": n, "max_tiles": world.max_tiles,
+           "distance_km": {"median": float(np.median(np.linalg.norm(ends[:n] - ends[n:],
+                                                                    axis=1)) / 1e3)}}
+    out.update(_pass(world, ends, n, budget))
+    if warm:
+        out["warm"] = _pass(world, ends, n, budget)
+    m = world.manifest
+    sizes = sorted((t.bytes for t in m.tiles), reverse=True)
+    gc.collect()
+    out.update({"loaded_at_end": len(world.loaded), "rss_growth_mib": (_rss() - base) / 2 ** 20,
+                "rss_anon_growth_mib": (_rss("RssAnon") - base_anon) / 2 ** 20,
+                "rss_file_growth_mib": (_rss("RssFile") - base_file) / 2 ** 20,
+                "largest_tiles_mib": sum(sizes[:world.max_tiles]) / 2 ** 20,
+                "loaded_tiles_mib": sum(m.tiles[i].bytes for i in world.loaded) / 2 ** 20})
+    return out
 
 
 def main(argv=None):
@@ -121,6 +147,9 @@ def main(argv=None):
     ap.add_argument("--json-out")
     ap.add_argument("--world", help="query this built world instead of building")
     ap.add_argument("--budget", type=float, help="stop the paths after this many seconds")
+    ap.add_argument("--max-tiles", type=int, default=8, help="tiles kept loaded (default 8)")
+    ap.add_argument("--warm", action="store_true",
+                    help="answer the same paths a second time (tiles already read)")
     args = ap.parse_args(argv)
     result = {"builds": []}
     world = None
@@ -135,7 +164,8 @@ def main(argv=None):
                              "tiles": few["seconds"]["tiles"] / many["seconds"]["tiles"],
                              "workers": [few["workers"], many["workers"]]}
     if args.paths:
-        result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget)
+        result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget,
+                                  args.max_tiles, args.warm)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json_out:

@@ -302,3 +302,94 @@ def _points(tmp_path):
     p = tmp_path / "p.csv"
     p.write_text("1,2,3\n-5000,4000,-3000\n")
     return str(p)
+
+
+# --- prepared tiles, and the commands that take a manifest ------------------------------
+def test_tiles_keep_their_query_structures_beside_them(world_dir, copy):
+    """The build writes each tile's query structures beside it; a world
+    reading them answers exactly as one building its own, and a file that
+    belongs to another tile (its sha256 stamp) is not used."""
+    from regn.world.prepared import install, sidecar_path
+    m = read_manifest(world_dir / "world.json")
+    for i in range(len(m.tiles)):
+        assert os.path.exists(sidecar_path(m, i))
+    for f in copy.glob("*.query"):
+        f.unlink()
+    plain, kept = regn.load(copy / "world.json"), regn.load(world_dir / "world.json")
+    rng = np.random.default_rng(11)
+    for a, b in rng.uniform(-0.9 * H, 0.9 * H, (8, 2, 3)):
+        p, q = kept.find_path(a, b), plain.find_path(a, b)
+        assert p.status == q.status
+        if p.found:
+            assert np.array_equal(p.points, q.points) and p.tiles == q.tiles
+    shutil.copy(sidecar_path(m, 0), copy / "world_0_0_1.query")
+    cm = read_manifest(copy / "world.json")
+    assert not install(cm, 1, regn.load(copy / "world.json").tile(1, prepared=False))
+    assert install(m, 0, regn.load(world_dir / "world.json").tile(0, prepared=False))
+
+
+def test_cli_field_and_raycasts_on_a_manifest(world_dir, tmp_path, capsys, monkeypatch):
+    m = str(world_dir / "world.json")
+    pts = tmp_path / "p.txt"
+    pts.write_text("-15000 -14000 -13000\n15000 14000 13000\n3e5 0 0\n")
+    assert main(["field", m, "15000", "14000", "13500", "--points", str(pts), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "ok" and doc["goal_tet"] >= 0
+    far, near, out = doc["cost_at"]
+    assert far > 40_000 and 0 < near < 1_000 and out >= 1e300      # inf as JSON: 1e308
+    assert np.allclose(doc["waypoints"][1], [15000, 14000, 13500])  # in sight: the goal
+    assert main(["field", m, "15000", "14000", "13500"]) == 2      # every tet: refused
+    err = capsys.readouterr().err
+    assert err.startswith("regn: ") and len(err.strip().splitlines()) == 1 and "--points" in err
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(
+        "-9000 -8000 -7000 9000 8500 7500\n1 1 1 2 2 2\n3e5 0 0 0 0 0\n"))
+    assert main(["raycasts", m, "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert [h["status"] for h in hits][1:] == ["clear", "start_outside"]
+    world = regn.load(m)
+    assert hits[0]["clear"] == world.raycast((-9000, -8000, -7000), (9000, 8500, 7500)).clear
+    assert main(["path", m, "0", "0", "0", "1", "1", "1", "--block-sphere", "0", "0", "0",
+                 "5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("regn: ") and "world" in err and "Traceback" not in err
+
+
+def test_cli_export_render_view_a_manifest(world_dir, tmp_path, capsys):
+    m = str(world_dir / "world.json")
+    out = str(tmp_path / "w.vtu")
+    assert main(["export", m, out]) == 0
+    import meshio
+    got = meshio.read(out)
+    world = regn.load(m)
+    assert len(got.cells[0].data) == world.n_tets                 # every tile's tetrahedra
+    assert sorted(set(got.cell_data["tile"][0].tolist())) == list(range(8))
+    assert np.allclose(got.points.min(axis=0), -H) and np.allclose(got.points.max(axis=0), H)
+    assert main(["export", m, str(tmp_path / "w.obj")]) == 2      # not for a world
+    assert "world" in capsys.readouterr().err
+    png, page = str(tmp_path / "w.png"), str(tmp_path / "w.html")
+    ends = ["-15000", "-14000", "-13000", "15000", "14000", "13500"]
+    assert main(["render", m, "-o", png, "--path", *ends]) == 0
+    assert "8 tiles" in capsys.readouterr().out
+    assert (tmp_path / "w.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["view", m, "-o", page, "--path", *ends]) == 0
+    text = (tmp_path / "w.html").read_text()
+    assert "plotly" in text and '"name":"tiles"' in text.replace(" ", "")
+    assert main(["render", m, "-o", str(tmp_path / "s.png"), "--slice", "z=0"]) == 2
+    assert capsys.readouterr().err.startswith("regn: render: ")
+
+
+def test_serve_answers_on_a_world(world_dir):
+    from regn.cli.serve_cmd import Service
+    s = Service(regn.load(world_dir / "world.json"))
+    s.warm_up()
+    ask = lambda **req: json.loads(s.answer(json.dumps({"id": 1, **req})))
+    p = ask(query="path", start=[-15e3, -14e3, -13e3], goal=[15e3, 14e3, 13.5e3])
+    assert p["status"] == "ok" and p["length"] > 45_000
+    assert ask(query="locate", points=[[3e5, 0, 0]])["result"] == [-1]
+    f = ask(query="field", goal=[15e3, 14e3, 13.5e3], points=[[-15e3, -14e3, -13e3]])
+    assert f["cost_at"][0] == pytest.approx(p["cost"], rel=0.05)
+    assert "error" in ask(query="field", goal=[0, 0, 0])           # every tet: refused
+    assert "world" in ask(query="clearance", points=[[1, 1, 1]], wall=True)["error"]
+    assert ask(query="clearance", points=[[1, 1, 1]])["result"][0] > 100
+    assert "world" in ask(query="crowd_add", positions=[[1, 1, 1]], radius=1,
+                          max_speed=1)["error"]

@@ -52,6 +52,10 @@ def path_options(mesh, *, cost_scale=None, exclude=None, spheres=(), boxes=(),
     tetrahedron indices) and the blockers in a :class:`regn.QueryFilter`
     (None without blockers)."""
     filt = None
+    if getattr(mesh, "is_world", False) and (len(spheres) or len(boxes) or
+                                             cost_scale is not None or exclude is not None):
+        raise QueryError("cost scales, exclusions and blockers are per tile: not available "
+                         "for a world (query the tile's .rgn)")
     if len(spheres) or len(boxes):
         from ..query.paths.filters import QueryFilter
         filt = QueryFilter(mesh)

@@ -53,8 +53,15 @@ def run(args) -> int:
         raise ExportError(unknown_extension_message(args.out))
     check_output(args.out, [args.file], args.force)
     mesh = load_mesh(args.file)
-    kind = export(mesh, args.out, grid=True if args.grid else None, surface=args.surface,
-                  groups=args.groups, units=args.units)
+    if getattr(mesh, "is_world", False):        # a manifest: every tile in one file
+        from ..world.drawing import export_world
+        if args.grid or args.surface or args.groups or args.units != "m":
+            raise ExportError(f"export: {args.file} is a world: it is written as one "
+                              "volume file of its tiles (no --grid/--surface/--groups/--units)")
+        kind = export_world(mesh, args.out)
+    else:
+        kind = export(mesh, args.out, grid=True if args.grid else None, surface=args.surface,
+                      groups=args.groups, units=args.units)
     size = os.path.getsize(args.out)
     print(f"wrote {args.out}: {kind}, {size} bytes")
     return 0

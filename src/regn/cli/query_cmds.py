@@ -175,6 +175,9 @@ def _path_line(p) -> str:
 
 def _field(args) -> int:
     mesh = load_mesh(args.file)
+    if args.points is None and getattr(mesh, "is_world", False):
+        raise RegnError(f"field: {args.file} is a world: every tetrahedron's cost is not "
+                        "available for worlds; ask for points with --points FILE")
     field = mesh.cost_field((args.x, args.y, args.z), **Q.path_options_of_args(mesh, args))
     points = read_points(args.points) if args.points is not None else None
     if args.json:

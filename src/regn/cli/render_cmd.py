@@ -80,10 +80,27 @@ def run(args) -> int:
         parse_slice(args.slice)                 # fail before reading the mesh
     check_output(out, [args.file, args.points], args.force)
     mesh = load_mesh(args.file)
+    if getattr(mesh, "is_world", False):
+        return _render_world(args, mesh, out, size)
     route, said = path_arg(mesh, args.path)
     render(mesh, out, view=args.view, slice=args.slice, path=route,
            points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,
            grid_reduce=args.grid_reduce)
     print(f"wrote {out}: {size[0]}x{size[1]} px, view {args.view}, "
+          f"{os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
+    return 0
+
+
+def _render_world(args, world, out, size) -> int:
+    """A manifest: the tiles in 3D and from above, a path across them."""
+    from ..errors import ExportError
+    from ..world.drawing import render_world
+    if args.view != "all" or args.slice is not None:
+        raise ExportError(f"render: {args.file} is a world: it is drawn as its tiles (3D "
+                          "and from above); --view and --slice are a REGN's")
+    route, said = path_arg(world, args.path)
+    render_world(world, out, path=route, points=points_arg(args.points), size=size,
+                 dpi=args.dpi, title=args.title)
+    print(f"wrote {out}: {size[0]}x{size[1]} px, {world.n_tiles} tiles, "
           f"{os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
     return 0

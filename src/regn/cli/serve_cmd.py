@@ -119,13 +119,15 @@ class Service:
         self._fields = OrderedDict()
         self._fields_lock = threading.Lock()
         self._crowd = None
+        # a world (a manifest) reads and drops tiles as queries go: one at a time
+        self._world_lock = threading.Lock() if getattr(mesh, "is_world", False) else None
 
     def warm_up(self):
         """Build every cache the queries use (and load their kernels) now, so
         the first requests are as fast as the rest and the caches are only
         read while clients are served."""
-        if self.mesh.n_tets == 0:
-            return
+        if self.mesh.n_tets == 0 or self._world_lock is not None:
+            return                      # (a world reads its tiles when asked)
         self.mesh.prepare(workers=self.workers)     # structures, kernels, landmark table
         p = self.mesh.random_points(2, seed=0)
         Q.path_options(self.mesh, spheres=[[*p[0], 0.0]], boxes=[[*p[0], *p[0]]])
@@ -142,7 +144,11 @@ class Service:
             if not isinstance(req, dict):
                 raise QueryError("a request must be a JSON object")
             rid = req.get("id")
-            doc = self._dispatch(req)
+            if self._world_lock is None:
+                doc = self._dispatch(req)
+            else:
+                with self._world_lock:
+                    doc = self._dispatch(req)
             out = {"id": rid, **doc} if isinstance(doc, dict) else {"id": rid, "result": doc}
             return json.dumps(to_jsonable(out), allow_nan=False)
         except RegnError as exc:
@@ -168,6 +174,9 @@ class Service:
         if missing:
             raise QueryError(f"{query}: missing field(s) {', '.join(missing)}")
         if query in CROWD_FIELDS:
+            if self._world_lock is not None:
+                raise QueryError(f"{query}: crowds are not available for a world (serve "
+                                 "a tile's .rgn)")
             return self._crowd_session().answer(query, req, _rows, _numbers)
         return getattr(self, "_" + query)(req)
 

@@ -40,6 +40,14 @@ def run(args) -> int:
     check_output(out, [args.file, args.points, args.trajectories], args.force)
     mesh = load_mesh(args.file)
     route, said = path_arg(mesh, args.path)
+    if getattr(mesh, "is_world", False):        # a manifest: the tiles and the path
+        if args.trajectories:
+            raise ExportError(f"view: {args.file} is a world: --trajectories plays back "
+                              "over one REGN")
+        from ..world.drawing import view_world
+        view_world(mesh, out, path=route, points=points_arg(args.points), title=args.title)
+        print(f"wrote {out}: {os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
+        return 0
     traj = None
     if args.trajectories:
         from ..export.playback import load_trajectories

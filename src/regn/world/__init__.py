@@ -16,7 +16,7 @@ import importlib as _importlib
 
 _API = {"build": "regn.world.build", "World": "regn.world.world",
         "load_world": "regn.world.world", "read_manifest": "regn.world.manifest",
-        "verify_world": "regn.world.verify"}
+        "verify_world": "regn.world.verify", "prepare": "regn.world.prepared"}
 
 __all__ = sorted(_API)
 

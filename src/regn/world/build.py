@@ -154,7 +154,9 @@ def _link(grid, meshes, ids):
 
 
 def _node_tables(manifest, directory, names, grid, workers, client):
-    """Each tile's nodes and their costs inside it (one job a tile)."""
+    """Each tile's nodes and their costs inside it, and its query structures
+    (:mod:`regn.world.prepared`), one job a tile."""
+    from .prepared import sidecar_path
     jobs = []
     for i, idx in enumerate(grid.indices()):
         t = manifest.tiles[i]
@@ -166,16 +168,17 @@ def _node_tables(manifest, directory, names, grid, workers, client):
                 faces.append(int(f[0] if lk.a == i else f[1]))
         t.nodes = np.array(nodes, np.int64)
         t.node_costs = np.zeros((0, 0))
-        if nodes:
-            jobs.append((i, os.path.join(directory, names[idx]), faces))
+        jobs.append((i, os.path.join(directory, names[idx]), faces))
 
     def with_bytes():
         for i, path, faces in jobs:
             with open(path, "rb") as fh:
-                yield i, fh.read(), faces
+                yield i, fh.read(), faces, manifest.tiles[i].sha256
 
     def done(res):
         manifest.tiles[res[0]].node_costs = res[1]
+        # the tile's query structures beside it (regn.world.prepared)
+        atomic_write(sidecar_path(manifest, res[0]), res[2], overwrite=True)
 
     run_jobs(with_bytes(), workers=workers, client=client, on_done=done, fn=node_cost_job)
 

@@ -162,14 +162,19 @@ class _ClientExecutor:
 
 
 def node_cost_job(job) -> tuple:
-    """``(key, costs)``: the node costs inside one tile (``job``: key, the
-    tile's bytes, the nodes' faces), for :func:`regn.world.links.node_costs`
-    on a worker."""
+    """``(key, costs, structures)``: the node costs inside one tile
+    (``job``: key, the tile's bytes, the nodes' faces, its sha256), for
+    :func:`regn.world.links.node_costs` on a worker, and the bytes of the
+    tile's query structures (:func:`regn.world.prepared.sidecar_bytes`),
+    which those searches built."""
     from ..format.reader import parse
     from ..mesh import Mesh
     from .links import node_costs
-    key, data, faces = job
-    return key, node_costs(Mesh.from_parts(parse(data)), faces)
+    from .prepared import sidecar_bytes
+    key, data, faces, sha = job
+    mesh = Mesh.from_parts(parse(data))
+    costs = node_costs(mesh, faces) if len(faces) else np.zeros((0, 0))
+    return key, costs, sidecar_bytes(mesh, sha)
 
 
 def run_jobs(jobs, *, workers=None, client=None, on_done=None, fn=run_job):

@@ -29,7 +29,7 @@ from ..mesh import Mesh
 from ..query.common import as_points
 from ..query.paths.batch import Paths
 from ..query.paths.path import Path
-from ..query.sight.raycast import RaycastHit
+from ..query.sight.raycast import RaycastHit, RaycastHits
 from ..status import CLEAR, GOAL_OUTSIDE, HIT, NAMES, START_OUTSIDE, UNREACHABLE
 from .grid import TileGrid
 from .manifest import read_manifest
@@ -42,6 +42,9 @@ MAX_RAY_TILES = 10_000
 
 class World:
     """A world of tiles (see the module docstring)."""
+
+    #: What the command line asks to tell a world from a Mesh.
+    is_world = True
 
     def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, check=True):
         if not (isinstance(max_tiles, int) and max_tiles >= 1):
@@ -65,6 +68,7 @@ class World:
         self.node_slot = [{int(n): j for j, n in enumerate(t.nodes)} for t in m.tiles]
         self._inside = {}
         self._extra = {}
+        self._checked = {}          # tile -> (size, mtime, inode) when its sha256 matched
 
     @classmethod
     def open(cls, path, **options) -> "World":
@@ -89,21 +93,61 @@ class World:
         """The tiles in memory, least recently used first."""
         return list(self._cache)
 
-    def tile(self, i) -> Mesh:
-        """Tile ``i``'s :class:`regn.Mesh` (read on first use; LRU)."""
+    def tile(self, i, *, prepared=True) -> Mesh:
+        """Tile ``i``'s :class:`regn.Mesh` (read on first use; LRU), with the
+        query structures kept beside it when there are
+        (:mod:`regn.world.prepared`; not with ``prepared=False``)."""
         i = int(i)
         mesh = self._cache.get(i)
         if mesh is not None:
             self._cache.move_to_end(i)
             return mesh
-        data = self.manifest.tile_bytes(i, check=self.check)
+        data = self._read(i)
         mesh = Mesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
+        if prepared:
+            from .prepared import install
+            install(self.manifest, i, mesh)
+        # a tile that may be dropped again soon does not build the path search's
+        # landmark table (regn.query.paths.landmarks: up to a second a tile)
+        mesh.skip_landmarks = self.max_tiles < self.n_tiles
         self.tiles_read += 1
         self._cache[i] = mesh
         while len(self._cache) > self.max_tiles:
             gone, _ = self._cache.popitem(last=False)
             self._extra.pop(gone, None)
         return mesh
+
+    def clear(self) -> None:
+        """Drop every loaded tile (they are read again when next used)."""
+        self._cache.clear()
+        self._extra.clear()
+
+    def _read(self, i):
+        """Tile ``i``'s bytes: its sha256 is checked the first time, and again
+        only when the file's size, time or inode have changed since."""
+        import os
+        m = self.manifest
+        seen = self._checked.get(i)
+        if seen is not None:
+            try:
+                st = os.stat(m.tile_path(i))
+                if (st.st_size, st.st_mtime_ns, st.st_ino) == seen:
+                    return m.tile_bytes(i, check=False)
+            except OSError:
+                pass                            # tile_bytes says what is wrong
+        data = m.tile_bytes(i, check=self.check)
+        if self.check:
+            st = os.stat(m.tile_path(i))
+            self._checked[i] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return data
+
+    def node_faces_in(self, nodes, t):
+        """(k,) the faces of portal ``nodes`` in tile ``t`` (each on a link of ``t``)."""
+        m = self.manifest
+        nodes = np.asarray(nodes, np.int64)
+        col = np.array([0 if m.links[li].a == t else 1 for li in m.node_link[nodes].tolist()],
+                       np.int64)
+        return m.node_faces[nodes, col]
 
     def extra(self, t) -> dict:
         """Structures kept with loaded tile ``t`` (dropped with it)."""
@@ -224,6 +268,17 @@ class World:
             raise QueryError(f"{len(s)} starts and {len(g)} goals")
         return Paths.of([self.find_path(a, b, **options) for a, b in zip(s, g)])
 
+    def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None, smooth=True):
+        """Costs to ``goal`` across the tiles, answered point by point (a
+        :class:`regn.world.field.WorldField`: ``cost_at``, ``next_waypoint``,
+        ``path_from``). Cost scales, exclusions and blockers are per tile
+        and not taken (QueryError)."""
+        from .field import WorldField
+        if cost_scale is not None or exclude is not None or filter is not None:
+            raise QueryError("a world's cost_field does not take cost scales, exclusions "
+                             "or blockers (per-tile options): query the tile")
+        return WorldField(self, goal, smooth=smooth)
+
     # --- sight ------------------------------------------------------------------------
     def raycast(self, a, b, *, radius=0.0) -> RaycastHit:
         """Walk segment a -> b through the tiles: clear, or the first wall
@@ -272,6 +327,23 @@ class World:
             step *= 10
         return -1, point
 
+    def raycast_many(self, a, b, *, radius=0.0, workers=None) -> RaycastHits:
+        """:meth:`raycast` over (N,3) segment ends, one after another: the
+        fields as arrays (:class:`regn.query.sight.raycast.RaycastHits`,
+        faces in world numbering)."""
+        a, b = as_points(a, "a"), as_points(b, "b")
+        if len(a) != len(b):
+            raise QueryError(f"{len(a)} segment starts and {len(b)} ends")
+        hits = [self.raycast(x, y, radius=radius) for x, y in zip(a, b)]
+        n = len(hits)
+        return RaycastHits(np.array([h.clear for h in hits], bool),
+                           np.array([h.status for h in hits], dtype=object).astype(str)
+                           if n else np.zeros(0, str),
+                           np.array([h.face for h in hits], np.int64),
+                           np.array([h.point for h in hits]).reshape(n, 3),
+                           np.array([h.t for h in hits], np.float64),
+                           np.array([h.normal for h in hits]).reshape(n, 3))
+
     def line_of_sight(self, a, b, *, radius=0.0, workers=None):
         """(N,3),(N,3) -> (N,) bool: each segment clear of walls."""
         a, b = as_points(a, "a"), as_points(b, "b")
@@ -285,6 +357,12 @@ class World:
         its distance reaches; NaN outside the world."""
         from .walls import distance_to_wall
         return distance_to_wall(self, as_points(points))
+
+    def nearest_wall(self, points, *, workers=None):
+        """Not available for a world (QueryError): a wall's face row and
+        normal are a tile's; :meth:`distance_to_wall` gives the distance."""
+        raise QueryError("the nearest wall's face and normal are not available for a world "
+                         "(distance_to_wall is; or query the tile's .rgn)")
 
     def nearest(self, points, *, radius=0.0, workers=None):
         """Each point's closest navigable point, found in its own tile."""

@@ -213,15 +213,12 @@ def _directed_edges(tt, fi, fj, base, rank, face_tets):
     return src[order], dst[order], ew[order], 3 * grp[order] + pos
 
 
-def _graph(mesh) -> dict:
-    """The mesh's search state (cached): the :class:`SearchGraph`,
-    :class:`SearchWork` and :class:`regn.query.locating.locate.LocateTables` records
-    (``graph``, ``work`` and ``qid`` are those of the first slot; the free
-    slots and their lock), whether the Euclidean bound is admissible, and
-    the default cost_scale and exclude arrays."""
-    s = scratch(mesh)
-    if "path" in s:
-        return s["path"]
+def graph_arrays(mesh) -> dict:
+    """What :func:`_graph` computes from the mesh (plain arrays: a world
+    keeps them beside its tiles, :mod:`regn.world.prepared`): the edge
+    blocks, face centroids and portal flags in internal order, the internal
+    -> file face order, each tetrahedron's internal faces, the heap length
+    and whether the Euclidean bound is admissible."""
     from ...format.layout import PORTAL_PAIRS
     K = _kernels()
     tf = np.asarray(mesh.tet_faces, dtype=np.int64)
@@ -240,9 +237,7 @@ def _graph(mesh) -> dict:
         [np.repeat(np.arange(T), 4), np.asarray(nb).reshape(-1)], axis=1)
     prunable = _triangle_tets(tf, nb, np.asarray(mesh.portal_costs)[:, :, 0], PORTAL_PAIRS)
     src, dst, ew, slot = _directed_edges(tt, fi, fj, base, rank, face_tets)
-    arena = _Arena([("edge", (F + 1, K.EDGE_COLUMNS), np.int32),
-                    ("node", (F + 1, K.NODE_COLUMNS), np.float64)])
-    edge_int = arena["edge"]
+    edge_int = np.zeros((F + 1, K.EDGE_COLUMNS), np.int32)
     edge = edge_int.view(np.float32)
     edge[:, 0:12:2] = -1.0                             # missing: impassable
     edge_int[:, 1:12:2] = F                            # ... to the dummy row
@@ -253,21 +248,52 @@ def _graph(mesh) -> dict:
     ft = face_tets.clip(0)
     edge_int[:F, K.EPRUNE] = (prunable[ft[:, 0]] & (face_tets[:, 0] >= 0)) \
         | ((prunable[ft[:, 1]] & (face_tets[:, 1] >= 0)) << 1)
-    node = arena["node"]
-    node[:F, K.CX:K.CZ + 1] = cen[face_order]
-    graph = SearchGraph(edge, edge_int, node, node.view(np.uint16),
-                        np.ascontiguousarray(rank[tf]), is_portal[face_order],
-                        face_order.astype(np.int64), np.asarray(components(mesh)),
-                        _NO_LANDMARKS, 0.0)
     # a side pushes at most once per edge plus its <= 4 seeds
-    heap_len = len(src) + 16
+    return {"edge_int": edge_int, "centroids": cen[face_order],
+            "tet_faces": np.ascontiguousarray(rank[tf]), "is_portal": is_portal[face_order],
+            "face_order": face_order.astype(np.int64), "heap_len": len(src) + 16,
+            "admissible": admissible}
+
+
+def _graph(mesh) -> dict:
+    """The mesh's search state (cached): the :class:`SearchGraph`,
+    :class:`SearchWork` and :class:`regn.query.locating.locate.LocateTables` records
+    (``graph``, ``work`` and ``qid`` are those of the first slot; the free
+    slots and their lock), whether the Euclidean bound is admissible, and
+    the default cost_scale and exclude arrays. Made from
+    :func:`graph_arrays`, or from the same arrays kept beside a world's
+    tile (the scratch entry ``"path_arrays"``)."""
+    s = scratch(mesh)
+    if "path" in s:
+        return s["path"]
+    K = _kernels()
+    kept = s.pop("path_arrays", None)
+    a = kept or graph_arrays(mesh)
+    T, F = len(a["tet_faces"]), len(a["face_order"])
+    if kept:        # the kept edge blocks are only read: used where they are
+        arena = _Arena([("node", (F + 1, K.NODE_COLUMNS), np.float64)])
+        edge_int = a["edge_int"]
+    else:
+        arena = _Arena([("edge", (F + 1, K.EDGE_COLUMNS), np.int32),
+                        ("node", (F + 1, K.NODE_COLUMNS), np.float64)])
+        edge_int = arena["edge"]
+        edge_int[:] = a["edge_int"]
+    node = arena["node"]
+    node[:F, K.CX:K.CZ + 1] = a["centroids"]
+    graph = SearchGraph(edge_int.view(np.float32), edge_int, node, node.view(np.uint16),
+                        np.asarray(a["tet_faces"], np.int64), np.asarray(a["is_portal"], bool),
+                        np.asarray(a["face_order"], np.int64), np.asarray(components(mesh)),
+                        _NO_LANDMARKS, 0.0)
+    heap_len = int(a["heap_len"])
     tables = locate_tables(mesh)
     first = _Slot(graph, tables, _new_work(heap_len, F), arena)
-    g = dict(admissible=admissible, graph=graph, work=first.work, qid=first.qid,
+    g = dict(admissible=bool(a["admissible"]), graph=graph, work=first.work, qid=first.qid,
              heap_len=heap_len, free_slots=[first],
              tables=tables, ones=np.ones(T), no_excl=np.zeros(T, dtype=np.bool_),
-             searches=0, marks_done=False,
+             searches=0, marks_done=bool(getattr(mesh, "skip_landmarks", False)),
              marks_lock=threading.Lock())
+    # (a mesh marked skip_landmarks, such as a world's tile that may soon be
+    # dropped, never builds the landmark table)
     s["path"] = g
     return g
 

@@ -16,7 +16,7 @@ from ...status import CLEAR
 from ..sight._raycast_kernels import raycast_segment
 from ._bend_solve_kernels import polyline_length
 from ._polish_kernels import constraint_table, plane_uv, polish
-from ._smooth_kernels import solve
+from ._smooth_kernels import no_constraints, solve
 
 #: merging close points may change a path's length by this fraction of it
 LENGTH_BUDGET_REL = 1e-9
@@ -120,7 +120,8 @@ def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
         w[i, 0], w[i, 1] = plane_uv(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
     origin = np.empty(k + 2, dtype=np.int64)
     exact = np.empty_like(out)
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,
+    cstart, cdata = no_constraints(k)
+    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,
                  origin)
     if n < k + 2:
         for step in range(NUDGES):       # the smallest nudge the walk accepts
@@ -131,7 +132,7 @@ def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
     # the exact optimum touches a wall the walk trips on (a pinch, a graze):
     # the same on portals shrunk as much as the largest nudge, every point
     # inside them
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, LENGTH_BUDGET_REL,
+    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL,
                  nudge * 10.0 ** (NUDGES - 1), out, origin)
     if n < k + 2 and _walks_clear(tables, out, n):
         return n

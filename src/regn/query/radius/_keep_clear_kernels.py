@@ -407,7 +407,7 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
             _towards_centres(wt, cstart, cdata)
         # (the central-path bound is skipped: it next to never stops a round)
         _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, wt, _MU, _CENTERING,
-                            cstart, cdata, tau0, _COLD, False)
+                            cstart, cdata, tau0, _COLD, np.bool_(False))
         _waypoints(tri, s, g, wt, trial)
         new = _polyline_length(trial)
         if not new <= length:

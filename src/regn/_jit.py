@@ -35,7 +35,6 @@ import itertools
 import os
 import threading
 
-import numba
 from llvmlite import ir
 from numba import prange, types  # noqa: F401  (prange: re-exported for kernels)
 from numba.core import cgutils, event
@@ -240,3 +239,33 @@ def run_chunks(fn, n, workers=None, *, chunk=65536, min_chunk=2048):
         for h in helpers:
             if not h.cancelled():
                 h.result()                 # re-raises a helper's exception
+
+
+# --- copies inside kernels ------------------------------------------------------------
+# numba compiles an array-to-array slice assignment (``a[i, :] = b[j]``) with a
+# check that formats both shapes into the error message; that formatter (str,
+# join, f-strings) is compiled into every kernel holding such an assignment and
+# into every kernel calling one: about 0.2 s of compiling each on a first run.
+# These loops copy the same values with nothing to format.
+
+@kernel(borrows=True)
+def copy_rows(dst, d0, src, s0, n):
+    """``dst[d0:d0 + n, :] = src[s0:s0 + n, :]`` (2-D arrays, rows of
+    dst's width, copied in order)."""
+    for i in range(n):
+        for j in range(dst.shape[1]):
+            dst[d0 + i, j] = src[s0 + i, j]
+
+
+@kernel(borrows=True)
+def set_row(dst, i, v):
+    """``dst[i, :] = v`` (v 1-D, at least dst's width)."""
+    for j in range(dst.shape[1]):
+        dst[i, j] = v[j]
+
+
+@kernel(borrows=True)
+def copy_items(dst, d0, src, s0, n):
+    """``dst[d0:d0 + n] = src[s0:s0 + n]`` (1-D arrays, copied in order)."""
+    for i in range(n):
+        dst[d0 + i] = src[s0 + i]

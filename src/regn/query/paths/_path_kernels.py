@@ -34,7 +34,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from ..._jit import kernel, prefetch
+from ..._jit import copy_rows, kernel, prefetch
 from ...status import EXCLUDED, GOAL_OUTSIDE, OK, START_OUTSIDE, UNREACHABLE
 from ..locating._locate_kernels import locate_points
 
@@ -522,8 +522,7 @@ def find_path(state, x0, y0, z0, x1, y1, z1, scale, excl, plain, hw, lw, qid):
     S = corridor[0]
     G = corridor[1]
     if S == G:
-        points[0, :] = ends[0]
-        points[1, :] = ends[1]
+        copy_rows(points, 0, ends, 0, 2)
         d = np.sqrt((ends[1, 0] - ends[0, 0]) ** 2 + (ends[1, 1] - ends[0, 1]) ** 2
                     + (ends[1, 2] - ends[0, 2]) ** 2)
         return OK, d, 0, d

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from ..._jit import kernel
+from ..._jit import copy_rows, kernel
 from ...tolerances import SMOOTH_GAP_FLOOR
 
 # the method's parameters: fraction to the boundary, Armijo slope, backtracking
@@ -407,7 +407,7 @@ def _ipm(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol, cstart, cdata, tau0, col
             alpha *= 0.5
         if not ok:
             return it, gap, 2
-        w[:, :] = wt
+        copy_rows(w, 0, wt, 0, w.shape[0])
         length, phi = lent, phit
         fresh = True
         if lam2 < ctol:
@@ -498,5 +498,5 @@ def solve(s, g, tri, rtol, max_iter, out):
                            + w[i, 1] * (tri[i, 2, d] - tri[i, 0, d]))
     if not (_polyline_length(x) <= L0):          # also catches NaN
         return -1
-    out[:, :] = x
+    copy_rows(out, 0, x, 0, x.shape[0])
     return status

@@ -306,11 +306,8 @@ def _search(graph, work, ends, S, G, scale, excl, plain, hw, lw, qid, seed_open)
     labelled = 2 * qid
     settled = labelled + 1
     _landmark_bounds(graph, ends, S, G, marks, bounds, quantum)
-    # (sides as int64, not constants: one compiled _seed for both)
-    size0 = _seed(graph, work, ends, S, np.int64(0), labelled, hw, seed_open, marks, bounds,
-                  quantum)
-    size1 = _seed(graph, work, ends, G, np.int64(1), labelled, hw, seed_open, marks, bounds,
-                  quantum)
+    size0 = _seed(graph, work, ends, S, 0, labelled, hw, seed_open, marks, bounds, quantum)
+    size1 = _seed(graph, work, ends, G, 1, labelled, hw, seed_open, marks, bounds, quantum)
     best, meet_u, meet_v = _shared_face(graph, G, labelled)
     sx, sy, sz = ends[0, 0], ends[0, 1], ends[0, 2]
     gx, gy, gz = ends[1, 0], ends[1, 1], ends[1, 2]

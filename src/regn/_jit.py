@@ -7,7 +7,12 @@ Every hot computation in regn is a numba kernel, compiled through
 * ``nogil=True`` — a running kernel releases the GIL, so Python threads (and
   the callers of a service) run kernels side by side;
 * ``error_model="numpy"`` — a float division by zero gives inf/NaN as in
-  numpy instead of raising, so a corrupt file's NaN is data, not a crash.
+  numpy instead of raising, so a corrupt file's NaN is data, not a crash;
+* ``no_cfunc_wrapper=True`` — no C-callable wrapper (regn never passes a
+  kernel as a first-class function value), less to compile;
+* a kernel called from another kernel is compiled for the plain types of
+  the arguments (:class:`_Dispatcher`): ``f(x, 0)`` and ``f(x, n)`` share
+  one compiled ``f`` instead of two.
 
 Kernels live in modules named ``_kernels.py`` (or ``_*_kernels.py``) beside
 the code that calls them. Those modules import this one, and so numba, at
@@ -30,11 +35,11 @@ import itertools
 import os
 import threading
 
-import numba
 from llvmlite import ir
 from numba import prange, types  # noqa: F401  (prange: re-exported for kernels)
 from numba.core import cgutils, event
 from numba.core.extending import intrinsic
+from numba.core.registry import CPUDispatcher
 
 from . import _first_compile
 from .compiling.stamps import install as _install_stamped_caches
@@ -42,7 +47,37 @@ from .compiling.stamps import install as _install_stamped_caches
 # a kernel's cache entry also goes stale when a regn module it imports changes
 _install_stamped_caches()
 
-OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
+OPTIONS = dict(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+
+
+def _plain(t):
+    """The type a kernel called from another kernel is compiled for: a
+    constant's own type (Literal[int](0) -> int64), a signed integer
+    narrower than 64 bits widened to int64 (numba's arithmetic on it is in
+    int64 already), anything else as it is."""
+    t = types.unliteral(t)
+    if isinstance(t, types.Integer) and t.signed and t.bitwidth < 64:
+        return types.int64
+    return t
+
+
+class _Dispatcher(CPUDispatcher):
+    """numba's CPU dispatcher, except that a call from another kernel is
+    compiled for plain argument types (:func:`_plain`).
+
+    numba types a constant argument by its value (``Literal[int](0)``,
+    ``Literal[bool](True)``) and compiles the callee anew for each constant
+    a caller passes, besides the version for a variable of that type; and
+    anew for an int32 index besides an int64 one. On a machine's first run
+    those extra versions were a fifth of all compiling (about 30 s of the
+    first ``regn demo``). Here every such call shares one version; the
+    answers are the same (the callee only keeps a test on a value that a
+    constant would have folded away)."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(_plain(a) for a in args)
+        kws = {k: _plain(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
 
 
 def kernel(fn=None, *, parallel=False, inline=False, borrows=False):
@@ -56,7 +91,8 @@ def kernel(fn=None, *, parallel=False, inline=False, borrows=False):
     count of each array argument atomically on every call, which costs more
     than the work of a small helper called in a hot loop.
     """
-    opts = dict(OPTIONS)
+    opts = dict(OPTIONS, nopython=True, boundscheck=None)
+    cache = opts.pop("cache")
     if parallel:
         opts["parallel"] = True
     if inline:
@@ -65,7 +101,10 @@ def kernel(fn=None, *, parallel=False, inline=False, borrows=False):
         opts["_nrt"] = False
 
     def wrap(f):
-        return numba.njit(**opts)(f)
+        d = _Dispatcher(py_func=f, locals={}, targetoptions=opts)
+        if cache:
+            d.enable_caching()
+        return d
 
     return wrap if fn is None else wrap(fn)
 
@@ -200,3 +239,33 @@ def run_chunks(fn, n, workers=None, *, chunk=65536, min_chunk=2048):
         for h in helpers:
             if not h.cancelled():
                 h.result()                 # re-raises a helper's exception
+
+
+# --- copies inside kernels ------------------------------------------------------------
+# numba compiles an array-to-array slice assignment (``a[i, :] = b[j]``) with a
+# check that formats both shapes into the error message; that formatter (str,
+# join, f-strings) is compiled into every kernel holding such an assignment and
+# into every kernel calling one: about 0.2 s of compiling each on a first run.
+# These loops copy the same values with nothing to format.
+
+@kernel(borrows=True)
+def copy_rows(dst, d0, src, s0, n):
+    """``dst[d0:d0 + n, :] = src[s0:s0 + n, :]`` (2-D arrays, rows of
+    dst's width, copied in order)."""
+    for i in range(n):
+        for j in range(dst.shape[1]):
+            dst[d0 + i, j] = src[s0 + i, j]
+
+
+@kernel(borrows=True)
+def set_row(dst, i, v):
+    """``dst[i, :] = v`` (v 1-D, at least dst's width)."""
+    for j in range(dst.shape[1]):
+        dst[i, j] = v[j]
+
+
+@kernel(borrows=True)
+def copy_items(dst, d0, src, s0, n):
+    """``dst[d0:d0 + n] = src[s0:s0 + n]`` (1-D arrays, copied in order)."""
+    for i in range(n):
+        dst[d0 + i] = src[s0 + i]

@@ -176,7 +176,7 @@ def wall_planes(box, node, tri, tbox, flat, stack, px, py, pz, reach, most, wd, 
                 continue
             qx, qy, qz = closest_point_on_prepared_triangle(
                 tri[t, 0], tri[t, 1], tri[t, 2], tri[t, 3], tri[t, 4], tri[t, 5],
-                tri[t, 6], tri[t, 7], tri[t, 8], px, py, pz, flat[t])
+                tri[t, 6], tri[t, 7], tri[t, 8], px, py, pz, flat[t] != 0)
             d = math.sqrt((qx - px) ** 2 + (qy - py) ** 2 + (qz - pz) ** 2)
             if not d <= reach:
                 continue

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from .._jit import copy_items, kernel
 from ._closest_kernels import cross3, dot3, triangle_is_flat
 
 #: Coordinates below this magnitude cannot overflow in a product of two.
@@ -340,8 +340,8 @@ def _grown(out_c, out_t, n):
     cap = 2 * len(out_c)
     grown_c = np.empty(cap, np.int64)
     grown_t = np.empty(cap, np.int64)
-    grown_c[:n] = out_c[:n]
-    grown_t[:n] = out_t[:n]
+    copy_items(grown_c, 0, out_c, 0, n)
+    copy_items(grown_t, 0, out_t, 0, n)
     return grown_c, grown_t, cap
 
 

@@ -116,7 +116,14 @@ def _kernel_args(pts, bbox_min, cell_size, dims):
     bbox_min = np.asarray(bbox_min, np.float64)
     cell_size = np.asarray(cell_size, np.float64)
     eps = TOUCH_REL * float(np.max(cell_size * dims_a))
-    return (np.ascontiguousarray(pts.reshape(len(pts), 4, 3)),
-            np.ascontiguousarray(bbox_min.reshape(3)),
-            np.ascontiguousarray(cell_size.reshape(3)), dims_a.reshape(3),
-            int(np.prod(dims_a)), eps)
+    return (_readonly(pts.reshape(len(pts), 4, 3)), _readonly(bbox_min.reshape(3)),
+            _readonly(cell_size.reshape(3)), dims_a.reshape(3), int(np.prod(dims_a)), eps)
+
+
+def _readonly(a):
+    """A read-only C-contiguous view of ``a`` (a copy only when not
+    contiguous): the kernels then compile once, whether the caller's array
+    was a mesh's read-only view or one of its own."""
+    v = np.ascontiguousarray(a).view()
+    v.flags.writeable = False
+    return v

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..._jit import kernel
+from ..._jit import copy_items, kernel
 from ...tolerances import BARY_TOL
 
 #: a bend's curvature is taken as at least this fraction of the largest it
@@ -228,7 +228,7 @@ def newton(s, g, A, D, lo, hi, t, m, floor):
             bend_points(s, g, A, D, t, m, B)
             return f                     # no decrease left: settled to rounding
         settled = f - ft <= 1e-15 * f
-        t[:m] = trial[:m]
+        copy_items(t, 0, trial, 0, m)
         f = ft
         if settled:
             return f

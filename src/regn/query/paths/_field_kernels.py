@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import kernel
+from ..._jit import copy_rows, kernel, set_row
 from ...status import EXCLUDED, GOAL_OUTSIDE, OK
 from ...tolerances import BARY_TOL
 from ..locating._locate_kernels import barycentric, locate_points
@@ -146,7 +146,7 @@ def follow(arrays, tets, pts, cost, exit_face, waypoint):
             continue
         if t == G:
             cost[i] = np.sqrt((goal[0] - x) ** 2 + (goal[1] - y) ** 2 + (goal[2] - z) ** 2)
-            waypoint[i, :] = goal
+            set_row(waypoint, i, goal)
             continue
         c, k = _exit_face(tet_faces, neighbors, centroids, face_cost, t, x, y, z)
         if k < 0:
@@ -156,9 +156,9 @@ def follow(arrays, tets, pts, cost, exit_face, waypoint):
         if _coordinate(W, t, opposite[t, k], x, y, z) <= BARY_TOL:
             f = face_next[f]             # on the exit face: the stop after it
         if f < 0:
-            waypoint[i, :] = goal
+            set_row(waypoint, i, goal)
         else:
-            waypoint[i, :] = centroids[f]
+            copy_rows(waypoint, i, centroids, f, 1)
 
 
 @kernel

@@ -34,7 +34,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from ..._jit import kernel, prefetch
+from ..._jit import copy_rows, kernel, prefetch
 from ...status import EXCLUDED, GOAL_OUTSIDE, OK, START_OUTSIDE, UNREACHABLE
 from ..locating._locate_kernels import locate_points
 
@@ -222,8 +222,9 @@ def _seed(graph, work, ends, T, side, labelled, hw, seed_open, marks, bounds, qu
     """Open side's search at the portal faces of its end's tetrahedron T,
     each at its straight distance from the end point; returns the open
     set's size. (S and G may share a face: then both sides label it.)
-    ``seed_open``: None, or (2,4) bools, False where the link from the end
-    to T's face slot k is closed (a path with a radius, regn.query.radius.portals)."""
+    ``seed_open``: (2,4) bools, False where the link from the end to T's
+    face slot k is closed (a path with a radius, regn.query.radius.portals;
+    all True for a point), or None."""
     node, node_u16, tet_faces, is_portal = (graph.node, graph.node_u16, graph.tet_faces,
                                             graph.is_portal)
     heap_key = work.heap_key0 if side == 0 else work.heap_key1
@@ -518,15 +519,16 @@ def find_path(state, x0, y0, z0, x1, y1, z1, scale, excl, plain, hw, lw, qid):
     S = corridor[0]
     G = corridor[1]
     if S == G:
-        points[0, :] = ends[0]
-        points[1, :] = ends[1]
+        copy_rows(points, 0, ends, 0, 2)
         d = np.sqrt((ends[1, 0] - ends[0, 0]) ** 2 + (ends[1, 1] - ends[0, 1]) ** 2
                     + (ends[1, 2] - ends[0, 2]) ** 2)
         return OK, d, 0, d
     if graph.component[S] != graph.component[G]:
         return UNREACHABLE, nothing, 0, nothing
+    # every link from the ends open: the (2,4) bools a radius search passes
+    # (the same type, so _search and _seed compile once for both)
     best, meet_u, meet_v = _search(graph, work, ends, S, G, scale, excl, plain, hw, lw, qid,
-                                   None)
+                                   np.ones((2, 4), dtype=np.bool_))
     if not best < np.inf:
         return UNREACHABLE, nothing, 0, nothing
     n = _trace_route(graph, work.portals, meet_u, meet_v)

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..._jit import kernel
+from ..._jit import copy_rows, kernel, set_row
 from ...tolerances import BARY_TOL
 from ._bend_solve_kernels import bend_points, bends, newton, slack
 
@@ -107,14 +107,14 @@ def _crossings(tri, s, g, B, var_of, X, uv):
     straight segment between the bends around a free waypoint crosses its
     triangle's plane; uv (k,2) their barycentrics."""
     k = tri.shape[0]
-    X[0, :] = s
-    X[k + 1, :] = g
+    set_row(X, 0, s)
+    set_row(X, k + 1, g)
     i = 0
     prev = 0                             # B row of the bend before (0: s)
     while i < k:
         if var_of[i] >= 0:
             prev = var_of[i] + 1
-            X[i + 1, :] = B[prev]
+            copy_rows(X, i + 1, B, prev, 1)
             uv[i, 0], uv[i, 1] = plane_uv(tri, i, B[prev, 0], B[prev, 1], B[prev, 2])
             i += 1
             continue
@@ -281,13 +281,13 @@ def polish(s, g, tri, fvid, con, ncon, w, X):
             continue
         if length < best:
             best = length
-            best_act[:, :] = act
-            X[:, :] = Xw
+            copy_rows(best_act, 0, act, 0, act.shape[0])
+            copy_rows(X, 0, Xw, 0, Xw.shape[0])
             for i in range(k):
                 bend[i] = var_of[i] >= 0
         else:                            # the last release did not pay: back
-            act[:, :] = best_act
-            Xw[:, :] = X
+            copy_rows(act, 0, best_act, 0, act.shape[0])
+            copy_rows(Xw, 0, X, 0, Xw.shape[0])
             bends(tri, con, ncon, fvid, act, Xw, var_of, A, D, lo, hi, t)
         if not _release_one(tri, con, Xw, var_of, act, tried):
             break

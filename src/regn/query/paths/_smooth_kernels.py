@@ -19,9 +19,12 @@ Optional linear constraints on the waypoints (the paths of agents with a
 radius, :mod:`regn.query.radius.portals`): ``cstart`` (k+1,) and ``cdata`` (c,3)
 list waypoint i's constraints as rows cstart[i]..cstart[i+1]-1, each
 (alpha, beta, gamma) requiring the slack alpha + beta u + gamma v > 0, with
-a log barrier each. Both are None without constraints, and numba then
-compiles every helper exactly as if they did not exist (it drops the
-``is not None`` branches), so the plain smoother's arithmetic is unchanged.
+a log barrier each. Without constraints they are empty (cstart all zero,
+cdata (0,3), :func:`no_constraints`): every constraint loop is then empty,
+so the plain smoother's arithmetic is that of a smoother without them, and
+numba compiles each helper once for both uses (None would compile a second
+version of every helper: ~10 s more on a machine's first run). The ``is not
+None`` branches are kept for a caller that passes None.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import math
 
 import numpy as np
 
-from ..._jit import kernel
+from ..._jit import copy_rows, kernel
 from ...tolerances import SMOOTH_GAP_FLOOR
 
 # the method's parameters: fraction to the boundary, Armijo slope, backtracking
@@ -404,7 +407,7 @@ def _ipm(P0, E1, E2, s, g, rtol, max_iter, w, mu, ctol, cstart, cdata, tau0, col
             alpha *= 0.5
         if not ok:
             return it, gap, 2
-        w[:, :] = wt
+        copy_rows(w, 0, wt, 0, w.shape[0])
         length, phi = lent, phit
         fresh = True
         if lam2 < ctol:
@@ -461,6 +464,13 @@ def _scaled_corridor(s, g, tri, L0):
     return P0, E1, E2, s0, g0
 
 
+@kernel(inline=True)
+def no_constraints(k):
+    """(cstart, cdata) of k waypoints without constraints, of the types the
+    constrained callers pass (int64 (k+1,) zeros, float64 (0,3))."""
+    return np.zeros(k + 1, dtype=np.int64), np.empty((0, 3))
+
+
 @kernel
 def solve(s, g, tri, rtol, max_iter, out):
     """Everything behind smooth_polyline in one compiled call (numpy call
@@ -475,8 +485,9 @@ def solve(s, g, tri, rtol, max_iter, out):
         return -1
     w = np.full((k, 2), 1.0 / 3.0)
     P0, E1, E2, s0, g0 = _scaled_corridor(s, g, tri, L0)
-    _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, w, 100.0, 1e-2, None, None, 0.0,
-                        1.0, True)
+    cstart, cdata = no_constraints(k)
+    _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, w, 100.0, 1e-2, cstart, cdata,
+                        0.0, 1.0, np.bool_(True))
     # waypoints from barycentrics in the caller's coordinates: inside by construction
     x = np.empty((k + 2, 3))
     for d in range(3):
@@ -487,5 +498,5 @@ def solve(s, g, tri, rtol, max_iter, out):
                            + w[i, 1] * (tri[i, 2, d] - tri[i, 0, d]))
     if not (_polyline_length(x) <= L0):          # also catches NaN
         return -1
-    out[:, :] = x
+    copy_rows(out, 0, x, 0, x.shape[0])
     return status

@@ -11,12 +11,12 @@ import math
 
 import numpy as np
 
-from ..._jit import kernel
+from ..._jit import copy_rows, kernel, set_row
 from ...status import CLEAR
 from ..sight._raycast_kernels import raycast_segment
 from ._bend_solve_kernels import polyline_length
 from ._polish_kernels import constraint_table, plane_uv, polish
-from ._smooth_kernels import solve
+from ._smooth_kernels import no_constraints, solve
 
 #: merging close points may change a path's length by this fraction of it
 LENGTH_BUDGET_REL = 1e-9
@@ -55,15 +55,15 @@ def simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, budget_rel, shrink, 
         base = polyline_length(P, k)
     else:
         bend[:] = True
-    out[0, :] = s
+    set_row(out, 0, s)
     origin[0] = -1
     n = 1
     for i in range(k):
         if bend[i] and _dist(out, n - 1, src, i + 1) > 0.0:
-            out[n, :] = src[i + 1]
+            copy_rows(out, n, src, i + 1, 1)
             origin[n] = i
             n += 1
-    out[n, :] = g
+    set_row(out, n, g)
     origin[n] = -1
     return _merge_close(out, origin, n + 1, gap_rel * base, budget_rel * base)
 
@@ -85,10 +85,10 @@ def _merge_close(out, origin, n, gap, budget):
         if (near or saving <= STRAIGHT_REL * budget) and used + saving <= budget:
             used += saving
             continue
-        out[kept, :] = out[j]
+        copy_rows(out, kept, out, j, 1)
         origin[kept] = origin[j]
         kept += 1
-    out[kept, :] = out[n - 1]
+    copy_rows(out, kept, out, n - 1, 1)
     origin[kept] = origin[n - 1]
     return kept + 1
 
@@ -120,22 +120,23 @@ def simplify_polyline(tables, s, g, tri, fvid, X, gap_rel, nudge, out):
         w[i, 0], w[i, 1] = plane_uv(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
     origin = np.empty(k + 2, dtype=np.int64)
     exact = np.empty_like(out)
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,
+    cstart, cdata = no_constraints(k)
+    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,
                  origin)
     if n < k + 2:
         for step in range(NUDGES):       # the smallest nudge the walk accepts
-            out[:n, :] = exact[:n]
+            copy_rows(out, 0, exact, 0, n)
             _nudge(tri, out, origin, n, nudge * 10.0 ** step)
             if _walks_clear(tables, out, n):
                 return n
     # the exact optimum touches a wall the walk trips on (a pinch, a graze):
     # the same on portals shrunk as much as the largest nudge, every point
     # inside them
-    n = simplify(s, g, tri, fvid, None, None, w, X, gap_rel, LENGTH_BUDGET_REL,
+    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL,
                  nudge * 10.0 ** (NUDGES - 1), out, origin)
     if n < k + 2 and _walks_clear(tables, out, n):
         return n
-    out[:k + 2, :] = X
+    copy_rows(out, 0, X, 0, k + 2)
     return k + 2
 
 

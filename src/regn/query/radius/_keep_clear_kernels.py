@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..._jit import kernel
+from ..._jit import copy_items, copy_rows, kernel
 from ...geometry._segment_kernels import closest_points_segment_triangle
 from ..walls._nearest_kernels import box_d2
 from ..paths._smooth_kernels import _ipm, _polyline_length, _scaled_corridor, _step_limit
@@ -78,7 +78,7 @@ def walls_near_tets(bvh, tets, pad):
                             and not _wall_beyond_a_face(faces, wtri, t, pad)):
                         if n_rows == rows.shape[0]:
                             grown = np.empty(2 * n_rows, dtype=np.int64)
-                            grown[:n_rows] = rows
+                            copy_items(grown, 0, rows, 0, n_rows)
                             rows = grown
                         rows[n_rows] = t
                         n_rows += 1
@@ -201,7 +201,9 @@ def _choose_planes(X, cand_start, cand, wtri, wflat, key, planes, use, order):
         if hi - lo <= SHORT_ROW:         # (no array made for the usual short row)
             _sort_short_row(key, lo, hi, order)
         else:
-            order[:hi - lo] = lo + np.argsort(key[lo:hi])
+            srt = np.argsort(key[lo:hi])
+            for o in range(hi - lo):
+                order[o] = lo + srt[o]
         n_chosen = 0
         for o in range(hi - lo):
             c = order[o]
@@ -407,12 +409,12 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
             _towards_centres(wt, cstart, cdata)
         # (the central-path bound is skipped: it next to never stops a round)
         _, _, status = _ipm(P0, E1, E2, s0, g0, rtol, max_iter, wt, _MU, _CENTERING,
-                            cstart, cdata, tau0, _COLD, False)
+                            cstart, cdata, tau0, _COLD, np.bool_(False))
         _waypoints(tri, s, g, wt, trial)
         new = _polyline_length(trial)
         if not new <= length:
             break
-        w[:, :] = wt
+        copy_rows(w, 0, wt, 0, w.shape[0])
         kept_start, kept_data = cstart, cdata
         rounds += 1
         gain = length - new
@@ -432,8 +434,8 @@ def smooth_keeping(bvh, s, g, tri, fvid, corridor, near_start, near, r_eff, r_ch
         n = simplify(s, g, tri, fvid, kept_start, kept_data, w, trial,
                      gap_rel if budget > 0.0 else 0.0, budget, 0.0, out, origin)
         if _keeps_all(bvh, out[:n], r_check):
-            X[:n, :] = out[:n]
+            copy_rows(X, 0, out, 0, n)
             return n
     if _keeps_all(bvh, trial, r_check):
-        X[:, :] = trial
+        copy_rows(X, 0, trial, 0, X.shape[0])
     return k + 2

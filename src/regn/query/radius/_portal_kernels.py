@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..._jit import kernel, prange
+from ..._jit import copy_items, kernel, prange, set_row
 from ...status import GOAL_TOO_CLOSE, OK, START_TOO_CLOSE, TOO_NARROW, UNREACHABLE
 from ..paths._path_kernels import (BROKEN_CHAIN, ET0, _route_cost, _search, _trace_route, _write_corridor, locate_ends)
 from ..sight._sweep_kernels import segment_clearance
@@ -91,7 +91,7 @@ def _climb(box, node, tri, tbox, flat, stack, x, trial, best, qx, qy, qz):
     d, tx, ty, tz = _clearance_of_point(box, node, tri, tbox, flat, stack, trial,
                                         (best + jump) * (1.0 + 1e-6) + 1e-300)
     if d > best and tx == tx:
-        x[:] = trial
+        copy_items(x, 0, trial, 0, x.shape[0])
         return d, tx, ty, tz
     return best, qx, qy, qz
 
@@ -152,7 +152,7 @@ def portal_witnesses(bvh, tri, steps, min_bary, out_w, out_d):
         d = -1.0
         if np.all(np.isfinite(tri[p])):
             d = _witness(box, node, tris, tbox, flat, stack, tri[p], steps, min_bary, x)
-        out_w[p, :] = x
+        set_row(out_w, p, x)
         out_d[p] = d
 
 
@@ -278,8 +278,8 @@ def find_path_radius(graph, tables, work, bvh, witness, wclear, ends, scale, exc
     if not dg >= r_eff:
         return GOAL_TOO_CLOSE, nothing, 0, nothing
     if S == G and _link_keeps(box, node, tri, tbox, flat, stack, s, ds, g, dg, r_eff):
-        points[0, :] = s
-        points[1, :] = g
+        set_row(points, 0, s)
+        set_row(points, 1, g)
         d = math.sqrt((g[0] - s[0]) ** 2 + (g[1] - s[1]) ** 2 + (g[2] - s[2]) ** 2)
         return OK, d, 0, d
     if graph.component[S] != graph.component[G]:
@@ -329,7 +329,7 @@ def push_clear(bvh, inward, pts, inside, r_eff, max_pushes, out):
             if k < 0:
                 break                    # no wall (or NaN)
             if within and dist >= r_eff:
-                out[i, :] = x
+                set_row(out, i, x)
                 break
             ux, uy, uz = x[0] - qx, x[1] - qy, x[2] - qz
             if not within:

@@ -52,7 +52,7 @@ def _solve(tri, flat, t, px, py, pz):
     """Triangle t's closest point to p and its squared distance."""
     qx, qy, qz = closest_point_on_prepared_triangle(
         tri[t, 0], tri[t, 1], tri[t, 2], tri[t, 3], tri[t, 4], tri[t, 5],
-        tri[t, 6], tri[t, 7], tri[t, 8], px, py, pz, flat[t])
+        tri[t, 6], tri[t, 7], tri[t, 8], px, py, pz, flat[t] != 0)
     dx, dy, dz = qx - px, qy - py, qz - pz
     return dx * dx + dy * dy + dz * dz, qx, qy, qz
 

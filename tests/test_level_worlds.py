@@ -114,3 +114,24 @@ def test_cli_builds_soup_and_voxel_worlds_and_finds_a_path(tmp_path):
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["tiles"] >= 2 and rep["level"]["kind"] == "voxels"
+
+
+def test_solid_tiles_and_open_walls_of_a_voxel_world(tmp_path):
+    """A voxel level whose upper half (in x) is solid: those tiles are REGNs
+    without tetrahedra that still verify; the free tiles' walls, open on
+    every side, are the same triangles on both sides (a rectangle's four
+    corners alone could split either way), so a path crosses them."""
+    from regn.levels import voxels_from_array
+    occ = np.zeros((16, 8, 8), bool)
+    occ[8:] = True
+    occ[2:5, 2:5, 0:3] = True
+    m = build_world(None, level=voxels_from_array(occ, 1.0), out=str(tmp_path / "world.json"),
+                    tile_size=4, workers=1, coverage_samples=2000)
+    assert tuple(m.grid) == (4, 2, 2)
+    assert [t.tets == 0 for t in m.tiles] == [False] * 8 + [True] * 8
+    for t in m.tiles:
+        assert regn.verify(str(tmp_path / t.file), strict=True).ok
+    world = regn.load(tmp_path / "world.json")
+    p = world.find_path((0.5, 0.5, 7.5), (7.5, 7.5, 0.5))
+    assert p.found and len(p.tiles) >= 3
+    assert world.locate([(12.0, 4.0, 4.0)])[0] == -1

@@ -197,7 +197,9 @@ class WallSampler:
 # whole level (so both sides get the same points), at leaves of at least
 # ``2 ** level`` voxels. Points strictly inside a rectangle are jittered in
 # its plane, points strictly inside an edge along it, by the world's
-# jitter; positions float32.
+# jitter; positions float32. A rectangle with no point inside gets its
+# centre (its four corners alone are on one circle, and the two tiles
+# could split it along different diagonals).
 
 
 def _pool2(a):
@@ -265,9 +267,13 @@ class LevelWallSampler:
         for layer in self._layers(ax, p):
             sl[ax] = layer
             mask |= self.free[tuple(sl)].astype(bool)
-        jk = tree_corners(mask, self.level)
+        jk = tree_corners(mask, self.level).astype(np.float64)
         n = np.array(mask.shape)
         jk = jk[np.all((jk > 0) & (jk < n), axis=1)]
+        if not len(jk):
+            # the rectangle's 4 corners are on one circle: a point inside
+            # makes its triangulation the same for both tiles
+            jk = n[None] / 2.0
         P = self.grid.planes
         (u0, u1), (v0, v1) = P[u][iu:iu + 2], P[v][iv:iv + 2]
         d = self._rng(1, ax, p, iu, iv).uniform(-1, 1, (len(jk), 2)) * self.jitter[[u, v]]

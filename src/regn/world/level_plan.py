@@ -22,8 +22,9 @@ from .faces import LevelWallSampler
 from .grid import TileGrid, f32
 from .tiles import TileJob, level_tile_builder
 
-#: The estimated sample (points) an automatic tile size aims a tile at.
-TILE_POINTS = 3500
+#: The octree corners (at the finest level) an automatic tile size aims a
+#: tile at (a tile fits about 7 000 points, its walls' among them).
+TILE_POINTS = 4500
 #: A tile's wall points, at most, where a coarser wall level helps.
 WALL_POINTS = 2500
 #: Tile boundaries fall on multiples of this many voxels where they can
@@ -34,18 +35,23 @@ MAX_TILES = 4096
 
 
 def sample_estimate(free):
-    """About how many octree corners the free voxels give at the finest
-    level: one a leaf block (any size)."""
+    """How many points the free voxels' octree gives at its finest level:
+    the lattice points that are a corner of a leaf block (any size), marked
+    on one byte a lattice point."""
     from ..levels.tetra import free_pyramid
     levels = free_pyramid(free)
-    n = 0
+    shape0 = np.array(free.shape)
+    lattice = np.zeros(tuple(shape0 + 1), bool)
     for lev, a in enumerate(levels):
         if lev + 1 < len(levels):
             up = levels[lev + 1].repeat(2, 0).repeat(2, 1).repeat(2, 2)
-            n += int((a & ~up[:a.shape[0], :a.shape[1], :a.shape[2]]).sum())
-        else:
-            n += int(a.sum())
-    return n
+            a = a & ~up[:a.shape[0], :a.shape[1], :a.shape[2]]
+        s = 1 << lev
+        for d in np.ndindex(2, 2, 2):
+            # corner (i + d) * s of leaf i, clipped to the grid's far side
+            idx = [np.minimum((np.arange(a.shape[k]) + d[k]) * s, shape0[k]) for k in range(3)]
+            lattice[np.ix_(*idx)] |= a
+    return int(lattice.sum())
 
 
 def _cuts(n_vox, n_tiles, size=None):

@@ -135,3 +135,25 @@ def test_solid_tiles_and_open_walls_of_a_voxel_world(tmp_path):
     p = world.find_path((0.5, 0.5, 7.5), (7.5, 7.5, 0.5))
     assert p.found and len(p.tiles) >= 3
     assert world.locate([(12.0, 4.0, 4.0)])[0] == -1
+
+
+def test_process_pool_and_dask_give_the_same_level_tiles(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    kw = {"level": _soup(), "tile_size": (6, 12, 12), "agent_radius": R, "coverage_samples": 0,
+          "level_options": {"max_voxels": 24 ** 3}}
+    a = build_world(BOX, out=str(tmp_path / "a" / "w.json"), workers=2, **kw)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        b = build_world(BOX, out=str(tmp_path / "b" / "w.json"), client=client, **kw)
+    assert [t.sha256 for t in a.tiles] == [t.sha256 for t in b.tiles]
+    assert [lk.faces.tolist() for lk in a.links] == [lk.faces.tolist() for lk in b.links]
+    assert len(a.links[0].faces) > 0
+
+
+def test_a_level_too_fine_for_one_regn_points_at_a_world():
+    from regn.errors import LimitError
+    from regn.levels import build_level
+    with pytest.raises(LimitError) as e:
+        build_level(BOX, _soup(), min_block=0.01, max_voxels=64 ** 3)
+    assert "-o DIR/world.json" in str(e.value) and "65535" in str(e.value)

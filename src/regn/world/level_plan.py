@@ -5,8 +5,9 @@ grid (:func:`regn.levels.build.level_solid`: cavities, cracks and the
 agent's growth are decided across tile walls, so a tile's part of the
 solid is the same as in a single build of the whole level). The grid is
 cut along voxel planes into tiles (``tile_size`` metres, or, by default,
-as many as the level's estimated sample needs: :data:`TILE_POINTS` a
-tile); their wall points come from the whole level's voxels
+as many as the level's octree corners need at :data:`TILE_POINTS` a tile,
+at the level ``min_block`` asks or else the coarsest whose blocks hold
+:data:`PLAN_COVER` of the free voxels); their wall points come from the whole level's voxels
 (:class:`regn.world.faces.LevelWallSampler`), at the finest leaves that
 keep a tile's walls within :data:`WALL_POINTS`. Each job carries the
 tile's box, its block of free voxels and its wall points, and is built by
@@ -27,6 +28,10 @@ from .tiles import TileJob, level_tile_builder
 TILE_POINTS = 4500
 #: A tile's wall points, at most, where a coarser wall level helps.
 WALL_POINTS = 2500
+#: Without a min_block, tiles are sized for the coarsest octree level
+#: whose blocks hold this share of the free voxels (each tile then refines
+#: as far as it fits).
+PLAN_COVER = 0.9
 #: Tile boundaries fall on multiples of this many voxels where they can
 #: (the tiles' octree blocks then line up with the level's).
 ALIGN = 8
@@ -34,18 +39,39 @@ ALIGN = 8
 MAX_TILES = 4096
 
 
-def sample_estimate(free):
-    """How many points the free voxels' octree gives at its finest level:
-    the lattice points that are a corner of a leaf block (any size), marked
-    on one byte a lattice point."""
+def _leaf_masks(free):
+    """[(level, bool mask of its leaf blocks)] of the free voxels' octree."""
     from ..levels.tetra import free_pyramid
     levels = free_pyramid(free)
-    shape0 = np.array(free.shape)
-    lattice = np.zeros(tuple(shape0 + 1), bool)
+    out = []
     for lev, a in enumerate(levels):
         if lev + 1 < len(levels):
             up = levels[lev + 1].repeat(2, 0).repeat(2, 1).repeat(2, 2)
             a = a & ~up[:a.shape[0], :a.shape[1], :a.shape[2]]
+        out.append((lev, a))
+    return out
+
+
+def plan_level(leaves, n_free, cover=PLAN_COVER):
+    """The coarsest octree level whose leaves (of that level and up) hold
+    ``cover`` of the free voxels (what the tiles are sized for when no
+    ``min_block`` is asked), and that share."""
+    vol = np.array([int(a.sum()) * 8 ** lev for lev, a in leaves], np.float64)
+    share = np.cumsum(vol[::-1])[::-1] / max(n_free, 1)
+    ok = np.flatnonzero(share >= cover - 1e-12)
+    lev = int(ok.max()) if len(ok) else 0
+    return lev, float(share[lev])
+
+
+def sample_estimate(leaves, shape0, min_level=0):
+    """How many points the octree gives at ``min_level``: the lattice points
+    that are a corner of a leaf block of that level or coarser, marked on
+    one byte a lattice point."""
+    shape0 = np.asarray(shape0)
+    lattice = np.zeros(tuple(shape0 + 1), bool)
+    for lev, a in leaves:
+        if lev < min_level:
+            continue
         s = 1 << lev
         for d in np.ndindex(2, 2, 2):
             # corner (i + d) * s of leaf i, clipped to the grid's far side
@@ -70,19 +96,22 @@ def _cuts(n_vox, n_tiles, size=None):
     return np.unique(c)
 
 
-def tile_counts(vgrid, free, tile_size):
+def tile_counts(vgrid, points, tile_size):
     """(3,) tiles per axis: of ``tile_size`` metres (one or three), or
-    ``"auto"``/None: near-cubic tiles of about :data:`TILE_POINTS` points."""
+    ``"auto"``/None: near-cubic tiles of about :data:`TILE_POINTS` of the
+    level's ``points``."""
     ext = vgrid.h * np.asarray(vgrid.shape)
-    if tile_size is not None and tile_size != "auto":
+    if not (isinstance(tile_size, str) and tile_size == "auto"):
         size = np.broadcast_to(np.asarray(tile_size, np.float64), (3,))
         if not np.all(np.isfinite(size) & (size > 0)):
             raise BuildError(f"tile size must be > 0 m, got {tile_size}")
         n = np.maximum(1, np.ceil(ext / size - 1e-9)).astype(np.int64)
     else:
-        want = max(1.0, sample_estimate(free) / TILE_POINTS)
+        want = max(1.0, points / TILE_POINTS)
         s = (float(np.prod(ext)) / want) ** (1 / 3)
         n = np.maximum(1, np.round(ext / s)).astype(np.int64)
+        if np.prod(n) > 2 * want:
+            n = np.maximum(1, np.floor(ext / s)).astype(np.int64)
     n = np.minimum(n, np.asarray(vgrid.shape))
     if np.prod(n) > MAX_TILES:
         raise BuildError(f"{'x'.join(map(str, n))} tiles are more than {MAX_TILES}: give a "
@@ -132,9 +161,18 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
         raise BuildError("no free space left: every voxel of the box is solid (grown by the "
                          "agent's radius); give a larger --box or a smaller --agent-radius")
     lo, hi = (np.asarray(b, np.float64) for b in stats["bbox"])
-    n = tile_counts(vgrid, free, tile_size)
-    size = None if tile_size is None or tile_size == "auto" else \
-        np.broadcast_to(np.asarray(tile_size, np.float64), (3,)) / vgrid.h
+    from ..levels.build import min_level_for
+    leaves = _leaf_masks(free)
+    if level_options.get("min_block") is not None:
+        plan = min_level_for(level_options["min_block"], vgrid)
+        share = None
+    else:
+        plan, share = plan_level(leaves, stats["free_voxels"])
+    auto = tile_size is None or (isinstance(tile_size, str) and tile_size == "auto")
+    points = sample_estimate(leaves, vgrid.shape, plan) if auto else 0
+    del leaves
+    n = tile_counts(vgrid, points, "auto" if auto else tile_size)
+    size = None if auto else np.broadcast_to(np.asarray(tile_size, np.float64), (3,)) / vgrid.h
     cuts = [_cuts(vgrid.shape[k], int(n[k]), None if size is None else size[k])
             for k in range(3)]
     grid = tile_planes(vgrid, lo, hi, cuts)
@@ -153,7 +191,9 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
                                                   boundary=sampler.tile(idx)),
                           level_tile_builder)
     seconds = stats.pop("seconds")
-    stats.update({"wall_level": sampler.level, "wall_points_max": int(worst),
+    stats.update({"planned_block": float((1 << plan) * vgrid.h.max()),
+                  "planned_block_share": share, "planned_points": points,
+                  "wall_level": sampler.level, "wall_points_max": int(worst),
                   "tile_voxels": [int(np.diff(c).max()) for c in cuts],
                   "solid_seconds": seconds["solid"]})
     return lo, hi, grid, jobs(), {"level": stats}

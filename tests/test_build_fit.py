@@ -354,3 +354,14 @@ def test_asteroids_in_a_custom_box_are_spread_through_that_box(tmp_path):
     inside = c[((c > lo) & (c < hi)).all(axis=1)]
     assert len(inside) > 10
     assert (mesh.locate(inside) < 0).all()
+
+
+def test_a_small_box_gets_a_grid_that_sorts_its_tetrahedra():
+    """A 100 x 60 x 20 m hall: cells of about 10 m (its longest side over 10),
+    not one 10 km cell listing every tetrahedron; a point's cell lists far
+    fewer tetrahedra than the mesh has."""
+    mesh = generate(((0, 0, 0), (100, 60, 20)), [Sphere((50, 30, 10), 5.0)], seed=1,
+                    coverage_samples=0)
+    assert mesh.dims[0] == 10 and mesh.dims[1] == 6 and mesh.dims[2] == 2
+    assert _fits(mesh)
+    assert mesh.n_refs / mesh.n_cells < mesh.n_tets / 4

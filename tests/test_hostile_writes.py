@@ -102,7 +102,7 @@ def test_pictures_need_force_to_replace(rgn, tmp_path, capsys, command):
     assert out.read_bytes() != b"mine"
 
 
-@pytest.mark.parametrize("name", ["demo.rgn", "demo.png"])
+@pytest.mark.parametrize("name", ["demo.rgn", "demo.png", "hangar.obj", "caves.npy", "agents.csv"])
 def test_demo_needs_force_to_replace(tmp_path, capsys, name):
     """regn demo refuses an existing output before doing any work."""
     (tmp_path / name).write_text("mine")

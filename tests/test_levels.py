@@ -283,6 +283,31 @@ def test_quads_and_ngons_are_fanned(tmp_path):
     assert len(s.tris) == 2 + 3 + 1 and s.tris.max() == 4
 
 
+def test_the_example_hangar_is_an_editors_level(tmp_path):
+    """The demo's hangar.obj: quads and an n-gon in 14 objects, open sheets,
+    a crate sunk into a pillar; its repairs name the open edges."""
+    from regn.levels.examples import hangar_obj
+    f = tmp_path / "hangar.obj"
+    f.write_text(hangar_obj())
+    text = f.read_text().splitlines()
+    assert sum(line.startswith("o ") for line in text) == 14
+    assert max(len(line.split()) - 1 for line in text if line.startswith("f ")) == 8
+    s = read_soup(f)
+    rep = soup_repairs(s)
+    assert rep["open_edges"] > 0 and rep["degenerate"] == 0
+    assert s.verts.min(axis=0).tolist() == [0, 0, 0] and s.verts.max(axis=0).tolist() == [100, 60, 20]
+
+
+def test_the_example_caves_are_one_connected_system():
+    from scipy import ndimage
+
+    from regn.levels.examples import cave_voxels
+    occ = cave_voxels(seed=1)
+    labels, n = ndimage.label(~occ)
+    assert n == 1 and 0.03 < (~occ).mean() < 0.2
+    assert np.array_equal(occ, cave_voxels(seed=1)) and not np.array_equal(occ, cave_voxels(seed=2))
+
+
 # --- the CLI ------------------------------------------------------------------------------
 
 def _cli(*args):

@@ -9,7 +9,7 @@ the max corner up (and the min corner down to a float32 number) by as little
 as it can, and :meth:`Frame.change` says what moved and by how much.
 
 Without given dims, :func:`fit_grid` tries grids from the default (cells of
-about 10 km, at most 10 a side) down, preferring dims whose frame is exact,
+about 10 km, or a tenth of a smaller box's longest side; at most 10 a side) down, preferring dims whose frame is exact,
 and takes the finest whose references fit the u16 limit.
 """
 
@@ -157,9 +157,12 @@ def grid_frame(lo, hi, dims) -> Frame:
 
 
 def default_dims(extent) -> tuple:
-    """About 10 km cells, 1..10 per axis."""
-    return tuple(int(np.clip(np.ceil(e / DEFAULT_CELL - 1e-9), 1, MAX_DIMS))
-                 for e in np.asarray(extent, np.float64))
+    """About 10 km cells, 1..10 per axis; a box under 100 km a side gets
+    cells of a tenth of its longest side instead, so that a 100 m hangar's
+    grid still sorts its tetrahedra (one 10 km cell would list them all)."""
+    ext = np.asarray(extent, np.float64)
+    cell = min(DEFAULT_CELL, float(ext.max()) / MAX_DIMS) if ext.max() > 0 else DEFAULT_CELL
+    return tuple(int(np.clip(np.ceil(e / cell - 1e-9), 1, MAX_DIMS)) for e in ext)
 
 
 def _axis_choices(lo, hi, most):

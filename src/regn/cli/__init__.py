@@ -24,7 +24,7 @@ COMMANDS = {
     "verify": ("verify_cmd", "run every check of the spec; exit 0 pass, 1 fail, 2 unreadable"),
     "dump": ("format_cmds", "the whole decode, every field (text or --json)"),
     "rewrite": ("format_cmds", "load and write back (same byte order and POF0 dialect)"),
-    "build": ("build_cmd", "build a REGN from obstacles, a random field, or a tet mesh"),
+    "build": ("build_cmd", "build a REGN (or a world of tiles) from obstacles, a random field, a level (soup or voxels) or a tet mesh"),
     "locate": ("query_cmds", "tetrahedron holding each point (x y z per line on stdin)"),
     "nearest": ("query_cmds", "closest navigable point for each point on stdin"),
     "path": ("query_cmds", "shortest flight between two points"),

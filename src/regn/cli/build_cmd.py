@@ -1,4 +1,4 @@
-"""``regn build``: a REGN from obstacles, a random asteroid field, or a tet mesh.
+"""``regn build``: a REGN (or a world of tiles) from obstacles, a random asteroid field, a level, or a tet mesh.
 
   regn build --box X0 Y0 Z0 X1 Y1 Z1 [--spheres F.csv|F.json] [--obstacles A.obj ...]
              [--agent-radius R] [--dims NX NY NZ] [--detail D] [--seed S] -o OUT.rgn
@@ -10,10 +10,12 @@
 --level takes a level as games and editors export it (open sheets, cracks,
 any winding; a soup of 10^6 triangles); --voxels a voxel occupancy array.
 --obstacles stays for closed rocks (mixed with a --level, they join it).
+-o DIR/NAME.json (or --tile-size S) builds a world of REGN tiles and its
+manifest instead (docs/worlds.md).
 
 The result always fits the format: without --detail and --dims, regn takes the
-highest detail from 1 down and the finest grid from about 10 km cells down
-that fit, and says what it chose. Given ones are kept, or refused with a value
+highest detail from 1 down and the finest grid from about 10 km cells (a
+tenth of the longest side of a box under 100 km) down that fit, and says what it chose. Given ones are kept, or refused with a value
 that fits. The box given is the box written (when float32 cannot hold it
 exactly, the report says what moved and by how much).
 
@@ -61,7 +63,8 @@ def add_parser(sub, name, help_text):
     p.add_argument("--agent-radius", type=number, metavar="R",
                    help="inflate every obstacle by R (default 0)")
     p.add_argument("--dims", nargs=3, type=whole, metavar=("NX", "NY", "NZ"),
-                   help="grid cells per axis (default: the finest from about 10 km cells, "
+                   help="grid cells per axis (default: the finest from about 10 km cells or a "
+                   "tenth of a smaller box, "
                    "at most 10, down whose cell references fit)")
     p.add_argument("--detail", type=number, metavar="D",
                    help="sampling density multiplier; higher keeps more of the free volume "

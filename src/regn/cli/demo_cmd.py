@@ -3,6 +3,9 @@
 Build a sample asteroid field (a 100 km cube, 10x10x10 cells of 10 km), write
 ``DIR/demo.rgn``, verify it, locate a few points, find a path between two
 far-apart free points, and draw the map with the path to ``DIR/demo.png``.
+Beside them it leaves three inputs to try the other commands on:
+``hangar.obj`` (a level as an editor exports it), ``caves.npy`` (a voxel
+level) and ``agents.csv`` (a fleet of 40 ships crossing the demo map).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def add_parser(sub, name, help_text):
                    help="where to write demo.rgn and demo.png (default ./regn-demo)")
     p.add_argument("--seed", type=whole, default=1, help="asteroid field seed")
     p.add_argument("--force", action="store_true",
-                   help="replace DIR/demo.rgn and DIR/demo.png if they exist")
+                   help="replace the files the demo writes in DIR if they exist")
     p.set_defaults(func=run)
 
 
@@ -83,11 +86,36 @@ def _finish_report(ahead):
         ahead.report = None
 
 
+#: The example inputs the demo leaves beside its map.
+EXAMPLES = ("hangar.obj", "caves.npy", "agents.csv")
+
+
+def _write_examples(mesh, args):
+    """hangar.obj, caves.npy, agents.csv (see the module's docstring)."""
+    import io
+
+    from .._atomic import atomic_write
+    from ..levels.examples import cave_voxels, hangar_obj
+    caves = io.BytesIO()
+    np.save(caves, cave_voxels(seed=args.seed))
+    starts = mesh.random_points(40, seed=args.seed, radius=600.0)
+    goals = mesh.random_points(40, seed=args.seed + 1, radius=600.0)
+    rows = [f"{a[0]:.1f},{a[1]:.1f},{a[2]:.1f},{b[0]:.1f},{b[1]:.1f},{b[2]:.1f},"
+            f"{r:g},300,60" for a, b, r in zip(starts, goals, (200, 400) * 20)]
+    agents = "x,y,z,gx,gy,gz,radius,max_speed,max_accel\n" + "\n".join(rows) + "\n"
+    for name, payload in (("hangar.obj", hangar_obj().encode()),
+                          ("caves.npy", caves.getvalue()), ("agents.csv", agents.encode())):
+        atomic_write(os.path.join(args.dir, name), payload, overwrite=args.force)
+    print(f"wrote inputs to try in {args.dir}: hangar.obj (a level: regn build --level), "
+          "caves.npy (voxels: regn build --voxels), agents.csv (regn fly)")
+
+
 def run(args) -> int:
     from ._common import check_output
     out, png = os.path.join(args.dir, "demo.rgn"), os.path.join(args.dir, "demo.png")
     os.makedirs(args.dir, exist_ok=True)    # the demo makes its folder
-    for path in (out, png):                 # refused before any work is done
+    for path in (out, png, *(os.path.join(args.dir, n) for n in EXAMPLES)):
+        # refused before any work is done
         check_output(path, [], args.force)
     t0 = time.perf_counter()
     ahead = _compile_ahead()
@@ -152,5 +180,6 @@ def _steps(args, out, png, t0, ahead) -> int:
     from ..export.render import render
     render(mesh, png, path=(a, b))
     print(f"drew {png}")
+    _write_examples(mesh, args)
     print(f"done in {time.perf_counter() - t0:.1f} s; try: regn info {out}")
     return 0 if report.ok and path.found else 1

@@ -2,6 +2,7 @@
 
     python benchmarks/make_levels.py /tmp/levels --seed 1
     python benchmarks/level_world_bench.py /tmp/levels [rooms.obj caves.npy ...] [--workers 2]
+                                           [--world-only]
 
 Per level, each in a fresh process (peak memory is the child's max RSS; a
 world's tile workers report their own): the single REGN at the defaults
@@ -10,7 +11,8 @@ world's tile workers report their own): the single REGN at the defaults
 memory, tetrahedra, coverage of the free voxels (Monte Carlo, the world's
 weighted by each tile's free volume), links and linked faces, and
 BREACHES against the INPUT (levels_bench.py's test: 16 random points, the
-centroid and corners of every stored tetrahedron of every tile, nearer a
+centroid and corners of every stored tetrahedron (4 random points for a
+world's tiles), nearer a
 triangle than the agent radius minus 1 cm by libigl's exact distance, or
 within it of a solid voxel). Then 200 random paths between free points
 of the world (20, or as many as 180 s allow): found, crossing tiles, median time.
@@ -40,12 +42,12 @@ def _read(directory, name):
     return level, meta.get("box"), meta["agent_radius"]
 
 
-def _breaches(meshes, level, r, name):
+def _breaches(meshes, level, r, name, per=16):
     n = bad = 0
     for mesh in meshes:
         if mesh.n_tets == 0:
             continue
-        p = _samples(mesh)
+        p = _samples(mesh, per)
         n += len(p)
         bad += _voxel_breaches(p, level, r) if name.endswith(".npy") else \
             _soup_breaches(p, level, r, name in CLOSED)
@@ -97,12 +99,17 @@ def world(directory, name, workers):
     t = time.perf_counter() - t0
     b = m.build
     w = regn.load(out)
-    n, bad = _breaches([w.tile(i) for i in range(len(m.tiles))], level, r, name)
+    t1 = time.perf_counter()
+    n, bad = _breaches((w.tile(i) for i in range(len(m.tiles))), level, r, name, per=4)
+    t_check = time.perf_counter() - t1
     row = {"mode": "world", "seconds": t, "tiles": b["tiles"], "grid": b["grid"],
            "tets": b["tets"], "faces": b["faces"], "coverage": b["coverage"],
            "links": len(m.links), "linked_faces": int(sum(len(lk.faces) for lk in m.links)),
            "linked_wall_fraction": b["linked_wall_fraction"],
-           "samples": n, "breaches": bad, "wall_level": b["level"]["wall_level"],
+           "samples": n, "breaches": bad, "check_s": t_check,
+           "wall_level": b["level"]["wall_level"],
+           "planned_block": b["level"]["planned_block"],
+           "planned_block_share": b["level"]["planned_block_share"],
            "tile_voxels": b["level"]["tile_voxels"], "phase_seconds": b["seconds"],
            "worker_peak_mb": max(x["peak_rss"] for x in b["per_tile"]) / 2 ** 20,
            "slowest_tile_s": max(x["seconds"] for x in b["per_tile"]),
@@ -119,9 +126,13 @@ def main(argv):
         i = argv.index("--workers")
         workers = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2:]
+    modes = ("single", "world")
+    if "--world-only" in argv:
+        argv = [a for a in argv if a != "--world-only"]
+        modes = ("world",)
     names = argv[1:] or ["rooms.obj", "caves.npy"]
     for name in names:
-        for mode in ("single", "world"):
+        for mode in modes:
             args = [sys.executable, __file__, "--one", directory, name, mode, str(workers or 0)]
             proc = subprocess.run(args, capture_output=True, text=True)
             if proc.returncode:

@@ -129,7 +129,8 @@ def report_lines(rep):
         lines.append(f"  passages: {rep['free_regions_kept']} of {rep['free_regions']} free "
                      f"regions kept, in {rep['mesh_components']} connected component(s)")
     from ..levels.build import WORLD_HINT_COVERAGE
-    if rep.get("level_chosen") and (rep.get("coverage") or 1.0) < WORLD_HINT_COVERAGE:
+    coarser = rep.get("min_level", 0) > 0 or rep.get("min_block_share", 1.0) < 1.0
+    if rep.get("level_chosen") and coarser and (rep.get("coverage") or 1.0) < WORLD_HINT_COVERAGE:
         lines.append(f"  note: one REGN holds this level only with free blocks down to "
                      f"{rep['min_block']:.4g} m, covering {100 * rep['coverage']:.1f} % of its "
                      "free volume; -o DIR/world.json builds it as a world of tiles at the "

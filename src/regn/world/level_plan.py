@@ -23,9 +23,13 @@ from .faces import LevelWallSampler
 from .grid import TileGrid, f32
 from .tiles import TileJob, level_tile_builder
 
-#: The octree corners (at the finest level) an automatic tile size aims a
-#: tile at (a tile fits about 7 000 points, its walls' among them).
-TILE_POINTS = 4500
+#: The octree corners an automatic tile size first aims a tile at ...
+TILE_POINTS = 4000
+#: ... and the most any tile may have, its wall points among them (a tile
+#: fits about 7 000 points, at about 9 faces a point), more tiles tried
+#: this often until none has more.
+TILE_BUDGET = 5500
+FIT_ROUNDS = 8
 #: A tile's wall points, at most, where a coarser wall level helps.
 WALL_POINTS = 2500
 #: Without a min_block, tiles are sized for the coarsest octree level
@@ -63,10 +67,9 @@ def plan_level(leaves, n_free, cover=PLAN_COVER):
     return lev, float(share[lev])
 
 
-def sample_estimate(leaves, shape0, min_level=0):
-    """How many points the octree gives at ``min_level``: the lattice points
-    that are a corner of a leaf block of that level or coarser, marked on
-    one byte a lattice point."""
+def corner_lattice(leaves, shape0, min_level=0):
+    """(shape0 + 1) bool: the lattice points that are a corner of a leaf
+    block of ``min_level`` or coarser (the points the octree gives there)."""
     shape0 = np.asarray(shape0)
     lattice = np.zeros(tuple(shape0 + 1), bool)
     for lev, a in leaves:
@@ -77,7 +80,7 @@ def sample_estimate(leaves, shape0, min_level=0):
             # corner (i + d) * s of leaf i, clipped to the grid's far side
             idx = [np.minimum((np.arange(a.shape[k]) + d[k]) * s, shape0[k]) for k in range(3)]
             lattice[np.ix_(*idx)] |= a
-    return int(lattice.sum())
+    return lattice
 
 
 def _cuts(n_vox, n_tiles, size=None):
@@ -96,10 +99,9 @@ def _cuts(n_vox, n_tiles, size=None):
     return np.unique(c)
 
 
-def tile_counts(vgrid, points, tile_size):
-    """(3,) tiles per axis: of ``tile_size`` metres (one or three), or
-    ``"auto"``/None: near-cubic tiles of about :data:`TILE_POINTS` of the
-    level's ``points``."""
+def tile_counts(vgrid, tile_size, want=1.0):
+    """(3,) tiles per axis: of ``tile_size`` metres (one or three), or, for
+    ``"auto"``, about ``want`` near-cubic tiles."""
     ext = vgrid.h * np.asarray(vgrid.shape)
     if not (isinstance(tile_size, str) and tile_size == "auto"):
         size = np.broadcast_to(np.asarray(tile_size, np.float64), (3,))
@@ -107,8 +109,7 @@ def tile_counts(vgrid, points, tile_size):
             raise BuildError(f"tile size must be > 0 m, got {tile_size}")
         n = np.maximum(1, np.ceil(ext / size - 1e-9)).astype(np.int64)
     else:
-        want = max(1.0, points / TILE_POINTS)
-        s = (float(np.prod(ext)) / want) ** (1 / 3)
+        s = (float(np.prod(ext)) / max(want, 1.0)) ** (1 / 3)
         n = np.maximum(1, np.round(ext / s)).astype(np.int64)
         if np.prod(n) > 2 * want:
             n = np.maximum(1, np.floor(ext / s)).astype(np.int64)
@@ -117,6 +118,17 @@ def tile_counts(vgrid, points, tile_size):
         raise BuildError(f"{'x'.join(map(str, n))} tiles are more than {MAX_TILES}: give a "
                          "larger --tile-size or a coarser --voxel-size")
     return n
+
+
+def _per_tile(lattice, cuts):
+    """(nx, ny, nz) the lattice points in each tile's box (walls counted on both sides)."""
+    out = lattice
+    for k in range(3):
+        c = np.asarray(cuts[k])
+        cum = np.concatenate([np.zeros_like(np.take(out, [0], axis=k), np.int64),
+                              np.cumsum(out, axis=k, dtype=np.int64)], axis=k)
+        out = np.take(cum, c[1:] + 1, axis=k) - np.take(cum, c[:-1], axis=k)
+    return out
 
 
 def tile_planes(vgrid, lo, hi, cuts):
@@ -168,16 +180,27 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
         share = None
     else:
         plan, share = plan_level(leaves, stats["free_voxels"])
-    auto = tile_size is None or (isinstance(tile_size, str) and tile_size == "auto")
-    points = sample_estimate(leaves, vgrid.shape, plan) if auto else 0
-    del leaves
-    n = tile_counts(vgrid, points, "auto" if auto else tile_size)
-    size = None if auto else np.broadcast_to(np.asarray(tile_size, np.float64), (3,)) / vgrid.h
-    cuts = [_cuts(vgrid.shape[k], int(n[k]), None if size is None else size[k])
-            for k in range(3)]
-    grid = tile_planes(vgrid, lo, hi, cuts)
     jitter = jitter_size(vgrid)
-    sampler, worst = wall_sampler(grid, cuts, free, jitter, options["seed"])
+    auto = tile_size is None or (isinstance(tile_size, str) and tile_size == "auto")
+    lattice = corner_lattice(leaves, vgrid.shape, plan) if auto else None
+    del leaves
+    points = int(lattice.sum()) if auto else 0
+    want = points / TILE_POINTS
+    for _ in range(FIT_ROUNDS):
+        n = tile_counts(vgrid, "auto" if auto else tile_size, want)
+        cuts = [_cuts(vgrid.shape[k], int(n[k]), None if auto else
+                      np.broadcast_to(np.asarray(tile_size, np.float64), (3,))[k] / vgrid.h[k])
+                for k in range(3)]
+        grid = tile_planes(vgrid, lo, hi, cuts)
+        sampler, worst = wall_sampler(grid, cuts, free, jitter, options["seed"])
+        if not auto:
+            break
+        inner = _per_tile(lattice, cuts)
+        most = max(int(inner[idx]) + len(sampler.tile(idx)) for idx in grid.indices())
+        if most <= TILE_BUDGET or np.all(n >= np.asarray(vgrid.shape)):
+            break
+        want = max(want * 1.2, np.prod(n) * most / TILE_BUDGET)
+    del lattice
     tile_options = dict(options, jitter=jitter, source=level.name,
                         min_block=level_options.get("min_block"))
     tile_options.pop("detail", None)

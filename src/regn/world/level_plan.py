@@ -146,7 +146,7 @@ def tile_planes(vgrid, lo, hi, cuts):
 def wall_sampler(grid, cuts, free, jitter, seed):
     """The :class:`LevelWallSampler` at the finest wall level whose
     largest tile stays within :data:`WALL_POINTS` (or the coarsest)."""
-    for lev in range(0, 16):
+    for lev in range(16):
         sampler = LevelWallSampler(grid, cuts, free, level=lev, jitter=jitter, seed=seed)
         worst = max(len(sampler.tile(idx)) for idx in grid.indices())
         if worst <= WALL_POINTS or all((2 << lev) >= np.diff(c).max() for c in cuts):

@@ -63,14 +63,13 @@ def unused_level_options(args):
     return [o for o in LEVEL_OPTIONS if getattr(args, o, None) is not None]
 
 
-def run(args, dims, coverage_samples):
-    """``(mesh, report)`` of a level build."""
+def inputs(args):
+    """``(bbox or None, level, obstacles, options)``: what a level build reads
+    (the options are :func:`regn.levels.generate_level`'s)."""
     import numpy as np
 
     from ..inputs.obstacles import load_obstacle_mesh, load_spheres
     from ..levels.readers import Soup, read_soup, read_voxels
-    from ..levels.route import generate_with_level
-    from ._progress import Progress
     check(args)
     if args.voxels is not None:
         level = read_voxels(args.voxels, args.voxel_size, args.origin or (0.0, 0.0, 0.0))
@@ -81,16 +80,24 @@ def run(args, dims, coverage_samples):
         voxel_size = args.voxel_size
     obstacles = [s for f in args.spheres for s in load_spheres(f)]
     obstacles += [load_obstacle_mesh(f) for f in args.obstacles]
-    bar = Progress(quiet=args.json)
     options = {"crack": args.crack or 0.0, "voxel_size": voxel_size,
                "min_block": args.min_block}
     if args.cavities is not None:
         options["cavities"] = args.cavities
     if args.max_voxels is not None:
         options["max_voxels"] = args.max_voxels
+    bbox = (args.box[:3], args.box[3:]) if args.box else None
+    return bbox, level, obstacles, options
+
+
+def run(args, dims, coverage_samples):
+    """``(mesh, report)`` of a level build."""
+    from ..levels.route import generate_with_level
+    from ._progress import Progress
+    bbox, level, obstacles, options = inputs(args)
+    bar = Progress(quiet=args.json)
     try:
-        mesh = generate_with_level((args.box[:3], args.box[3:]) if args.box else None,
-                                   obstacles, level, agent_radius=args.agent_radius or 0.0,
+        mesh = generate_with_level(bbox, obstacles, level, agent_radius=args.agent_radius or 0.0,
                                    dims=dims, seed=args.seed or 0, progress=bar,
                                    coverage_samples=coverage_samples, **options)
     finally:
@@ -121,6 +128,13 @@ def report_lines(rep):
     if "free_regions" in rep:
         lines.append(f"  passages: {rep['free_regions_kept']} of {rep['free_regions']} free "
                      f"regions kept, in {rep['mesh_components']} connected component(s)")
+    from ..levels.build import WORLD_HINT_COVERAGE
+    coarser = rep.get("min_level", 0) > 0 or rep.get("min_block_share", 1.0) < 1.0
+    if rep.get("level_chosen") and coarser and (rep.get("coverage") or 1.0) < WORLD_HINT_COVERAGE:
+        lines.append(f"  note: one REGN holds this level only with free blocks down to "
+                     f"{rep['min_block']:.4g} m, covering {100 * rep['coverage']:.1f} % of its "
+                     "free volume; -o DIR/world.json builds it as a world of tiles at the "
+                     "finest blocks (docs/worlds.md)")
     rp = rep.get("repairs")
     if rp:
         lines.append("  repaired: " + ", ".join(f"{v} {k.replace('_', ' ')}"

@@ -45,16 +45,18 @@ def build_world(args, mode, obstacles_of, progress_bar) -> int:
     if mode == "from_mesh":
         raise RegnError("build: a world is built from obstacles (--box/--asteroids), "
                         "not --from-mesh")
-    if mode == "level":
-        raise RegnError("build: a world is not yet built from --level/--voxels; build the "
-                        "level into one REGN (-o OUT.rgn)")
     if not args.output.lower().endswith(".json"):
         raise RegnError(f"build: --tile-size writes a world: its manifest is a .json file, "
                         f"not {args.output}")
-    bbox, obstacles = obstacles_of(args, mode)
-    bar = progress_bar()
+    level = options = None
+    if mode == "level":
+        from ._level_build import inputs
+        bbox, level, obstacles, options = inputs(args)
+    else:
+        bbox, obstacles = obstacles_of(args, mode)
+    bar = progress_bar(quiet=args.json)
     try:
-        m = build(bbox, obstacles, out=args.output,
+        m = build(bbox, obstacles, out=args.output, level=level, level_options=options,
                   tile_size="auto" if args.tile_size is None else args.tile_size,
                   agent_radius=args.agent_radius or 0.0,
                   dims=tuple(args.dims) if args.dims else None, detail=args.detail,
@@ -78,5 +80,17 @@ def build_world(args, mode, obstacles_of, progress_bar) -> int:
     worst = max(rep["per_tile"], key=lambda t: t["seconds"])
     print(f"  slowest tile {'_'.join(map(str, worst['index']))}: {worst['seconds']:.2f} s, "
           f"peak memory of a worker {max(t['peak_rss'] for t in rep['per_tile']) / 2**20:.0f} MiB")
+    if rep.get("level"):
+        print(_level_line(rep["level"]))
     print("  seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in s.items()))
     return 0
+
+
+def _level_line(lv):
+    src = f"{lv['triangles_in']} triangles" if lv["kind"] == "soup" else \
+        f"{lv['voxels_in']} solid voxels"
+    h = lv["voxel_size"]
+    return (f"  level {lv['source']}: {src}; working voxels {h[0]:.4g} x {h[1]:.4g} x "
+            f"{h[2]:.4g} m ({'x'.join(map(str, lv['grid_shape']))}), tiles of "
+            f"{'x'.join(map(str, lv['tile_voxels']))} voxels, wall leaves of "
+            f"{2 ** lv['wall_level']} voxels and up; solid in {lv['solid_seconds']:.2f} s")

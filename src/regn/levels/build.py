@@ -40,6 +40,10 @@ POINT_BUDGET = 7_000
 #: this many tries.
 FILL = 0.94
 FIT_ROUNDS = 4
+#: Where a level too big for one REGN is pointed.
+TILES_HINT = "regn.world.build(..., level=...); docs/worlds.md"
+#: Below this coverage a single build's report suggests a world of tiles.
+WORLD_HINT_COVERAGE = 0.9
 #: Coverage samples, unless told, and per chunk.
 COVERAGE_SAMPLES = 200_000
 
@@ -103,17 +107,19 @@ def _too_big(lev, grid, what, n, fits):
     return LimitError(
         f"the level does not fit one REGN with free blocks down to {block:.4g} m "
         f"(--min-block): it needs {n} {what}, more than the format's u16 limit of "
-        f"{U16_MAX}. Give a larger --min-block ({hint}), a smaller --box, or build it as "
-        "tiles (regn.levels.build_level per tile box)", what=what, count=n)
+        f"{U16_MAX}. Give a larger --min-block ({hint}), a smaller --box, or build it as a "
+        f"world of tiles at this --min-block: -o DIR/world.json ({TILES_HINT})",
+        what=what, count=n)
 
 
-def _try(levels, pyramid, grid, lev, seed, fraction=1.0):
-    verts, tets, stats = tetrahedralize(levels, pyramid, grid, lev, seed, fraction)
+def _try(levels, pyramid, grid, lev, seed, fraction=1.0, boundary=None, jitter=None):
+    verts, tets, stats = tetrahedralize(levels, pyramid, grid, lev, seed, fraction, boundary,
+                                        jitter)
     counts = _counts(tets, len(verts))
     return verts, tets, stats, counts, _over(counts)
 
 
-def _refine(levels, pyramid, grid, lev, seed, best, tick):
+def _refine(levels, pyramid, grid, lev, seed, best, tick, boundary=None, jitter=None):
     """The best fit with part of level ``lev - 1`` added: the share of its
     leaves aimed so the faces come to :data:`FILL` of the limit."""
     verts, tets, stats, counts = best
@@ -126,14 +132,15 @@ def _refine(levels, pyramid, grid, lev, seed, best, tick):
         if fraction <= 0.02:
             break
         tick("tetrahedralize", 0.6)
-        v, t, st, _c, (what, n) = _try(levels, pyramid, grid, lev - 1, seed, fraction)
+        v, t, st, _c, (what, n) = _try(levels, pyramid, grid, lev - 1, seed, fraction,
+                                       boundary, jitter)
         if what is None:
             return v, t, st
         fraction *= FILL * U16_MAX / n
     return verts, tets, stats
 
 
-def _fit(levels, pyramid, grid, min_level, seed, tick):
+def _fit(levels, pyramid, grid, min_level, seed, tick, boundary=None, jitter=None):
     """``(verts, tets, stats)`` at the finest level from ``min_level`` (or the
     budget's start) up whose counts fit, then part of the next finer level
     (when not asked for a level); LimitError naming the numbers."""
@@ -141,25 +148,26 @@ def _fit(levels, pyramid, grid, min_level, seed, tick):
     lev = int(min_level) if asked else _start_level(levels)
     while lev < len(levels):
         tick("tetrahedralize", 0.4 + 0.04 * lev)
-        verts, tets, stats, counts, (what, n) = _try(levels, pyramid, grid, lev, seed)
+        verts, tets, stats, counts, (what, n) = _try(levels, pyramid, grid, lev, seed, 1.0,
+                                                     boundary, jitter)
         if what is None:
             stats["level_chosen"] = not asked
             if asked or lev == 0:
                 return verts, tets, stats
             verts, tets, stats = _refine(levels, pyramid, grid, lev, seed,
-                                         (verts, tets, stats, counts), tick)
+                                         (verts, tets, stats, counts), tick, boundary, jitter)
             stats["level_chosen"] = True
             return verts, tets, stats
         if asked:
             try:
-                fits = (1 << _fit(levels, pyramid, grid, None, seed, tick)[2]["min_level"]) \
-                    * grid.h.max()
+                fits = (1 << _fit(levels, pyramid, grid, None, seed, tick, boundary,
+                                  jitter)[2]["min_level"]) * grid.h.max()
             except LimitError:
                 fits = None
             raise _too_big(lev, grid, what, n, fits)
         lev += 1
     raise LimitError("the level does not fit one REGN even at its coarsest blocks: build it "
-                     "as tiles (regn.levels.build_level per tile box)")
+                     f"as a world of tiles: -o DIR/world.json ({TILES_HINT})")
 
 
 def min_level_for(block, grid):
@@ -168,6 +176,61 @@ def min_level_for(block, grid):
         return None
     ratio = float(block) / float(grid.h.max())
     return max(0, int(np.ceil(np.log2(ratio) - 1e-9))) if ratio > 1 else 0
+
+
+def level_solid(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
+                max_voxels=MAX_VOXELS, cavities="solid", progress=None):
+    """``(free uint8 grid, grid, stats)``: the free voxels of ``bbox`` in
+    ``level`` (the first phase of :func:`build_level`; a world of tiles
+    takes it once, over the whole level, and hands each tile its part)."""
+    t0 = time.perf_counter()
+    _checked(level, agent_radius, crack)
+    lo, hi = _box(bbox, level)
+    if voxel_size is None and isinstance(level, Voxels):
+        voxel_size = level.size
+    grid = working_grid(lo, hi, voxel_size, max_voxels)
+    if progress is not None:
+        progress("solid", 0.0)
+    slack = max(0.0, penetration(grid) - DEPTH_TOL)
+    free, stats = free_grid(grid, soup=level if isinstance(level, Soup) else None,
+                            voxels=level if isinstance(level, Voxels) else None,
+                            spheres=spheres, cavities=cavities,
+                            agent_radius=agent_radius, crack=crack, slack=slack)
+    stats.update({"kind": "voxels" if isinstance(level, Voxels) else "soup",
+                  "source": level.name, "agent_radius": float(agent_radius),
+                  "crack": float(crack), "bbox": [lo.tolist(), hi.tolist()],
+                  "free_voxels": int(free.sum()), "max_depth": penetration(grid),
+                  "seconds": {"solid": time.perf_counter() - t0}})
+    if isinstance(level, Soup):
+        stats.update({"triangles_in": len(level.tris), "objects": int(level.objects)})
+    else:
+        stats["voxels_in"] = len(level.ijk)
+    return free, grid, stats
+
+
+def fit_free(free, grid, stats, *, min_block=None, seed=0, boundary=None, jitter=None,
+             progress=None):
+    """``(verts, tets, stats)``: the tetrahedra of the free voxels ``free``
+    on ``grid`` (the second phase of :func:`build_level`; a tile's, with
+    ``boundary`` its wall points and ``jitter`` its world's)."""
+    def tick(phase, frac):
+        if progress is not None:
+            progress(phase, frac)
+
+    seconds = stats["seconds"]
+    t1 = time.perf_counter()
+    tick("pyramids", 0.3)
+    levels = free_pyramid(free)
+    pyramid = solid_pyramid(free)
+    seconds["pyramids"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    verts, tets, tstats = _fit(levels, pyramid, grid, min_level_for(min_block, grid), seed, tick,
+                               boundary, jitter)
+    seconds["tetrahedralize"] = time.perf_counter() - t2
+    stats.update(tstats)
+    stats.update({"min_block": float((1 << tstats["min_level"]) * grid.h.max()),
+                  "min_block_share": tstats["level_fraction"]})
+    return verts, tets, stats
 
 
 def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
@@ -188,49 +251,17 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     (default: the finest that fits the format; a given one is kept, or
     refused with the numbers). Raises :class:`LimitError` when nothing fits.
     """
-    def tick(phase, frac):
-        if progress is not None:
-            progress(phase, frac)
-
-    t0 = time.perf_counter()
-    _checked(level, agent_radius, crack)
-    lo, hi = _box(bbox, level)
-    if voxel_size is None and isinstance(level, Voxels):
-        voxel_size = level.size
-    grid = working_grid(lo, hi, voxel_size, max_voxels)
-    seconds = {}
-    tick("solid", 0.0)
-    slack = max(0.0, penetration(grid) - DEPTH_TOL)
-    free, stats = free_grid(grid, soup=level if isinstance(level, Soup) else None,
-                            voxels=level if isinstance(level, Voxels) else None,
-                            spheres=spheres, cavities=cavities,
-                            agent_radius=agent_radius, crack=crack, slack=slack)
-    seconds["solid"] = time.perf_counter() - t0
+    free, grid, stats = level_solid(bbox, level, spheres=spheres, agent_radius=agent_radius,
+                                    crack=crack, voxel_size=voxel_size,
+                                    max_voxels=max_voxels, cavities=cavities,
+                                    progress=progress)
     if not free.any():
         raise BuildError("no free space left: every voxel of the box is solid (grown by the "
                          "agent's radius); give a larger --box or a smaller --agent-radius")
-    t1 = time.perf_counter()
-    tick("pyramids", 0.3)
-    levels = free_pyramid(free)
-    pyramid = solid_pyramid(free)
-    seconds["pyramids"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    verts, tets, tstats = _fit(levels, pyramid, grid, min_level_for(min_block, grid), seed, tick)
-    seconds["tetrahedralize"] = time.perf_counter() - t2
+    verts, tets, stats = fit_free(free, grid, stats, min_block=min_block, seed=seed,
+                                  progress=progress)
     if not len(tets):
         raise BuildError("no tetrahedron fits the free space: give a finer voxel size")
-    stats.update(tstats)
-    stats.update({"kind": "voxels" if isinstance(level, Voxels) else "soup",
-                  "source": level.name, "agent_radius": float(agent_radius),
-                  "crack": float(crack), "bbox": [lo.tolist(), hi.tolist()],
-                  "min_block": float((1 << tstats["min_level"]) * grid.h.max()),
-                  "min_block_share": tstats["level_fraction"],
-                  "free_voxels": int(free.sum()), "max_depth": penetration(grid),
-                  "seconds": seconds})
-    if isinstance(level, Soup):
-        stats.update({"triangles_in": len(level.tris), "objects": int(level.objects)})
-    else:
-        stats["voxels_in"] = len(level.ijk)
     stats["_free"] = (free, grid)
     return verts, tets, stats
 
@@ -285,7 +316,6 @@ def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxe
     dilation, cavities), the repairs found in a soup, the octree level
     kept, coverage of the free voxels, free regions kept, the clearance
     check (0 = no tetrahedron meets a solid voxel), seconds per phase."""
-    from ..builder.tetmesh import build
     from .repairs import soup_repairs
     t0 = time.perf_counter()
     verts, tets, report = build_level(bbox, level, spheres=spheres, agent_radius=agent_radius,
@@ -294,32 +324,46 @@ def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxe
                                       max_voxels=max_voxels, cavities=cavities, seed=seed,
                                       progress=progress)
     free, grid = report.pop("_free")
+    mesh = finish(verts, tets, report, free, grid, dims=dims,
+                  coverage_samples=coverage_samples, progress=progress)
+    report = mesh.build_report
+    if isinstance(level, Soup):
+        t3 = time.perf_counter()
+        report["repairs"] = soup_repairs(level)
+        report["seconds"]["repairs"] = time.perf_counter() - t3
+    report["seconds"]["total"] = time.perf_counter() - t0
+    if progress:
+        progress("done", 1.0)
+    return mesh
+
+
+def finish(verts, tets, report, free, grid, *, dims=None, coverage_samples=COVERAGE_SAMPLES,
+           jitter=None, bbox=None, progress=None):
+    """The :class:`regn.Mesh` of ``verts``, ``tets`` in the box of ``grid``,
+    its ``build_report`` the ``report`` with the coverage of ``free``, the
+    free regions kept, the clearance check and the counts. ``bbox``: the
+    REGN's box exactly (a tile's), when not the grid's."""
+    from ..builder.tetmesh import build
+    from .tetra import cull
     seconds = report["seconds"]
     if progress:
         progress("build", 0.8)
     t1 = time.perf_counter()
-    mesh = build(verts, tets, bbox=(grid.lo, grid.hi), dims=dims)
+    mesh = build(verts, tets, bbox=(grid.lo, grid.hi) if bbox is None else bbox, dims=dims)
     seconds["regn_build"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     if progress:
         progress("coverage", 0.9)
     report.update(coverage(mesh, free, grid, coverage_samples) if coverage_samples else {})
     report.update(_passages(mesh, free, grid))
-    from .tetra import cull
     report["clearance_violations"] = int(cull(mesh.vertices.astype(np.float64), mesh.tets,
-                                              solid_pyramid(free), grid).sum())
+                                              solid_pyramid(free), grid, jitter).sum()) \
+        if len(tets) else 0
     report["clearance_ok"] = report["clearance_violations"] == 0
     seconds["check"] = time.perf_counter() - t2
-    if isinstance(level, Soup):
-        t3 = time.perf_counter()
-        report["repairs"] = soup_repairs(level)
-        seconds["repairs"] = time.perf_counter() - t3
     report.update(mesh.build_report)
     report.update({"vertices": int(mesh.n_vertices), "tets": int(mesh.n_tets),
                    "faces": int(mesh.n_faces), "cells": int(mesh.n_cells),
                    "refs": int(mesh.n_refs)})
-    seconds["total"] = time.perf_counter() - t0
-    if progress:
-        progress("done", 1.0)
     mesh.build_report = report
     return mesh

@@ -33,17 +33,20 @@ SPECK_REL = 1e-4
 TOP_BLOCKS = 8
 
 
-def jitter_size(grid):
-    """(3,) the jitter per axis of a grid's points."""
+def jitter_size(grid, jitter=None):
+    """(3,) the jitter per axis of a grid's points (``jitter``, when given:
+    a world's tiles share their world's)."""
+    if jitter is not None:
+        return np.broadcast_to(np.asarray(jitter, np.float64), (3,)).copy()
     scale = float(np.abs(np.concatenate([grid.lo, grid.hi])).max())
     ulp = float(np.spacing(np.float32(max(scale, 1e-30))))
     return np.maximum(np.minimum(JITTER_REL * grid.h, JITTER_MAX), JITTER_ULPS * ulp)
 
 
-def penetration(grid):
+def penetration(grid, jitter=None):
     """How deep (metres) a kept tetrahedron may reach into a solid voxel:
     the cull's shrink, on the diagonal."""
-    return float(np.linalg.norm(1.5 * jitter_size(grid)))
+    return float(np.linalg.norm(1.5 * jitter_size(grid, jitter)))
 
 
 def _pool(a, op, fill):
@@ -134,14 +137,14 @@ def corner_count(levels, min_level):
     return len(leaf_corners(levels, min_level))
 
 
-def positions(ijk, grid, seed):
+def positions(ijk, grid, seed, jitter=None):
     """float32-exact float64 positions of voxel corners, jittered (not
     along an axis where the corner is on the box's face)."""
     shape = np.asarray(grid.shape)
     p = grid.lo + ijk * grid.h
     p = np.where(ijk == shape, grid.hi, p)
     rng = np.random.default_rng(seed)
-    d = rng.uniform(-1, 1, size=p.shape) * jitter_size(grid)
+    d = rng.uniform(-1, 1, size=p.shape) * jitter_size(grid, jitter)
     on_face = (ijk == 0) | (ijk == shape)
     p = np.where(on_face, p, p + d)
     lo32 = grid.lo.astype(np.float32).astype(np.float64)
@@ -150,11 +153,11 @@ def positions(ijk, grid, seed):
     return np.clip(p32, np.maximum(lo32, grid.lo), np.minimum(hi32, grid.hi))
 
 
-def cull(pts, tets, pyramid, grid):
+def cull(pts, tets, pyramid, grid, jitter=None):
     """(T,) bool: which tetrahedra meet a solid voxel (shrunk by the jitter)."""
     from ._tetra_kernels import tets_meet_solid
     flat, offsets, dims = pyramid
-    shrink = 1.5 * jitter_size(grid)
+    shrink = 1.5 * jitter_size(grid, jitter)
     return tets_meet_solid(np.ascontiguousarray(pts[tets]), flat, offsets, dims, grid.lo,
                            grid.h, shrink)
 
@@ -170,23 +173,36 @@ def drop_specks(pts, tets, rel=SPECK_REL):
     return tets[keep], int((~keep).sum())
 
 
-def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0):
+def _inner(ijk, shape0):
+    """The corners not on the box's walls."""
+    return ijk[np.all((ijk > 0) & (ijk < np.asarray(shape0)), axis=1)]
+
+
+def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0, boundary=None,
+                   jitter=None):
     """``(verts, tets, stats)`` of the free region at ``min_level`` (and
-    ``fraction`` of its leaves: see :func:`leaf_corners`)."""
+    ``fraction`` of its leaves: see :func:`leaf_corners`). ``boundary``
+    (M,3) float32-exact points on the box's walls: the whole wall sample,
+    in place of the leaves' corners there (a world's tiles share them with
+    their neighbours); ``jitter``: the jitter's size, when not the grid's."""
     from scipy.spatial import Delaunay
 
     from ..builder.unpinch import unpinch
     ijk = leaf_corners(levels, min_level, fraction)
+    if boundary is not None:
+        ijk = _inner(ijk, levels[0].shape)
     stats = {"min_level": int(min_level), "level_fraction": float(fraction),
-             "sample_points": len(ijk)}
-    if len(ijk) < 4:
+             "sample_points": len(ijk) + (0 if boundary is None else len(boundary))}
+    if stats["sample_points"] < 4:
         return np.zeros((0, 3)), np.zeros((0, 4), np.int64), stats
-    pts = positions(ijk, grid, seed)
+    pts = positions(ijk, grid, seed, jitter)
+    if boundary is not None:
+        pts = np.concatenate([np.asarray(boundary, np.float64).reshape(-1, 3), pts])
     simp = Delaunay(pts).simplices.astype(np.int64)
     tp = pts[simp]
     degen = np.abs(signed_volumes(tp)) <= 10 * degenerate_threshold(tp)
     simp = simp[~degen]
-    hit = cull(pts, simp, pyramid, grid)
+    hit = cull(pts, simp, pyramid, grid, jitter)
     tets = simp[~hit]
     tets, n_pinch = unpinch(pts, tets)
     tets, n_specks = drop_specks(pts, tets)

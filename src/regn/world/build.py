@@ -202,30 +202,54 @@ def _summary(results, grid, seconds, link_cover):
             "seconds": seconds, "per_tile": per_tile}
 
 
+def _obstacle_plan(lo, hi, obstacles, tile_size, r, detail, options, builder):
+    """``(grid, jobs, report)`` of a world of obstacles."""
+    grid = choose_grid(lo, hi, tile_size, obstacles, r, detail)
+    sampler = WallSampler(grid, obstacles, agent_radius=r,
+                          detail=1.0 if detail is None else detail, seed=options["seed"])
+
+    def jobs():
+        for idx in grid.indices():
+            tlo, thi = grid.box(idx)
+            near = obstacles_near(obstacles, tlo, thi, r, MARGIN_REL * float((thi - tlo).max()))
+            yield TileJob(idx, tlo, thi, near, dict(options, boundary=sampler.tile(idx)),
+                          builder)
+    return grid, jobs(), {}
+
+
 def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail=None,
           dims=None, seed=0, workers=None, client=None, builder=None,
-          coverage_samples=200_000, force=False, progress=None):
+          coverage_samples=200_000, force=False, progress=None, level=None,
+          level_options=None):
     """Build a world of tiles into the manifest ``out`` (``DIR/NAME.json``)
     and its tiles ``DIR/NAME_i_j_k.rgn``; returns the :class:`Manifest`
     written (open it with :func:`regn.load`). See the module docstring;
     the other options are :func:`regn.generate`'s, for every tile.
+    ``level``: a level (a :class:`regn.levels.Soup`, :class:`regn.levels.Voxels`
+    or a soup file's path; ``bbox`` None: its bounds), built tile by tile by
+    the level builder (:mod:`regn.world.level_plan`), with
+    ``level_options`` (``crack``, ``voxel_size``, ``max_voxels``,
+    ``cavities``, ``min_block``: as :func:`regn.levels.generate_level`'s).
     ``progress(stage, fraction)`` is called as tiles finish."""
     t0 = time.perf_counter()
     check_seed(seed)
-    lo, hi = check_float32_box(*(np.asarray(b, np.float64).reshape(3) for b in bbox))
     obstacles, r = list(obstacles or ()), float(agent_radius)
-    grid = choose_grid(lo, hi, tile_size, obstacles, r, detail)
+    _check_outputs(out, {}, force)
+    options = {"agent_radius": r, "detail": detail, "dims": dims, "seed": seed,
+               "coverage_samples": coverage_samples}
+    if level is not None:
+        from .level_plan import level_plan
+        if detail is not None:
+            raise BuildError("detail does not apply to a level (see min_block)")
+        lo, hi, grid, jobs, extra = level_plan(bbox, obstacles, level, tile_size, r, options,
+                                               level_options or {}, progress)
+    else:
+        lo, hi = check_float32_box(*(np.asarray(b, np.float64).reshape(3) for b in bbox))
+        grid, jobs, extra = _obstacle_plan(lo, hi, obstacles, tile_size, r, detail, options,
+                                           builder)
     names = _names(out, grid)
     directory = _check_outputs(out, names, force)
-    sampler = WallSampler(grid, obstacles, agent_radius=r,
-                          detail=1.0 if detail is None else detail, seed=seed)
-    jobs = []
-    for idx in grid.indices():
-        tlo, thi = grid.box(idx)
-        near = obstacles_near(obstacles, tlo, thi, r, MARGIN_REL * float((thi - tlo).max()))
-        jobs.append(TileJob(idx, tlo, thi, near, {
-            "agent_radius": r, "detail": detail, "dims": dims, "seed": seed,
-            "coverage_samples": coverage_samples, "boundary": sampler.tile(idx)}, builder))
+    n_jobs = int(np.prod(grid.n))
     t1 = time.perf_counter()
     results = {}
 
@@ -235,7 +259,7 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
         res["sha256"], res["bytes"] = sha256_of(data), len(data)
         results[res["index"]] = res
         if progress is not None:
-            progress("tiles", len(results) / len(jobs))
+            progress("tiles", len(results) / n_jobs)
 
     run_jobs(jobs, workers=workers, client=client, on_done=done)
     t2 = time.perf_counter()
@@ -256,6 +280,7 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     t3 = time.perf_counter()
     manifest.build = _summary(results, grid, {"sample_walls": t1 - t0, "tiles": t2 - t1,
                                               "links": t3 - t2, "total": t3 - t0}, cover)
+    manifest.build.update(extra)
     atomic_write(out, manifest.dumps(), overwrite=force)
     if progress is not None:
         progress("done", 1.0)

@@ -183,3 +183,140 @@ class WallSampler:
             for p in (idx[ax], idx[ax] + 1):
                 parts.append(self.wall(ax, p, idx[u], idx[v]))
         return np.vstack(parts)
+
+
+# --- a level's walls ----------------------------------------------------------------------
+#
+# A level (regn.levels) is solid voxels. Its tiles are cut along voxel planes
+# (``cuts[k]``: the voxel index of each tile boundary along axis k), and a
+# tile's wall sample is the corners of the quadtree leaves of the free
+# pixels of each wall rectangle (a pixel is free when a voxel on either
+# side of it is), of the binary-tree leaves of each edge's free segments
+# (free when one of the up-to-4 voxels around it is), and the 8 corners:
+# coarse in the open and fine near the solid, from the voxels of the
+# whole level (so both sides get the same points), at leaves of at least
+# ``2 ** level`` voxels. Points strictly inside a rectangle are jittered in
+# its plane, points strictly inside an edge along it, by the world's
+# jitter; positions float32. A rectangle with no point inside gets its
+# centre (its four corners alone are on one circle, and the two tiles
+# could split it along different diagonals).
+
+
+def _pool2(a):
+    """One step of an "all free" pyramid over the last axes (1-D or 2-D),
+    odd sizes padded with False."""
+    pad = [(0, s % 2) for s in a.shape]
+    if any(p[1] for p in pad):
+        a = np.pad(a, pad, constant_values=False)
+    shape = sum(((s // 2, 2) for s in a.shape), ())
+    return a.reshape(shape).all(axis=tuple(range(1, 2 * a.ndim, 2)))
+
+
+def tree_corners(mask, level):
+    """(N, d) int64 unique corners (in pixels) of the leaves of at least
+    ``2 ** level`` pixels of the all-free tree of ``mask`` (1-D or 2-D bool)."""
+    levels = [np.asarray(mask, bool)]
+    while max(levels[-1].shape) > 1:
+        levels.append(_pool2(levels[-1]))
+    shape0 = np.array(levels[0].shape)
+    out = []
+    d = levels[0].ndim
+    offsets = np.array(list(np.ndindex(*(2,) * d)))
+    for lev in range(len(levels) - 1, level - 1, -1):
+        a = levels[lev]
+        if lev + 1 < len(levels):
+            up = levels[lev + 1]
+            for ax in range(d):
+                up = up.repeat(2, axis=ax)
+            a = a & ~up[tuple(slice(0, s) for s in a.shape)]
+        ijk = np.argwhere(a)
+        if len(ijk):
+            out.append(np.minimum((ijk[:, None, :] + offsets[None]) << lev, shape0)
+                       .reshape(-1, d))
+    if not out:
+        return np.zeros((0, d), np.int64)
+    return np.unique(np.concatenate(out), axis=0)
+
+
+class LevelWallSampler:
+    """The wall points of every tile of a level's world (see above):
+    ``free`` the level's free voxels (uint8, on ``vgrid``), ``cuts`` the
+    tile boundaries in voxels, ``grid`` the :class:`TileGrid` of them."""
+
+    def __init__(self, grid, cuts, free, *, level=0, jitter, seed=0):
+        self.grid, self.cuts, self.free = grid, [np.asarray(c) for c in cuts], free
+        self.level, self.seed = int(level), int(seed)
+        self.jitter = np.broadcast_to(np.asarray(jitter, np.float64), (3,))
+        self._cache = {}
+
+    def _layers(self, ax, p):
+        """The voxel layers beside plane ``p`` of axis ``ax`` (one at the world's faces)."""
+        c = int(self.cuts[ax][p])
+        return [i for i in (c - 1, c) if 0 <= i < self.free.shape[ax]]
+
+    def wall(self, ax, p, iu, iv):
+        """Points strictly inside a wall rectangle (see :meth:`WallSampler.wall`)."""
+        key = ("w", ax, p, iu, iv)
+        if key in self._cache:
+            return self._cache[key]
+        u, v = [k for k in range(3) if k != ax]
+        cu, cv = self.cuts[u][iu:iu + 2], self.cuts[v][iv:iv + 2]
+        sl = [slice(None)] * 3
+        sl[u], sl[v] = slice(cu[0], cu[1]), slice(cv[0], cv[1])
+        mask = np.zeros((cu[1] - cu[0], cv[1] - cv[0]), bool)
+        for layer in self._layers(ax, p):
+            sl[ax] = layer
+            mask |= self.free[tuple(sl)].astype(bool)
+        jk = tree_corners(mask, self.level).astype(np.float64)
+        n = np.array(mask.shape)
+        jk = jk[np.all((jk > 0) & (jk < n), axis=1)]
+        if not len(jk):
+            # the rectangle's 4 corners are on one circle: a point inside
+            # makes its triangulation the same for both tiles
+            jk = n[None] / 2.0
+        P = self.grid.planes
+        (u0, u1), (v0, v1) = P[u][iu:iu + 2], P[v][iv:iv + 2]
+        d = self._rng(1, ax, p, iu, iv).uniform(-1, 1, (len(jk), 2)) * self.jitter[[u, v]]
+        pts = np.empty((len(jk), 3))
+        pts[:, ax] = P[ax][p]
+        pts[:, u] = u0 + (u1 - u0) * jk[:, 0] / n[0] + d[:, 0]
+        pts[:, v] = v0 + (v1 - v0) * jk[:, 1] / n[1] + d[:, 1]
+        self._cache[key] = out = _f32(pts)
+        return out
+
+    def edge(self, e, pu, pv, ie):
+        """Points strictly inside a grid edge (see :meth:`WallSampler.edge`)."""
+        key = ("e", e, pu, pv, ie)
+        if key in self._cache:
+            return self._cache[key]
+        u, v = [k for k in range(3) if k != e]
+        c0, c1 = self.cuts[e][ie:ie + 2]
+        mask = np.zeros(c1 - c0, bool)
+        sl = [slice(None)] * 3
+        sl[e] = slice(c0, c1)
+        for a in self._layers(u, pu):
+            for b in self._layers(v, pv):
+                sl[u], sl[v] = a, b
+                mask |= self.free[tuple(sl)].astype(bool)
+        s = tree_corners(mask, self.level)[:, 0]
+        s = s[(s > 0) & (s < len(mask))]
+        P = self.grid.planes
+        e0, e1 = P[e][ie:ie + 2]
+        pts = np.empty((len(s), 3))
+        pts[:, e] = e0 + (e1 - e0) * s / len(mask) + \
+            self._rng(2, e, pu, pv, ie).uniform(-1, 1, len(s)) * self.jitter[e]
+        pts[:, u], pts[:, v] = P[u][pu], P[v][pv]
+        self._cache[key] = out = _f32(pts)
+        return out
+
+    def _rng(self, *key):
+        return np.random.default_rng([self.seed, *key])
+
+    def tile(self, idx):
+        """(M,3) float32-exact points on tile ``idx``'s walls (as
+        :meth:`WallSampler.tile`)."""
+        return WallSampler.tile(self, idx)
+
+    def count(self, idx):
+        """How many points :meth:`tile` gives (cached pieces)."""
+        return len(self.tile(idx))

@@ -7,7 +7,9 @@ margin) and the options (``agent_radius``, ``detail``, ``dims``, ``seed``,
 :mod:`regn.world.faces`, which the builder must use as its whole wall
 sample). :func:`sphere_tile_builder` is regn's obstacle builder
 (:func:`regn.generate`); another one (a level builder for triangle soups)
-plugs in the same way, as a picklable module-level function.
+plugs in the same way, as a picklable module-level function:
+:func:`level_tile_builder` builds a level's tile (:mod:`regn.levels.tiles`)
+from its block of the level's free voxels.
 
 The jobs run on ``concurrent.futures`` executors: a process pool on this
 machine, or a dask.distributed cluster through ``Client.get_executor()`` —
@@ -66,6 +68,20 @@ def sphere_tile_builder(lo, hi, obstacles, options):
                 raise
             detail *= DETAIL_STEP
     raise LimitError(f"no detail from {options.get('detail')} down to {detail:.3g} fits")
+
+
+def level_tile_builder(lo, hi, obstacles, options):
+    """The tile builder of a level (:mod:`regn.levels`): the tile's tetrahedra
+    from its block of the level's free voxels (``options["free"]``) with its
+    wall points (``options["boundary"]``), by
+    :func:`regn.levels.tiles.build_tile`. ``obstacles`` is empty: the
+    level's solid (obstacles included) is in the voxels."""
+    from ..levels.tiles import build_tile
+    return build_tile(lo, hi, options["free"], options["boundary"], jitter=options["jitter"],
+                      seed=options.get("seed", 0), min_block=options.get("min_block"),
+                      dims=options.get("dims"),
+                      coverage_samples=options.get("coverage_samples", 200_000),
+                      source=options.get("source"))
 
 
 #: A tile that does not fit at the detail asked tries this much lower, so often.

@@ -1,0 +1,222 @@
+"""A level (:mod:`regn.levels`) as a world of tiles: the plan.
+
+The level's solid is taken once, over the whole level, on one working voxel
+grid (:func:`regn.levels.build.level_solid`: cavities, cracks and the
+agent's growth are decided across tile walls, so a tile's part of the
+solid is the same as in a single build of the whole level). The grid is
+cut along voxel planes into tiles (``tile_size`` metres, or, by default,
+as many as the level's octree corners need at :data:`TILE_POINTS` a tile,
+at the level ``min_block`` asks or else the coarsest whose blocks hold
+:data:`PLAN_COVER` of the free voxels); their wall points come from the whole level's voxels
+(:class:`regn.world.faces.LevelWallSampler`), at the finest leaves that
+keep a tile's walls within :data:`WALL_POINTS`. Each job carries the
+tile's box, its block of free voxels and its wall points, and is built by
+:func:`regn.world.tiles.level_tile_builder` on a worker.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BuildError
+from .faces import LevelWallSampler
+from .grid import TileGrid, f32
+from .tiles import TileJob, level_tile_builder
+
+#: The octree corners an automatic tile size first aims a tile at ...
+TILE_POINTS = 4000
+#: ... and the most any tile may have, its wall points among them (a tile
+#: fits about 7 000 points, at about 9 faces a point), more tiles tried
+#: this often until none has more.
+TILE_BUDGET = 5500
+FIT_ROUNDS = 8
+#: A tile's wall points, at most, where a coarser wall level helps.
+WALL_POINTS = 2500
+#: Without a min_block, tiles are sized for the coarsest octree level
+#: whose blocks hold this share of the free voxels (each tile then refines
+#: as far as it fits).
+PLAN_COVER = 0.9
+#: Tile boundaries fall on multiples of this many voxels where they can
+#: (the tiles' octree blocks then line up with the level's).
+ALIGN = 8
+#: The most tiles a level's world has.
+MAX_TILES = 4096
+
+
+def _leaf_masks(free):
+    """[(level, bool mask of its leaf blocks)] of the free voxels' octree."""
+    from ..levels.tetra import free_pyramid
+    levels = free_pyramid(free)
+    out = []
+    for lev, a in enumerate(levels):
+        if lev + 1 < len(levels):
+            up = levels[lev + 1].repeat(2, 0).repeat(2, 1).repeat(2, 2)
+            a = a & ~up[:a.shape[0], :a.shape[1], :a.shape[2]]
+        out.append((lev, a))
+    return out
+
+
+def plan_level(leaves, n_free, cover=PLAN_COVER):
+    """The coarsest octree level whose leaves (of that level and up) hold
+    ``cover`` of the free voxels (what the tiles are sized for when no
+    ``min_block`` is asked), and that share."""
+    vol = np.array([int(a.sum()) * 8 ** lev for lev, a in leaves], np.float64)
+    share = np.cumsum(vol[::-1])[::-1] / max(n_free, 1)
+    ok = np.flatnonzero(share >= cover - 1e-12)
+    lev = int(ok.max()) if len(ok) else 0
+    return lev, float(share[lev])
+
+
+def corner_lattice(leaves, shape0, min_level=0):
+    """(shape0 + 1) bool: the lattice points that are a corner of a leaf
+    block of ``min_level`` or coarser (the points the octree gives there)."""
+    shape0 = np.asarray(shape0)
+    lattice = np.zeros(tuple(shape0 + 1), bool)
+    for lev, a in leaves:
+        if lev < min_level:
+            continue
+        s = 1 << lev
+        for d in np.ndindex(2, 2, 2):
+            # corner (i + d) * s of leaf i, clipped to the grid's far side
+            idx = [np.minimum((np.arange(a.shape[k]) + d[k]) * s, shape0[k]) for k in range(3)]
+            lattice[np.ix_(*idx)] |= a
+    return lattice
+
+
+def _cuts(n_vox, n_tiles, size=None):
+    """Voxel indices of the tile boundaries along one axis: every ``size``
+    voxels (the nearest voxel plane), or ``n_tiles`` near-equal tiles, on
+    multiples of :data:`ALIGN` when the tiles are big enough."""
+    if size is not None:
+        c = np.minimum(np.round(np.arange(n_tiles + 1) * size), n_vox)
+        c[-1] = n_vox
+        return np.unique(c.astype(np.int64))
+    c = np.linspace(0, n_vox, n_tiles + 1)
+    if n_vox >= ALIGN * n_tiles * 2:
+        c = np.round(c / ALIGN) * ALIGN
+    c = np.round(c).astype(np.int64)
+    c[0], c[-1] = 0, n_vox
+    return np.unique(c)
+
+
+def tile_counts(vgrid, tile_size, want=1.0):
+    """(3,) tiles per axis: of ``tile_size`` metres (one or three), or, for
+    ``"auto"``, about ``want`` near-cubic tiles."""
+    ext = vgrid.h * np.asarray(vgrid.shape)
+    if not (isinstance(tile_size, str) and tile_size == "auto"):
+        size = np.broadcast_to(np.asarray(tile_size, np.float64), (3,))
+        if not np.all(np.isfinite(size) & (size > 0)):
+            raise BuildError(f"tile size must be > 0 m, got {tile_size}")
+        n = np.maximum(1, np.ceil(ext / size - 1e-9)).astype(np.int64)
+    else:
+        s = (float(np.prod(ext)) / max(want, 1.0)) ** (1 / 3)
+        n = np.maximum(1, np.round(ext / s)).astype(np.int64)
+        if np.prod(n) > 2 * want:
+            n = np.maximum(1, np.floor(ext / s)).astype(np.int64)
+    n = np.minimum(n, np.asarray(vgrid.shape))
+    if np.prod(n) > MAX_TILES:
+        raise BuildError(f"{'x'.join(map(str, n))} tiles are more than {MAX_TILES}: give a "
+                         "larger --tile-size or a coarser --voxel-size")
+    return n
+
+
+def _per_tile(lattice, cuts):
+    """(nx, ny, nz) the lattice points in each tile's box (walls counted on both sides)."""
+    out = lattice
+    for k in range(3):
+        c = np.asarray(cuts[k])
+        cum = np.concatenate([np.zeros_like(np.take(out, [0], axis=k), np.int64),
+                              np.cumsum(out, axis=k, dtype=np.int64)], axis=k)
+        out = np.take(cum, c[1:] + 1, axis=k) - np.take(cum, c[:-1], axis=k)
+    return out
+
+
+def tile_planes(vgrid, lo, hi, cuts):
+    """The float32-exact tile boundaries of ``cuts`` (voxel indices)."""
+    planes = []
+    for k in range(3):
+        p = f32(vgrid.lo[k] + cuts[k] * vgrid.h[k])
+        p[0], p[-1] = lo[k], hi[k]
+        if np.any(np.diff(p) <= 0):
+            raise BuildError(f"tiles along axis {k} are too thin for float32 coordinates")
+        planes.append(p)
+    return TileGrid.from_planes(lo, hi, planes)
+
+
+def wall_sampler(grid, cuts, free, jitter, seed):
+    """The :class:`LevelWallSampler` at the finest wall level whose
+    largest tile stays within :data:`WALL_POINTS` (or the coarsest)."""
+    for lev in range(16):
+        sampler = LevelWallSampler(grid, cuts, free, level=lev, jitter=jitter, seed=seed)
+        worst = max(len(sampler.tile(idx)) for idx in grid.indices())
+        if worst <= WALL_POINTS or all((2 << lev) >= np.diff(c).max() for c in cuts):
+            return sampler, worst
+    return sampler, worst
+
+
+def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, progress=None):
+    """``(lo, hi, grid, jobs, report)`` of a level's world (module docstring)."""
+    from ..levels.build import level_solid
+    from ..levels.route import merged
+    from ..levels.solid import MAX_VOXELS
+    from ..levels.tetra import jitter_size
+    known = {"crack", "voxel_size", "max_voxels", "cavities", "min_block"}
+    if set(level_options) - known:
+        raise BuildError(f"unknown level options: {', '.join(sorted(set(level_options) - known))}")
+    level, spheres = merged(level, obstacles)
+    free, vgrid, stats = level_solid(
+        bbox, level, spheres=spheres, agent_radius=r, crack=level_options.get("crack") or 0.0,
+        voxel_size=level_options.get("voxel_size"),
+        max_voxels=level_options.get("max_voxels") or MAX_VOXELS,
+        cavities=level_options.get("cavities") or "solid", progress=progress)
+    if not free.any():
+        raise BuildError("no free space left: every voxel of the box is solid (grown by the "
+                         "agent's radius); give a larger --box or a smaller --agent-radius")
+    lo, hi = (np.asarray(b, np.float64) for b in stats["bbox"])
+    from ..levels.build import min_level_for
+    leaves = _leaf_masks(free)
+    if level_options.get("min_block") is not None:
+        plan = min_level_for(level_options["min_block"], vgrid)
+        share = None
+    else:
+        plan, share = plan_level(leaves, stats["free_voxels"])
+    jitter = jitter_size(vgrid)
+    auto = tile_size is None or (isinstance(tile_size, str) and tile_size == "auto")
+    lattice = corner_lattice(leaves, vgrid.shape, plan) if auto else None
+    del leaves
+    points = int(lattice.sum()) if auto else 0
+    want = points / TILE_POINTS
+    for _ in range(FIT_ROUNDS):
+        n = tile_counts(vgrid, "auto" if auto else tile_size, want)
+        cuts = [_cuts(vgrid.shape[k], int(n[k]), None if auto else
+                      np.broadcast_to(np.asarray(tile_size, np.float64), (3,))[k] / vgrid.h[k])
+                for k in range(3)]
+        grid = tile_planes(vgrid, lo, hi, cuts)
+        sampler, worst = wall_sampler(grid, cuts, free, jitter, options["seed"])
+        if not auto:
+            break
+        inner = _per_tile(lattice, cuts)
+        most = max(int(inner[idx]) + len(sampler.tile(idx)) for idx in grid.indices())
+        if most <= TILE_BUDGET or np.all(n >= np.asarray(vgrid.shape)):
+            break
+        want = max(want * 1.2, np.prod(n) * most / TILE_BUDGET)
+    del lattice
+    tile_options = dict(options, jitter=jitter, source=level.name,
+                        min_block=level_options.get("min_block"))
+    tile_options.pop("detail", None)
+
+    def jobs():
+        for idx in grid.indices():
+            tlo, thi = grid.box(idx)
+            block = free[cuts[0][idx[0]]:cuts[0][idx[0] + 1], cuts[1][idx[1]]:cuts[1][idx[1] + 1],
+                         cuts[2][idx[2]]:cuts[2][idx[2] + 1]]
+            yield TileJob(idx, tlo, thi, [], dict(tile_options, free=np.array(block),
+                                                  boundary=sampler.tile(idx)),
+                          level_tile_builder)
+    seconds = stats.pop("seconds")
+    stats.update({"planned_block": float((1 << plan) * vgrid.h.max()),
+                  "planned_block_share": share, "planned_points": points,
+                  "wall_level": sampler.level, "wall_points_max": int(worst),
+                  "tile_voxels": [int(np.diff(c).max()) for c in cuts],
+                  "solid_seconds": seconds["solid"]})
+    return lo, hi, grid, jobs(), {"level": stats}

@@ -1,0 +1,159 @@
+"""A level built as a world of tiles (regn.world.build with level=, regn build
+--level ... -o DIR/world.json): every tile a strict REGN, the tiles' faces
+on a shared plane the same triangles (so linked), paths across tiles, and
+no point of any tile inside the INPUT's solid (analytic boxes and sheets,
+as tests/test_levels.py checks a single build)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_levels import (
+    TOL,
+    _cave,
+    _cli,
+    assert_clear_of_boxes,
+    box_part,
+    samples_in_tets,
+    sheet_part,
+    soup_of,
+)
+
+import regn
+from regn.world import build as build_world
+from regn.world.links import wall_faces
+from regn.world.manifest import read_manifest
+
+BOX = ((-1, -1, -1), (11, 11, 11))
+#: A closed box across the tiles' shared plane x = 5, and a one-sided sheet.
+ROCK = ((3, 3, 2), (8, 7, 9))
+R = 0.3
+VOX = 40 ** 3
+
+
+def _soup():
+    return soup_of([box_part(*ROCK), sheet_part(5.0, lo=(-1, -1), hi=(4, 11))])
+
+
+@pytest.fixture(scope="module")
+def world_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("level_world")
+    build_world(BOX, level=_soup(), out=str(d / "world.json"), tile_size=(6, 12, 12),
+                agent_radius=R, workers=1, coverage_samples=20_000,
+                level_options={"max_voxels": VOX})
+    return d
+
+
+def _distance_to_sheet(p):
+    """Distance to the sheet z = 5 over x in [-1, 4] (any y in the box)."""
+    dx = np.maximum(p[:, 0] - 4, 0) + np.maximum(-1 - p[:, 0], 0)
+    return np.hypot(dx, p[:, 2] - 5)
+
+
+def test_every_tile_is_strict_and_clear_of_the_input(world_dir):
+    m = read_manifest(world_dir / "world.json")
+    assert tuple(m.grid) == (2, 1, 1)
+    for t in m.tiles:
+        assert regn.verify(str(world_dir / t.file), strict=True).ok
+        mesh = regn.load(world_dir / t.file)
+        assert mesh.n_tets > 0
+        assert np.array_equal(mesh.bbox_min, t.lo) and np.array_equal(mesh.bbox_max, t.hi)
+        assert_clear_of_boxes(mesh, [ROCK], R)
+        assert _distance_to_sheet(samples_in_tets(mesh)).min() >= R - TOL
+    assert m.build["coverage"] > 0.95
+
+
+def test_the_shared_plane_is_the_same_triangles_on_both_sides(world_dir):
+    world = regn.load(world_dir / "world.json")
+    (lk,) = world.manifest.links
+    assert lk.axis == 0 and lk.plane == 5.0
+    _, ka = wall_faces(world.tile(lk.a), 0, 5.0)
+    _, kb = wall_faces(world.tile(lk.b), 0, 5.0)
+    sa, sb = {r.tobytes() for r in ka}, {r.tobytes() for r in kb}
+    assert len(sa) > 50 and len(sa & sb) >= 0.95 * max(len(sa), len(sb))
+    assert len(lk.faces) == len(sa & sb)
+    # the rock's cut through the plane is no link: no linked face inside it
+    cen = world.tile(lk.a).face_centroids[lk.faces[:, 0]]
+    inside = np.all((cen[:, 1:] > np.array(ROCK[0][1:])) & (cen[:, 1:] < np.array(ROCK[1][1:])),
+                    axis=1)
+    assert not inside.any()
+
+
+def test_a_path_crosses_between_tiles_around_the_rock(world_dir):
+    world = regn.load(world_dir / "world.json")
+    a, b = np.array([1.0, 5.0, 7.0]), np.array([10.0, 5.0, 5.0])
+    p = world.find_path(a, b)
+    assert p.found and len(p.tiles) == 2
+    assert world.line_of_sight(p.points[:-1], p.points[1:]).all()
+    pts = np.concatenate([np.linspace(u, v, 20) for u, v in zip(p.points[:-1], p.points[1:])])
+    from test_levels import depth_in_boxes
+    assert depth_in_boxes(pts, [ROCK]).max() <= TOL
+    assert p.length >= np.linalg.norm(b - a)
+
+
+def test_cli_builds_soup_and_voxel_worlds_and_finds_a_path(tmp_path):
+    v, t = box_part(*ROCK)
+    lines = [f"v {x} {y} {z}" for x, y, z in v] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in t]
+    (tmp_path / "rock.obj").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "w" / "world.json"
+    r = _cli("build", "--level", tmp_path / "rock.obj", "--box", -1, -1, -1, 11, 11, 5,
+             "--agent-radius", R, "--max-voxels", 32 ** 3, "--tile-size", 6,
+             "--workers", 1, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "4 tiles 2x2x1" in r.stdout
+    doc = json.loads(out.read_text())
+    assert len(doc["tiles"]) == 4 and len(doc["links"]) == 4
+    r = _cli("path", out, 1, 1, 3, 10, 10, 3, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["status"] == "ok"
+    np.save(tmp_path / "occ.npy", _cave())
+    r = _cli("build", "--voxels", tmp_path / "occ.npy", "--voxel-size", 2, "--tile-size", 24,
+             "--workers", 1, "-o", tmp_path / "v" / "world.json", "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["tiles"] >= 2 and rep["level"]["kind"] == "voxels"
+
+
+def test_solid_tiles_and_open_walls_of_a_voxel_world(tmp_path):
+    """A voxel level whose upper half (in x) is solid: those tiles are REGNs
+    without tetrahedra that still verify; the free tiles' walls, open on
+    every side, are the same triangles on both sides (a rectangle's four
+    corners alone could split either way), so a path crosses them."""
+    from regn.levels import voxels_from_array
+    occ = np.zeros((16, 8, 8), bool)
+    occ[8:] = True
+    occ[2:5, 2:5, 0:3] = True
+    m = build_world(None, level=voxels_from_array(occ, 1.0), out=str(tmp_path / "world.json"),
+                    tile_size=4, workers=1, coverage_samples=2000)
+    assert tuple(m.grid) == (4, 2, 2)
+    assert [t.tets == 0 for t in m.tiles] == [False] * 8 + [True] * 8
+    for t in m.tiles:
+        assert regn.verify(str(tmp_path / t.file), strict=True).ok
+    world = regn.load(tmp_path / "world.json")
+    p = world.find_path((0.5, 0.5, 7.5), (7.5, 7.5, 0.5))
+    assert p.found and len(p.tiles) >= 3
+    assert world.locate([(12.0, 4.0, 4.0)])[0] == -1
+
+
+def test_process_pool_and_dask_give_the_same_level_tiles(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    kw = {"level": _soup(), "tile_size": (6, 12, 12), "agent_radius": R, "coverage_samples": 0,
+          "level_options": {"max_voxels": 24 ** 3}}
+    a = build_world(BOX, out=str(tmp_path / "a" / "w.json"), workers=2, **kw)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        b = build_world(BOX, out=str(tmp_path / "b" / "w.json"), client=client, **kw)
+    assert [t.sha256 for t in a.tiles] == [t.sha256 for t in b.tiles]
+    assert [lk.faces.tolist() for lk in a.links] == [lk.faces.tolist() for lk in b.links]
+    assert len(a.links[0].faces) > 0
+
+
+def test_a_level_too_fine_for_one_regn_points_at_a_world():
+    from regn.errors import LimitError
+    from regn.levels import build_level
+    with pytest.raises(LimitError) as e:
+        build_level(BOX, _soup(), min_block=0.01, max_voxels=64 ** 3)
+    assert "-o DIR/world.json" in str(e.value) and "65535" in str(e.value)

@@ -41,9 +41,6 @@ WALLED = 2          # its wall planes left no velocity: it holds still
 
 #: corners an agent may skip ahead per step
 SKIP = 4
-#: the settle pass pushes overlapping agents this much (of their combined
-#: radius) further apart than touching, so rounding leaves no overlap
-SETTLE_SLACK = 1e-3
 #: the preferred velocity of an agent with neighbours turns this much (of
 #: its length) to its right (:func:`keep_right`)
 KEEP_RIGHT = 0.02
@@ -379,55 +376,6 @@ def plan_chunk(s, w, g, p, i0, i1):
         s.flags[i] = flag
 
 
-@kernel(borrows=True)
-def settle(s, src, i):
-    """Agent i's move this step in one settle round: its move so far
-    (src[i] - its position), plus its share of pushing apart from each
-    neighbour it overlaps at the positions ``src``, kept inside its wall
-    planes and no longer than s.top[i] (when the push cannot be kept so,
-    its move so far, which is). Returns the move (dx, dy, dz)."""
-    ax, ay, az = src[i, 0], src[i, 1], src[i, 2]
-    vx, vy, vz = ax - s.pos[i, 0], ay - s.pos[i, 1], az - s.pos[i, 2]
-    dx, dy, dz = vx, vy, vz
-    pushed = False
-    for k in range(s.ncount[i]):
-        o = s.nbs[i, k]
-        ex, ey, ez = ax - src[o, 0], ay - src[o, 1], az - src[o, 2]
-        d = math.sqrt(ex * ex + ey * ey + ez * ez)
-        rr = (s.radius[i] + s.radius[o]) * (1.0 + SETTLE_SLACK)
-        if d < rr and d > 0.0:
-            f = (rr - d) / d * s.priority[o] / (s.priority[i] + s.priority[o])
-            dx, dy, dz = dx + f * ex, dy + f * ey, dz + f * ez
-            pushed = True
-    if not pushed:
-        return vx, vy, vz
-    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-    if ln > s.top[i]:
-        dx, dy, dz = dx * (s.top[i] / ln), dy * (s.top[i] / ln), dz * (s.top[i] / ln)
-    for k in range(s.wcount[i]):
-        c = s.wn[i, k, 0] * dx + s.wn[i, k, 1] * dy + s.wn[i, k, 2] * dz + s.wgap[i, k]
-        if c < 0.0:
-            dx, dy, dz = dx - c * s.wn[i, k, 0], dy - c * s.wn[i, k, 1], dz - c * s.wn[i, k, 2]
-    ok = dx * dx + dy * dy + dz * dz <= s.top[i] * s.top[i]
-    for k in range(s.wcount[i]):
-        if s.wn[i, k, 0] * dx + s.wn[i, k, 1] * dy + s.wn[i, k, 2] * dz + s.wgap[i, k] < 0.0:
-            ok = False
-    if not ok:
-        return vx, vy, vz
-    return dx, dy, dz
-
-
-@kernel
-def settle_chunk(s, src, dst, i0, i1):
-    """One settle round for agents i0 .. i1-1: dst[i] = position + move
-    (:func:`settle` from the positions ``src`` of the round before)."""
-    for i in range(i0, i1):
-        dx, dy, dz = settle(s, src, i)
-        dst[i, 0] = s.pos[i, 0] + dx
-        dst[i, 1] = s.pos[i, 1] + dy
-        dst[i, 2] = s.pos[i, 2] + dz
-
-
 @kernel
 def move_chunk(s, final, dt, step, stuck_time, arrive_rel, i0, i1):
     """Move agents i0 .. i1-1 to their settled positions ``final``; update
@@ -436,8 +384,8 @@ def move_chunk(s, final, dt, step, stuck_time, arrive_rel, i0, i1):
     ``stuck_time`` seconds is STUCK until it does)."""
     for i in range(i0, i1):
         for c in range(3):
+            s.vel[i, c] = (final[i, c] - s.pos[i, c]) / dt
             s.pos[i, c] = final[i, c]
-            s.vel[i, c] = s.new_vel[i, c]
         st = s.status[i]
         if st == IDLE or st == NO_PATH:
             continue

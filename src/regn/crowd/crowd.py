@@ -60,8 +60,11 @@ STATUS_NAMES = np.array(sorted(STATUS, key=STATUS.get))
 
 #: wall triangles kept per agent and step (nearest first)
 WALL_PLANES = 24
-#: rounds of the settle pass (overlapping agents pushed apart) per step
-SETTLE_ROUNDS = 4
+#: at most this many rounds of the separation pass per step
+SEPARATE_ROUNDS = 64
+#: the separation pass stops once no two agents overlap by more than this
+#: fraction of their radii's sum
+SEPARATE_TOL = 1e-3
 #: skin: agents keep r + SKIN_REL * max(r, 1 m) from walls (margin for rounding)
 SKIN_REL = 1e-4
 
@@ -70,7 +73,7 @@ State = namedtuple("State", [
     "pos", "vel", "new_vel", "pref", "radius", "max_speed", "max_accel", "goal",
     "priority", "status", "reach", "corner", "cstart", "cpts", "ctail", "flags",
     "arrived_step", "best_left", "idle_time",
-    # kept from the plan for the settle pass: the new positions by velocity,
+    # kept from the plan for the separation pass: the new positions by velocity,
     # each agent's neighbours, wall planes (unit normal, gap) and longest move
     "new_pos", "nbs", "ncount", "wn", "wgap", "wcount", "top"])
 Walls = namedtuple("Walls", ["box", "node", "tri", "tbox", "flat", "depth"])
@@ -99,6 +102,21 @@ def _walls(mesh):
         return Walls(np.zeros((0, 6)), np.zeros((0, 2), np.int64), np.zeros((0, 9)),
                      np.zeros((0, 6)), np.zeros(0, np.uint8), 0)
     return Walls(b.box, b.node, b.tri, b.tbox, b.flat, int(b.depth))
+
+
+def _cells(pos, cell) -> Grid:
+    """A grid over ``pos`` (the kernels' build_grid) with cube cells at least
+    ``cell`` wide (wider when the points spread over more than 256 cells an
+    axis or more than 4 per point)."""
+    lo = pos.min(axis=0)
+    ext = pos.max(axis=0) - lo
+    cell = max(cell, float(ext.max()) / 256, 1e-9)
+    dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
+    while int(np.prod(dims)) > 4 * len(pos) + 64:
+        cell *= 1.5
+        dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
+    start, order = _kernels().build_grid(pos, lo, cell, dims)
+    return Grid(lo, cell, dims, start, order)
 
 
 def _positive(values, n, name, allow_inf=False):
@@ -263,11 +281,7 @@ class Crowd:
         self._a["corner"] = s.corner - s.cstart[:-1]
         np.multiply(s.new_vel, dt, out=s.new_pos)
         np.add(s.new_pos, s.pos, out=s.new_pos)
-        src, dst = s.new_pos, self._scratch[-1]
-        for _ in range(SETTLE_ROUNDS):
-            run_chunks(lambda i, j, _, a=src, b=dst: K.settle_chunk(s, a, b, i, j), n,
-                       self.workers, chunk=65536, min_chunk=1024)
-            src, dst = dst, src
+        src = self._separate(s, n)
         self.steps += 1
         run_chunks(lambda i, j, _: K.move_chunk(s, src, dt, self.steps, self.stuck_time,
                                                 self.arrive_distance, i, j),
@@ -297,8 +311,9 @@ class Crowd:
             self._scratch = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
                              np.zeros((n, most), np.int64), np.zeros(n, np.int64),
                              np.zeros((n, WALL_PLANES, 3)), np.zeros((n, WALL_PLANES)),
-                             np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 3)))
-        new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top, _ = self._scratch
+                             np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 3)),
+                             np.zeros(n))
+        new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top = self._scratch[:9]
         return State(a["position"], a["velocity"], new_vel, pref, a["radius"],
                      a["max_speed"], a["max_accel"], a["goal"], a["priority"], a["status"],
                      reach, corner, cstart, cpts, ctail, a["flags"], a["arrived_step"],
@@ -307,15 +322,26 @@ class Crowd:
 
     def _grid(self, s) -> Grid:
         cell = 0.5 * float(s.reach.max()) if self.max_neighbors else 1.0
-        lo = s.pos.min(axis=0)
-        ext = s.pos.max(axis=0) - lo
-        cell = max(cell, float(ext.max()) / 256, 1e-9)
-        dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
-        while int(np.prod(dims)) > 4 * len(s.pos) + 64:
-            cell *= 1.5
-            dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
-        start, order = _kernels().build_grid(s.pos, lo, cell, dims)
-        return Grid(lo, cell, dims, start, order)
+        return _cells(s.pos, cell)
+
+    def _separate(self, s, n) -> np.ndarray:
+        """The positions after the separation pass (see
+        :mod:`regn.crowd._separate_kernels`), from s.new_pos; rounds until
+        no pair overlaps by more than SEPARATE_TOL of its radii's sum."""
+        from .._jit import run_chunks
+        from . import _separate_kernels as S
+        src, dst, over = s.new_pos, self._scratch[-2], self._scratch[-1]
+        cell = 2.0 * float(s.radius.max()) * (1.0 + S.SLACK)
+        for rounds in range(1, SEPARATE_ROUNDS + 1):
+            g = _cells(src, cell)
+            run_chunks(lambda i, j, _, a=src, b=dst, g=g: S.separate_chunk(
+                s, a, b, over, g.lo, g.cell, g.dims, g.start, g.order, i, j),
+                n, self.workers, chunk=65536, min_chunk=1024)
+            if S.worst_overlap(over) <= SEPARATE_TOL:
+                break
+            src, dst = dst, src
+        self.separate_rounds = rounds
+        return src
 
     # --- corridors ----------------------------------------------------------------
     def _replan(self) -> None:

@@ -85,6 +85,36 @@ def test_two_head_on_agents_pass_without_overlap(open_box):
     assert np.linalg.norm(crowd.position - [b, a], axis=1).max() <= 0.5 * r
 
 
+def fibonacci_sphere(n, radius):
+    k = np.arange(n) + 0.5
+    phi = np.arccos(1 - 2 * k / n)
+    theta = np.pi * (1 + 5 ** 0.5) * k
+    return radius * np.column_stack([np.cos(theta) * np.sin(phi),
+                                     np.sin(theta) * np.sin(phi), np.cos(phi)])
+
+
+def test_a_dense_antipodal_group_never_overlaps(open_box):
+    """150 agents on a sphere each fly to its antipode: all meet in one knot
+    at the centre (where ORCA's linear programs run out of room), yet no two
+    ever overlap by more than 1 % of their radii's sum, and all arrive."""
+    from scipy.spatial import cKDTree
+    r = 1.5
+    start = fibonacci_sphere(150, 15.0)
+    crowd = regn.Crowd(open_box, time_horizon=10.0, neighbor_dist=15.0, max_neighbors=10)
+    crowd.add_agents(start, -start, radius=r, max_speed=2.0)
+    worst = 0.0
+    for _ in range(600):
+        crowd.step(0.125)
+        pairs = cKDTree(crowd.position).query_pairs(2 * r, output_type="ndarray")
+        if len(pairs):
+            d = np.linalg.norm(crowd.position[pairs[:, 0]] - crowd.position[pairs[:, 1]], axis=1)
+            worst = max(worst, float(((2 * r - d) / (2 * r)).max()))
+        if (crowd.status == regn.crowd.crowd.STATUS["arrived"]).all():
+            break
+    assert worst <= 0.01
+    assert list(np.unique(crowd.status_names)) == ["arrived"]
+
+
 def test_an_agent_pushed_at_a_wall_never_crosses_it(holes):
     mesh, centres = holes
     r = 250.0

@@ -3,9 +3,9 @@ positions the agents reach with their new velocities are projected apart,
 round after round, until no two spheres overlap (by more than a tolerance).
 
 Each round (:func:`separate_chunk`) reads the positions of the round before
-(``src``) through a grid built on them (cells at least as wide as the
-largest sum of two radii, so every touching pair is in the 27 cells round
-an agent's own) and writes the next ones (``dst``). An agent that overlaps
+(``src``) through a spatial hash built on them (:mod:`regn.crowd._grid_kernels`;
+cubes at least as wide as the largest sum of two radii, so every touching
+pair is in the 27 cubes round an agent's own) and writes the next ones (``dst``). An agent that overlaps
 others is pushed away from each by its share of the overlap (the other's
 priority over the sum of both: a half for equal priorities) plus a slack,
 the pushes summed (a Jacobi step, so the answer is the same in any chunking
@@ -20,53 +20,61 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._jit import kernel
-from ._step_kernels import _axis
+from ._grid_kernels import bucket, coord, key
 
 #: pushes aim this much (of the two radii's sum) beyond touching, so that
 #: rounding and later rounds leave no overlap
-SLACK = 2e-3
+SLACK = 1e-2
+#: the hash's cubes are this much (of the largest push reach) wider than
+#: needed, so later rounds use it until an agent drifts this far
+MARGIN = 0.25
+#: over[i] of an agent with no other within a push
+NONE = -1.0
 #: rounds of cutting a push back onto violated wall planes
 WALL_PASSES = 3
 
 
 @kernel(borrows=True)
-def _push(s, src, i, lo, cell, dims, start, order, over):
+def _push(s, src, i, g, over):
     """Agent i's summed push away from the agents it overlaps at ``src``
-    (grid lo/cell/dims/start/order over ``src``); over[i] = its largest
-    overlap as a fraction of the two radii's sum (0: none)."""
+    (``g`` the hash over ``src``, cubes at least as wide as any two radii);
+    over[i] = its largest overlap as a fraction of the two radii's sum."""
     ax, ay, az = src[i, 0], src[i, 1], src[i, 2]
     ri, pi = s.radius[i], s.priority[i]
-    ci = _axis(ax, lo[0], cell, dims[0])
-    cj = _axis(ay, lo[1], cell, dims[1])
-    ck = _axis(az, lo[2], cell, dims[2])
+    ci, cj, ck = coord(ax, g.lo[0], g.cell), coord(ay, g.lo[1], g.cell), \
+        coord(az, g.lo[2], g.cell)
     dx = dy = dz = 0.0
-    worst = 0.0
-    for k in range(max(ck - 1, 0), min(ck + 2, dims[2])):
-        for j in range(max(cj - 1, 0), min(cj + 2, dims[1])):
-            row = (k * dims[1] + j) * dims[0]
-            for a in range(max(ci - 1, 0), min(ci + 2, dims[0])):
-                c = row + a
-                for t in range(start[c], start[c + 1]):
-                    o = order[t]
+    worst = NONE
+    for k in range(max(ck - 1, 0), ck + 2):
+        for j in range(max(cj - 1, 0), cj + 2):
+            for a in range(max(ci - 1, 0), ci + 2):
+                want = key(a, j, k)
+                b = bucket(a, j, k, g.mask)
+                for t in range(g.start[b], g.start[b + 1]):
+                    if g.skey[t] != want:
+                        continue
+                    o = g.order[t]
                     if o == i:
                         continue
                     ex, ey, ez = ax - src[o, 0], ay - src[o, 1], az - src[o, 2]
                     rr = ri + s.radius[o]
-                    want = rr * (1.0 + SLACK)
+                    want_d = rr * (1.0 + SLACK)
                     d2 = ex * ex + ey * ey + ez * ez
-                    if not d2 < want * want:
+                    if not d2 < rr * rr:
                         continue
                     d = math.sqrt(d2)
                     worst = max(worst, (rr - d) / rr)
                     share = s.priority[o] / (pi + s.priority[o])
                     if d > 0.0:
-                        f = (want - d) / d * share
+                        f = (want_d - d) / d * share
                         dx, dy, dz = dx + f * ex, dy + f * ey, dz + f * ez
                     elif o > i:                      # the same centre: a fixed way apart
-                        dx += want * share
+                        dx += want_d * share
                     else:
-                        dx -= want * share
+                        dx -= want_d * share
     over[i] = worst
     return dx, dy, dz
 
@@ -98,30 +106,93 @@ def _keep_inside(s, i, mx, my, mz):
     return ok, mx, my, mz
 
 
+@kernel(borrows=True)
+def _one(s, src, dst, over, g, i):
+    """dst[i]: src[i] pushed apart from the agents it overlaps there (see
+    the module docstring); over[i] its largest overlap at ``src``."""
+    dx, dy, dz = _push(s, src, i, g, over)
+    if dx == 0.0 and dy == 0.0 and dz == 0.0:
+        dst[i, 0], dst[i, 1], dst[i, 2] = src[i, 0], src[i, 1], src[i, 2]
+        return
+    mx = src[i, 0] + dx - s.pos[i, 0]
+    my = src[i, 1] + dy - s.pos[i, 1]
+    mz = src[i, 2] + dz - s.pos[i, 2]
+    ok, mx, my, mz = _keep_inside(s, i, mx, my, mz)
+    if ok:
+        dst[i, 0], dst[i, 1], dst[i, 2] = s.pos[i, 0] + mx, s.pos[i, 1] + my, \
+            s.pos[i, 2] + mz
+    else:
+        dst[i, 0], dst[i, 1], dst[i, 2] = src[i, 0], src[i, 1], src[i, 2]
+
+
 @kernel
-def separate_chunk(s, src, dst, over, lo, cell, dims, start, order, i0, i1):
-    """One round for agents i0 .. i1-1: dst[i] = src[i] pushed apart from
-    the agents it overlaps there (see the module docstring); over[i] its
-    largest overlap at ``src``."""
+def separate_chunk(s, src, dst, over, g, i0, i1):
+    """The first round, for agents i0 .. i1-1 (:func:`_one`)."""
     for i in range(i0, i1):
-        dx, dy, dz = _push(s, src, i, lo, cell, dims, start, order, over)
-        if dx == 0.0 and dy == 0.0 and dz == 0.0:
-            dst[i, 0], dst[i, 1], dst[i, 2] = src[i, 0], src[i, 1], src[i, 2]
-            continue
-        mx = src[i, 0] + dx - s.pos[i, 0]
-        my = src[i, 1] + dy - s.pos[i, 1]
-        mz = src[i, 2] + dz - s.pos[i, 2]
-        ok, mx, my, mz = _keep_inside(s, i, mx, my, mz)
-        if ok:
-            dst[i, 0], dst[i, 1], dst[i, 2] = s.pos[i, 0] + mx, s.pos[i, 1] + my, \
-                s.pos[i, 2] + mz
-        else:
-            dst[i, 0], dst[i, 1], dst[i, 2] = src[i, 0], src[i, 1], src[i, 2]
+        _one(s, src, dst, over, g, i)
+
+
+@kernel
+def separate_some(s, src, dst, over, g, ids, i0, i1):
+    """A later round, for agents ids[i0:i1] (:func:`_one`)."""
+    for q in range(i0, i1):
+        _one(s, src, dst, over, g, ids[q])
+
+
+@kernel
+def candidates(s, pos, g, moved, mark):
+    """The agents a later round must look at, ascending: those in ``moved``
+    and those within a push of one of them at ``pos``. Any other agent had
+    no other within a push before the last round and none of those it is
+    near moved, so it has none now. ``mark``: (N,) zeros, left zeroed."""
+    n = 0
+    for q in range(moved.shape[0]):
+        i = moved[q]
+        if mark[i] == 0:
+            mark[i] = 1
+            n += 1
+        ax, ay, az = pos[i, 0], pos[i, 1], pos[i, 2]
+        ci, cj, ck = coord(ax, g.lo[0], g.cell), coord(ay, g.lo[1], g.cell), \
+            coord(az, g.lo[2], g.cell)
+        for k in range(max(ck - 1, 0), ck + 2):
+            for j in range(max(cj - 1, 0), cj + 2):
+                for a in range(max(ci - 1, 0), ci + 2):
+                    want = key(a, j, k)
+                    b = bucket(a, j, k, g.mask)
+                    for t in range(g.start[b], g.start[b + 1]):
+                        o = g.order[t]
+                        if g.skey[t] != want or mark[o] != 0:
+                            continue
+                        ex, ey, ez = ax - pos[o, 0], ay - pos[o, 1], az - pos[o, 2]
+                        rr = s.radius[i] + s.radius[o]
+                        if ex * ex + ey * ey + ez * ez < rr * rr:
+                            mark[o] = 1
+                            n += 1
+    out = np.empty(n, np.int64)
+    m = 0
+    for i in range(mark.shape[0]):
+        if mark[i] != 0:
+            mark[i] = 0
+            out[m] = i
+            m += 1
+    return out
+
+
+@kernel
+def drift(pos, hpos, ids):
+    """The farthest any agent ``ids`` is at ``pos`` from where it was at
+    ``hpos`` (when the hash was built)."""
+    w = 0.0
+    for q in range(ids.shape[0]):
+        i = ids[q]
+        dx, dy, dz = pos[i, 0] - hpos[i, 0], pos[i, 1] - hpos[i, 1], pos[i, 2] - hpos[i, 2]
+        w = max(w, dx * dx + dy * dy + dz * dz)
+    return math.sqrt(w)
 
 
 @kernel
 def worst_overlap(over):
-    """The largest entry of ``over`` (0 when empty)."""
+    """The largest entry of ``over`` (0 when none is larger)."""
     w = 0.0
     for v in over:
         if v > w:

@@ -1,8 +1,5 @@
 """Compiled phases of one crowd step (:mod:`regn.crowd.crowd`).
 
-* :func:`build_grid`: the agents sorted into a uniform grid of cells at
-  least as wide as the largest neighbour distance (a counting sort, in
-  agent order: cell lists are in agent order, so neighbour order is fixed);
 * :func:`plan_chunk`: per agent, its corner (the farthest corridor corner
   it sees for its radius, a swept sphere), its preferred velocity (toward
   it, slowing to stop at the goal, within its acceleration), its wall
@@ -26,6 +23,7 @@ from .._jit import kernel
 from ..geometry._closest_kernels import closest_point_on_prepared_triangle
 from ..query.sight._sweep_kernels import sphere_sweep
 from ..query.walls._nearest_kernels import box_d2
+from ._grid_kernels import neighbours
 from ._orca_kernels import orca_plane, solve
 
 # status codes (regn.crowd.crowd.STATUS names them)
@@ -44,106 +42,6 @@ SKIP = 4
 #: the preferred velocity of an agent with neighbours turns this much (of
 #: its length) to its right (:func:`keep_right`)
 KEEP_RIGHT = 0.02
-
-
-@kernel
-def build_grid(pos, lo, cell, dims):
-    """(start (C+1,), order (N,)) of the agents in the grid with low corner
-    ``lo``, cube cells of side ``cell`` and ``dims`` cells per axis (agents
-    outside are clamped into the border cells); cell c holds
-    order[start[c]:start[c+1]], in agent order."""
-    n = pos.shape[0]
-    nc = dims[0] * dims[1] * dims[2]
-    cid = np.empty(n, np.int64)
-    start = np.zeros(nc + 1, np.int64)
-    for i in range(n):
-        c = _cell_index(pos[i, 0], pos[i, 1], pos[i, 2], lo, cell, dims)
-        cid[i] = c
-        start[c + 1] += 1
-    for c in range(nc):
-        start[c + 1] += start[c]
-    fill = start[:-1].copy()
-    order = np.empty(n, np.int64)
-    for i in range(n):
-        order[fill[cid[i]]] = i
-        fill[cid[i]] += 1
-    return start, order
-
-
-@kernel(borrows=True)
-def _axis(x, lo, cell, n):
-    k = math.floor((x - lo) / cell) if not math.isnan(x) else 0
-    return min(max(k, 0), n - 1)
-
-
-@kernel(borrows=True)
-def _cell_index(x, y, z, lo, cell, dims):
-    i = _axis(x, lo[0], cell, dims[0])
-    j = _axis(y, lo[1], cell, dims[1])
-    k = _axis(z, lo[2], cell, dims[2])
-    return (k * dims[1] + j) * dims[0] + i
-
-
-@kernel(borrows=True)
-def neighbours(i, pos, reach, lo, cell, dims, start, order, most, nb, nd):
-    """The ``most`` agents nearest agent i with centres closer than
-    ``reach``, nearest first (ties: the one met first), into nb/nd (squared
-    distances); returns how many. Cells are scanned in rings of growing
-    Chebyshev distance round agent i's, until the next ring is farther
-    than ``reach`` or than the most-th nearest found."""
-    px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
-    r2 = reach * reach
-    ci = _axis(px, lo[0], cell, dims[0])
-    cj = _axis(py, lo[1], cell, dims[1])
-    ck = _axis(pz, lo[2], cell, dims[2])
-    rings = math.ceil(reach / cell)
-    n = 0
-    for ring in range(rings + 1):
-        if ring >= 2:
-            near = (ring - 1) * cell           # the nearest point of this ring
-            if near * near >= r2 or (n == most and near * near >= nd[n - 1]):
-                break
-        for k in range(ck - ring, ck + ring + 1):
-            if k < 0 or k >= dims[2]:
-                continue
-            for j in range(cj - ring, cj + ring + 1):
-                if j < 0 or j >= dims[1]:
-                    continue
-                edge = abs(k - ck) == ring or abs(j - cj) == ring
-                a = ci - ring
-                while a <= ci + ring:
-                    if a >= 0 and a < dims[0]:
-                        n = _scan_cell(i, pos, px, py, pz, r2, (k * dims[1] + j) * dims[0] + a,
-                                       start, order, most, nb, nd, n)
-                    a += 1 if edge else 2 * ring
-                    if ring == 0:
-                        break
-    return n
-
-
-@kernel(borrows=True)
-def _scan_cell(i, pos, px, py, pz, r2, c, start, order, most, nb, nd, n):
-    """Add cell c's agents nearer than sqrt(r2) to the sorted list nb/nd of n."""
-    for s in range(start[c], start[c + 1]):
-        o = order[s]
-        if o == i:
-            continue
-        dx, dy, dz = pos[o, 0] - px, pos[o, 1] - py, pos[o, 2] - pz
-        d2 = dx * dx + dy * dy + dz * dz
-        if not d2 < r2:
-            continue
-        if n == most and not d2 < nd[n - 1]:
-            continue
-        m = n if n < most else most - 1
-        while m > 0 and d2 < nd[m - 1]:
-            nb[m] = nb[m - 1]
-            nd[m] = nd[m - 1]
-            m -= 1
-        nb[m] = o
-        nd[m] = d2
-        if n < most:
-            n += 1
-    return n
 
 
 @kernel(borrows=True)
@@ -328,7 +226,7 @@ def wall_halfspaces(s, w, i, dt, tau_w, skin_rel, wmost, stack, wd, wq, pt, nm):
 def plan_chunk(s, w, g, p, i0, i1):
     """Steer and choose the new velocity (s.new_vel) of agents i0 .. i1-1;
     flags into s.flags. ``w``: the wall BVH's arrays; ``g``: the neighbour
-    grid (lo, cell, dims, start, order); ``p``: (dt, time horizon, wall
+    hash (:mod:`regn.crowd._grid_kernels`); ``p``: (dt, time horizon, wall
     horizon, skin, max neighbours, wall planes)."""
     dt, tau, tau_w, skin_rel = p[0], p[1], p[2], p[3]
     most, wmost = int(p[4]), int(p[5])
@@ -355,8 +253,7 @@ def plan_chunk(s, w, g, p, i0, i1):
         nb = s.nbs[i]
         nn = 0
         if most > 0:
-            nn = neighbours(i, s.pos, s.reach[i], g.lo, g.cell, g.dims, g.start, g.order,
-                            most, nb, nd)
+            nn = neighbours(i, s.pos, s.reach[i], g, most, nb, nd)
         s.ncount[i] = nn
         for k in range(nn):
             o = nb[k]

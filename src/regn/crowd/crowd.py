@@ -8,8 +8,8 @@ One :meth:`Crowd.step` runs in fixed phases, each a loop over all agents:
    lost sight of its corner, pushed off its corridor; its goal moved; it has
    just become stuck), in batches by radius class
    (:mod:`regn.crowd.corridor`); nothing else is replanned;
-2. *neighbour grid*: the agents sorted into cells as wide as the largest
-   neighbour distance (:func:`regn.crowd._step_kernels.build_grid`);
+2. *neighbour hash*: the agents sorted into cubes half as wide as the
+   largest neighbour distance (:mod:`regn.crowd._grid_kernels`);
 3. *plan* (every core): per agent, the corner it steers to (the farthest
    corner of its corridor a sphere of its radius reaches in a straight
    line), its preferred velocity (full speed toward the corner, slowing to
@@ -77,7 +77,7 @@ State = namedtuple("State", [
     # each agent's neighbours, wall planes (unit normal, gap) and longest move
     "new_pos", "nbs", "ncount", "wn", "wgap", "wcount", "top"])
 Walls = namedtuple("Walls", ["box", "node", "tri", "tbox", "flat", "depth"])
-Grid = namedtuple("Grid", ["lo", "cell", "dims", "start", "order"])
+Grid = namedtuple("Grid", ["lo", "cell", "mask", "start", "order", "skey", "spos"])
 
 #: the per-agent arrays a user reads and sets, with their shape and dtype
 _AGENT = {"position": ((3,), np.float64), "velocity": ((3,), np.float64),
@@ -105,18 +105,16 @@ def _walls(mesh):
 
 
 def _cells(pos, cell) -> Grid:
-    """A grid over ``pos`` (the kernels' build_grid) with cube cells at least
-    ``cell`` wide (wider when the points spread over more than 256 cells an
-    axis or more than 4 per point)."""
+    """The spatial hash of ``pos`` (:mod:`regn.crowd._grid_kernels`) with
+    cubes ``cell`` wide (wider if the agents spread over more than 2**21 of
+    them an axis), about two buckets an agent."""
+    from . import _grid_kernels
     lo = pos.min(axis=0)
-    ext = pos.max(axis=0) - lo
-    cell = max(cell, float(ext.max()) / 256, 1e-9)
-    dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
-    while int(np.prod(dims)) > 4 * len(pos) + 64:
-        cell *= 1.5
-        dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
-    start, order = _kernels().build_grid(pos, lo, cell, dims)
-    return Grid(lo, cell, dims, start, order)
+    ext = float((pos.max(axis=0) - lo).max())
+    cell = max(cell, ext / ((1 << 21) - 8), 1e-9)
+    mask = (1 << max(6, int(2 * len(pos) - 1).bit_length())) - 1
+    start, order, skey, spos = _grid_kernels.build_hash(pos, lo, cell, mask)
+    return Grid(lo, float(cell), mask, start, order, skey, spos)
 
 
 def _positive(values, n, name, allow_inf=False):
@@ -312,7 +310,7 @@ class Crowd:
                              np.zeros((n, most), np.int64), np.zeros(n, np.int64),
                              np.zeros((n, WALL_PLANES, 3)), np.zeros((n, WALL_PLANES)),
                              np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 3)),
-                             np.zeros(n))
+                             np.zeros((n, 3)), np.zeros(n), np.zeros(n, np.int8))
         new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top = self._scratch[:9]
         return State(a["position"], a["velocity"], new_vel, pref, a["radius"],
                      a["max_speed"], a["max_accel"], a["goal"], a["priority"], a["status"],
@@ -326,22 +324,36 @@ class Crowd:
 
     def _separate(self, s, n) -> np.ndarray:
         """The positions after the separation pass (see
-        :mod:`regn.crowd._separate_kernels`), from s.new_pos; rounds until
-        no pair overlaps by more than SEPARATE_TOL of its radii's sum."""
+        :mod:`regn.crowd._separate_kernels`), from s.new_pos: a first round
+        over every agent, then rounds over those near the ones that moved,
+        until no pair overlaps by more than SEPARATE_TOL of its radii's sum
+        (or SEPARATE_ROUNDS). Jacobi rounds: the same for any workers."""
         from .._jit import run_chunks
         from . import _separate_kernels as S
-        src, dst, over = s.new_pos, self._scratch[-2], self._scratch[-1]
-        cell = 2.0 * float(s.radius.max()) * (1.0 + S.SLACK)
-        for rounds in range(1, SEPARATE_ROUNDS + 1):
-            g = _cells(src, cell)
-            run_chunks(lambda i, j, _, a=src, b=dst, g=g: S.separate_chunk(
-                s, a, b, over, g.lo, g.cell, g.dims, g.start, g.order, i, j),
-                n, self.workers, chunk=65536, min_chunk=1024)
-            if S.worst_overlap(over) <= SEPARATE_TOL:
-                break
-            src, dst = dst, src
+        a, b, hpos, over, mark = s.new_pos, *self._scratch[-4:]
+        want = 2.0 * float(s.radius.max()) * (1.0 + S.SLACK)
+        g = _cells(a, want * (1.0 + S.MARGIN))
+        hpos[...] = a
+        run_chunks(lambda i, j, _: S.separate_chunk(s, a, b, over, g, i, j),
+                   n, self.workers, chunk=65536, min_chunk=1024)
+        rounds, dmax = 1, 0.0
+        while S.worst_overlap(over) > SEPARATE_TOL and rounds < SEPARATE_ROUNDS:
+            moved = np.flatnonzero(over > S.NONE)
+            dmax = max(dmax, S.drift(b, hpos, moved))
+            if dmax > S.MARGIN * want:
+                g = _cells(b, want * (1.0 + S.MARGIN))
+                hpos[...] = b
+                dmax = 0.0
+            ids = S.candidates(s, b, g, moved, mark)
+            np.copyto(a, b)
+            over[...] = S.NONE
+            run_chunks(lambda i, j, _, src=b, dst=a, g=g: S.separate_some(
+                s, src, dst, over, g, ids, i, j), len(ids), self.workers,
+                chunk=65536, min_chunk=1024)
+            a, b = b, a
+            rounds += 1
         self.separate_rounds = rounds
-        return src
+        return a if S.worst_overlap(over) <= SEPARATE_TOL else b
 
     # --- corridors ----------------------------------------------------------------
     def _replan(self) -> None:

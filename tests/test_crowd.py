@@ -247,6 +247,52 @@ def test_trajectory_csv_and_vtp_read_back(holes, tmp_path):
     assert np.allclose(p, traj.positions[2, 1])
 
 
+def test_trajectory_pvd_is_a_time_series_paraview_reads(holes, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from regn.crowd.trajectory import fly as record
+    vtk = pytest.importorskip("vtk")
+    from vtk.util.numpy_support import vtk_to_numpy
+    mesh, _ = holes
+    traj = record(swarm(mesh, n=4), 0.2, steps=3)
+    traj.write(tmp_path / "t.pvd")
+    sets = ET.parse(tmp_path / "t.pvd").getroot().findall("./Collection/DataSet")
+    # one file a step, at its time
+    assert [float(s.get("timestep")) for s in sets] == pytest.approx([0, 0.2, 0.4, 0.6])
+    for k, ds in enumerate(sets):
+        r = vtk.vtkXMLPolyDataReader()
+        r.SetFileName(str(tmp_path / ds.get("file")))
+        r.Update()
+        out = r.GetOutput()
+        assert out.GetNumberOfPoints() == 4 and out.GetNumberOfVerts() == 4
+        assert np.allclose(vtk_to_numpy(out.GetPoints().GetData()), traj.positions[k])
+        pd = out.GetPointData()
+        assert np.allclose(vtk_to_numpy(pd.GetArray("radius")), traj.radius, rtol=1e-6)
+        assert np.allclose(vtk_to_numpy(pd.GetArray("velocity")), traj.velocities[k],
+                           rtol=1e-5, atol=1e-3)
+        assert (vtk_to_numpy(pd.GetArray("status")) == traj.statuses[k]).all()
+    assert (traj.statuses[0] == regn.crowd.crowd.STATUS["idle"]).all()    # before planning
+    assert (traj.statuses[-1] == traj.status).all()
+
+
+def test_cli_fly_pvd_keeps_an_existing_series(holes, tmp_path):
+    mesh, _ = holes
+    rgn = tmp_path / "m.rgn"
+    regn.save(mesh, rgn)
+    p = mesh.random_points(2, seed=11, radius=400)
+    rows = ["x,y,z,gx,gy,gz,radius,max_speed,max_accel"]
+    rows += [",".join(f"{v:.3f}" for v in (*p[i], *p[1 - i], 150, 300, 50)) for i in range(2)]
+    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
+    base = ["fly", str(rgn), "--agents", str(tmp_path / "a.csv"), "-o", str(tmp_path / "t.pvd")]
+    args = base + ["--steps", "4"]
+    assert main(args) == 0
+    assert sorted(x.name for x in (tmp_path / "t").iterdir()) == \
+        [f"step_00000{k}.vtp" for k in range(5)]
+    assert main(args) != 0                                 # exists: not overwritten
+    assert main(base + ["--steps", "2", "--force"]) == 0
+    assert len(list((tmp_path / "t").iterdir())) == 3       # the longer run's steps gone
+
+
 def test_serve_crowd_session(holes):
     import json
 

@@ -170,6 +170,49 @@ def swarm(mesh, n=24, seed=5):
     return crowd
 
 
+def test_max_turn_rate_bounds_the_heading(open_box):
+    """Flying +x with its goal straight behind, an agent turns round no
+    faster than its max turn rate (without one it reverses at once)."""
+    def headings(turn):
+        crowd = regn.Crowd(open_box)
+        crowd.add_agents([[0.0, 0, 0]], [[-20_000.0, 0, 0]], radius=50.0, max_speed=100.0,
+                         velocities=[[100.0, 0, 0]], max_turn_rate=turn)
+        v = [crowd.velocity[0].copy()]
+        for _ in range(150):
+            crowd.step(0.1)
+            v.append(crowd.velocity[0].copy())
+        v = np.array(v)
+        u = v / np.linalg.norm(v, axis=1)[:, None]
+        return np.arccos(np.clip((u[1:] * u[:-1]).sum(axis=1), -1, 1)), v
+    turns, v = headings(0.3)
+    assert turns.max() <= 0.3 * 0.1 + 1e-9
+    assert turns.sum() == pytest.approx(np.pi, abs=0.05)    # it did turn round, smoothly
+    assert v[-1, 0] < -99.0
+    free, _ = headings(np.inf)
+    assert free.max() > 3.0
+
+
+def test_a_group_flies_down_a_cost_field(holes):
+    mesh, _ = holes
+    goal = np.array([30_000.0, 30_000, 30_000])
+    field = mesh.cost_field(goal)
+    starts = mesh.random_points(6, seed=31, radius=400)
+    crowd = regn.Crowd(mesh)
+    crowd.add_agents(starts, radius=150.0, max_speed=400.0, max_accel=100.0)
+    crowd.set_goals(field=field)
+    crowd.step(0.5)
+    for i in range(6):                                     # corridors read off the field
+        assert np.allclose(crowd.corridors[i], field.path_from(starts[i]).points)
+    track = fly(crowd, 0.5, 1500)
+    assert list(np.unique(crowd.status_names)) == ["arrived"]
+    # the group gathered round the goal, one of them on it
+    gap = np.linalg.norm(crowd.position - goal, axis=1)
+    assert gap.min() <= 0.5 * 150.0 and gap.max() <= 6 * 300.0
+    assert (mesh.distance_to_wall(track.reshape(-1, 3)) >= 150.0).all()
+    with pytest.raises(regn.errors.QueryError):
+        crowd.set_goals([goal], [0], field=field)
+
+
 def test_the_same_inputs_give_the_same_trajectories(holes):
     mesh, _ = holes
     one = fly(swarm(mesh), 0.2, 60)

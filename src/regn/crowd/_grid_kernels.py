@@ -36,7 +36,7 @@ def coord(x, lo, cell):
         return 0
     if v >= _SPAN:
         return _SPAN
-    return int(math.floor(v))
+    return math.floor(v)
 
 
 @kernel(borrows=True)

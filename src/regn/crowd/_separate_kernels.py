@@ -195,6 +195,5 @@ def worst_overlap(over):
     """The largest entry of ``over`` (0 when none is larger)."""
     w = 0.0
     for v in over:
-        if v > w:
-            w = v
+        w = max(w, v)
     return w

@@ -37,6 +37,9 @@ NO_PATH = 4
 REPLAN = 1          # the agent lost sight of its corner: off its corridor
 WALLED = 2          # its wall planes left no velocity: it holds still
 
+#: an agent of a group (a goal field) has arrived when within this much of
+#: the radii's sum of a groupmate that has
+GATHER = 1.1
 #: corners an agent may skip ahead per step
 SKIP = 4
 #: the preferred velocity of an agent with neighbours turns this much (of
@@ -153,6 +156,8 @@ def steer(s, w, i, dt, stack):
             if amax < math.inf:
                 speed = min(speed, math.sqrt(2.0 * amax * d))
         dx, dy, dz = dx / d * speed, dy / d * speed, dz / d * speed
+    if s.max_turn[i] < math.inf:
+        dx, dy, dz = turn_limited(vx, vy, vz, dx, dy, dz, s.max_turn[i] * dt)
     # within the acceleration: the change of velocity at most amax dt
     ex, ey, ez = dx - vx, dy - vy, dz - vz
     e = math.sqrt(ex * ex + ey * ey + ez * ez)
@@ -161,6 +166,31 @@ def steer(s, w, i, dt, stack):
         ex, ey, ez = ex * (lim / e), ey * (lim / e), ez * (lim / e)
     s.pref[i, 0], s.pref[i, 1], s.pref[i, 2] = vx + ex, vy + ey, vz + ez
     return flag
+
+
+@kernel(borrows=True)
+def turn_limited(vx, vy, vz, dx, dy, dz, most):
+    """The desired velocity d with its heading turned from v's by at most
+    ``most`` radians (toward d's, in the plane of the two; its speed kept).
+    d as it is when v or d is zero."""
+    vs = math.sqrt(vx * vx + vy * vy + vz * vz)
+    ds = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if vs == 0.0 or ds == 0.0:
+        return dx, dy, dz
+    ux, uy, uz = vx / vs, vy / vs, vz / vs
+    c = (ux * dx + uy * dy + uz * dz) / ds
+    if c >= math.cos(most):
+        return dx, dy, dz
+    # the unit vector across v toward d (any one when d is straight behind)
+    px, py, pz = dx / ds - c * ux, dy / ds - c * uy, dz / ds - c * uz
+    pl = math.sqrt(px * px + py * py + pz * pz)
+    if pl < 1e-9:
+        ax, ay, az = (0.0, 0.0, 1.0) if abs(uz) < 0.9 else (0.0, 1.0, 0.0)
+        px, py, pz = uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax
+        pl = math.sqrt(px * px + py * py + pz * pz)
+    px, py, pz = px / pl, py / pl, pz / pl
+    cm, sm = math.cos(most), math.sin(most)
+    return ((cm * ux + sm * px) * ds, (cm * uy + sm * py) * ds, (cm * uz + sm * pz) * ds)
 
 
 @kernel(borrows=True)
@@ -273,6 +303,24 @@ def plan_chunk(s, w, g, p, i0, i1):
         s.flags[i] = flag
 
 
+@kernel(borrows=True)
+def _at_arrived_mate(s, final, i):
+    """Does agent i (flying down a field with a group) touch, within
+    GATHER of their radii's sum, a neighbour of its group that had arrived
+    before this step, at the new positions ``final``? (A group gathers
+    round its goal so.)"""
+    for k in range(s.ncount[i]):
+        o = s.nbs[i, k]
+        if s.field[o] != s.field[i] or s.prev_status[o] != ARRIVED:
+            continue
+        dx, dy, dz = final[i, 0] - final[o, 0], final[i, 1] - final[o, 1], \
+            final[i, 2] - final[o, 2]
+        rr = GATHER * (s.radius[i] + s.radius[o])
+        if dx * dx + dy * dy + dz * dz <= rr * rr:
+            return True
+    return False
+
+
 @kernel
 def move_chunk(s, final, dt, step, stuck_time, arrive_rel, i0, i1):
     """Move agents i0 .. i1-1 to their settled positions ``final``; update
@@ -290,7 +338,7 @@ def move_chunk(s, final, dt, step, stuck_time, arrive_rel, i0, i1):
         gx, gy, gz = s.goal[i, 0], s.goal[i, 1], s.goal[i, 2]
         dg = math.sqrt((gx - px) ** 2 + (gy - py) ** 2 + (gz - pz) ** 2)
         r = s.radius[i]
-        if dg <= arrive_rel * r:
+        if dg <= arrive_rel * r or (s.field[i] >= 0 and _at_arrived_mate(s, final, i)):
             if s.arrived_step[i] < 0:
                 s.arrived_step[i] = step
             s.status[i] = ARRIVED

@@ -75,7 +75,10 @@ State = namedtuple("State", [
     "arrived_step", "best_left", "idle_time",
     # kept from the plan for the separation pass: the new positions by velocity,
     # each agent's neighbours, wall planes (unit normal, gap) and longest move
-    "new_pos", "nbs", "ncount", "wn", "wgap", "wcount", "top"])
+    "new_pos", "nbs", "ncount", "wn", "wgap", "wcount", "top",
+    # max turn rate (rad/s, inf: none), goal field (-1: a point goal), the
+    # statuses before the move
+    "max_turn", "field", "prev_status"])
 Walls = namedtuple("Walls", ["box", "node", "tri", "tbox", "flat", "depth"])
 Grid = namedtuple("Grid", ["lo", "cell", "mask", "start", "order", "skey", "spos"])
 
@@ -83,11 +86,12 @@ Grid = namedtuple("Grid", ["lo", "cell", "mask", "start", "order", "skey", "spos
 _AGENT = {"position": ((3,), np.float64), "velocity": ((3,), np.float64),
           "radius": ((), np.float64), "max_speed": ((), np.float64),
           "max_accel": ((), np.float64), "goal": ((3,), np.float64),
-          "priority": ((), np.float64)}
+          "priority": ((), np.float64), "max_turn_rate": ((), np.float64)}
 _INTERNAL = {"status": ((), np.int8), "arrived_step": ((), np.int64),
              "corner": ((), np.int64), "best_left": ((), np.float64),
              "idle_time": ((), np.float64), "planned_goal": ((3,), np.float64),
-             "flags": ((), np.int8), "retry_time": ((), np.float64)}
+             "flags": ((), np.int8), "retry_time": ((), np.float64),
+             "field": ((), np.int64)}
 
 
 def _kernels():
@@ -170,6 +174,7 @@ class Crowd:
         self._a = {k: np.zeros((0, *shape), dtype) for k, (shape, dtype)
                    in {**_AGENT, **_INTERNAL}.items()}
         self._corridors = []
+        self._fields = []
         self._packed = None
         self._blockers_seen = frozenset()
 
@@ -178,9 +183,11 @@ class Crowd:
         return len(self._a["radius"])
 
     def add_agents(self, positions, goals=None, *, radius, max_speed, max_accel=math.inf,
-                   priority=1.0, velocities=None) -> np.ndarray:
+                   priority=1.0, velocities=None, max_turn_rate=math.inf) -> np.ndarray:
         """Add agents at (K,3) ``positions`` (flying to (K,3) ``goals``, NaN
-        or None: no goal); per-agent values broadcast. Returns their indices."""
+        or None: no goal); per-agent values broadcast; ``max_turn_rate``
+        (rad/s, inf: none) bounds how fast the preferred heading turns.
+        Returns their indices."""
         from ..query.common import as_points
         pos = as_points(positions, "positions").copy()
         k = len(pos)
@@ -195,6 +202,9 @@ class Crowd:
                    "max_speed": _positive(max_speed, k, "max_speed"),
                    "max_accel": _positive(max_accel, k, "max_accel", allow_inf=True),
                    "priority": _positive(priority, k, "priority"),
+                   "max_turn_rate": _positive(max_turn_rate, k, "max_turn_rate",
+                                              allow_inf=True),
+                   "field": np.full(k, -1, np.int64),
                    "status": np.zeros(k, np.int8), "arrived_step": np.full(k, -1, np.int64),
                    "corner": np.ones(k, np.int64), "best_left": np.full(k, np.inf),
                    "idle_time": np.zeros(k), "planned_goal": np.full((k, 3), np.nan),
@@ -206,13 +216,31 @@ class Crowd:
         self._packed = None
         return np.arange(first, first + k)
 
-    def set_goals(self, goals, ids=None) -> None:
+    def set_goals(self, goals=None, ids=None, *, field=None) -> None:
         """Give agents ``ids`` (all when None) new goals (K,3); NaN: none.
-        Their corridors are planned again on the next step."""
+        With ``field`` (a :meth:`regn.Mesh.cost_field` of this mesh) instead
+        of goals, the agents fly as a group to the field's goal, their
+        corridors read off the field (no search each). Their corridors are
+        planned again on the next step."""
         from ..query.common import as_points
         ids = np.arange(len(self)) if ids is None else np.atleast_1d(np.asarray(ids, np.int64))
-        g = as_points(goals, "goals")
-        self._a["goal"][ids] = np.broadcast_to(g, (len(ids), 3))
+        a = self._a
+        if field is not None:
+            if goals is not None:
+                raise QueryError("give goals or a field, not both")
+            if getattr(field, "_mesh", None) is not self.mesh:
+                raise QueryError("the field was made for another mesh")
+            if field.status != "ok":
+                raise QueryError(f"the field has no goal to fly to ({field.status})")
+            if not any(f is field for f in self._fields):
+                self._fields.append(field)
+            k = next(j for j, f in enumerate(self._fields) if f is field)
+            a["goal"][ids] = field.goal
+            a["field"][ids] = k
+        else:
+            a["goal"][ids] = np.broadcast_to(as_points(goals, "goals"), (len(ids), 3))
+            a["field"][ids] = -1
+        a["planned_goal"][ids] = np.nan          # planned again on the next step
 
     def _field(name):
         def get(self):
@@ -234,6 +262,7 @@ class Crowd:
     max_accel = _field("max_accel")
     goal = _field("goal")
     priority = _field("priority")
+    max_turn_rate = _field("max_turn_rate")
     del _field
 
     @property
@@ -281,6 +310,7 @@ class Crowd:
         np.add(s.new_pos, s.pos, out=s.new_pos)
         src = self._separate(s, n)
         self.steps += 1
+        np.copyto(s.prev_status, s.status)
         run_chunks(lambda i, j, _: K.move_chunk(s, src, dt, self.steps, self.stuck_time,
                                                 self.arrive_distance, i, j),
                    n, self.workers, chunk=65536, min_chunk=4096)
@@ -310,13 +340,14 @@ class Crowd:
                              np.zeros((n, most), np.int64), np.zeros(n, np.int64),
                              np.zeros((n, WALL_PLANES, 3)), np.zeros((n, WALL_PLANES)),
                              np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 3)),
-                             np.zeros((n, 3)), np.zeros(n), np.zeros(n, np.int8))
+                             np.zeros((n, 3)), np.zeros(n), np.zeros(n, np.int8),
+                             np.zeros(n, np.int8))
         new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top = self._scratch[:9]
         return State(a["position"], a["velocity"], new_vel, pref, a["radius"],
                      a["max_speed"], a["max_accel"], a["goal"], a["priority"], a["status"],
                      reach, corner, cstart, cpts, ctail, a["flags"], a["arrived_step"],
                      a["best_left"], a["idle_time"], new_pos, nbs, ncount, wn, wgap, wcount,
-                     top)
+                     top, a["max_turn_rate"], a["field"], self._scratch[13])
 
     def _grid(self, s) -> Grid:
         cell = 0.5 * float(s.reach.max()) if self.max_neighbors else 1.0
@@ -330,7 +361,7 @@ class Crowd:
         (or SEPARATE_ROUNDS). Jacobi rounds: the same for any workers."""
         from .._jit import run_chunks
         from . import _separate_kernels as S
-        a, b, hpos, over, mark = s.new_pos, *self._scratch[-4:]
+        a, b, hpos, over, mark = s.new_pos, *self._scratch[9:13]
         want = 2.0 * float(s.radius.max()) * (1.0 + S.SLACK)
         g = _cells(a, want * (1.0 + S.MARGIN))
         hpos[...] = a
@@ -347,7 +378,7 @@ class Crowd:
             ids = S.candidates(s, b, g, moved, mark)
             np.copyto(a, b)
             over[...] = S.NONE
-            run_chunks(lambda i, j, _, src=b, dst=a, g=g: S.separate_some(
+            run_chunks(lambda i, j, _, src=b, dst=a, g=g, ids=ids: S.separate_some(
                 s, src, dst, over, g, ids, i, j), len(ids), self.workers,
                 chunk=65536, min_chunk=1024)
             a, b = b, a
@@ -379,9 +410,18 @@ class Crowd:
         rows = np.flatnonzero(todo)
         if len(rows) == 0:
             return
-        from .corridor import plan
-        got = plan(self.mesh, a["position"][rows], goal[rows], a["radius"][rows],
-                   self.filter, self.workers)
+        from .corridor import plan, plan_field
+        fid = a["field"][rows]
+        got = [None] * len(rows)
+        free = np.flatnonzero(fid < 0)
+        if len(free):
+            for j, c in zip(free, plan(self.mesh, a["position"][rows[free]], goal[rows[free]],
+                                       a["radius"][rows[free]], self.filter, self.workers)):
+                got[j] = c
+        for k in np.unique(fid[fid >= 0]):
+            on = np.flatnonzero(fid == k)
+            for j, c in zip(on, plan_field(self._fields[k], a["position"][rows[on]])):
+                got[j] = c
         for i, c in zip(rows, got):
             self._corridors[i] = c
             a["corner"][i] = 1

@@ -43,9 +43,10 @@ def step_bytes(pos, vel, radius, status) -> bytes:
     n = len(pos)
     f4, f8, i4 = np.dtype("f4"), np.dtype("f8"), np.dtype("i4")
     ids = np.arange(n)
-    parts = ['<?xml version="1.0"?>\n<VTKFile type="PolyData" version="1.0" '
-             'byte_order="LittleEndian" header_type="UInt64">\n<PolyData>\n'
-             f'<Piece NumberOfPoints="{n}" NumberOfVerts="{n}">\n<PointData>\n',
+    head = ('<?xml version="1.0"?>\n<VTKFile type="PolyData" version="1.0" '
+            'byte_order="LittleEndian" header_type="UInt64">\n<PolyData>\n'
+            f'<Piece NumberOfPoints="{n}" NumberOfVerts="{n}">\n<PointData>\n')
+    parts = [head,
              _array("agent", ids, i4),
              _array("radius", radius, f4),
              _array("velocity", vel, f4, 3),

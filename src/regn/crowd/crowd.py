@@ -18,8 +18,14 @@ One :meth:`Crowd.step` runs in fixed phases, each a loop over all agents:
    this step (hard: never relaxed), its neighbours' ORCA half-spaces, and
    the velocity of a 3D linear program nearest the preferred one
    (:mod:`regn.crowd._orca_kernels`);
-4. *move* (every core): positions advance by the new velocities; arrival,
-   the arrival step and the stuck watch are updated.
+4. *separate* (every core): the positions the new velocities reach are
+   projected apart, Jacobi rounds over every touching pair (a second hash),
+   until no two agents overlap by more than SEPARATE_TOL of their radii's
+   sum, each move kept inside the agent's wall planes
+   (:mod:`regn.crowd._separate_kernels`);
+5. *move* (every core): positions become the separated ones, velocities the
+   moves made / dt; arrival, the arrival step and the stuck watch are
+   updated.
 
 Each agent reads the state before the step and writes only its own rows,
 so a step is deterministic for given inputs, whatever the worker count.

@@ -23,7 +23,7 @@ from .._jit import kernel
 from ..geometry._closest_kernels import closest_point_on_prepared_triangle
 from ..query.sight._sweep_kernels import sphere_sweep
 from ..query.walls._nearest_kernels import box_d2
-from ._grid_kernels import neighbours
+from ._grid_kernels import row_neighbours
 from ._orca_kernels import orca_plane, solve
 
 # status codes (regn.crowd.crowd.STATUS names them)
@@ -256,7 +256,7 @@ def wall_halfspaces(s, w, i, dt, tau_w, skin_rel, wmost, stack, wd, wq, pt, nm):
 def plan_chunk(s, w, g, p, i0, i1):
     """Steer and choose the new velocity (s.new_vel) of agents i0 .. i1-1;
     flags into s.flags. ``w``: the wall BVH's arrays; ``g``: the neighbour
-    hash (:mod:`regn.crowd._grid_kernels`); ``p``: (dt, time horizon, wall
+    search's rows (:func:`regn.crowd._grid_kernels.build_rows`); ``p``: (dt, time horizon, wall
     horizon, skin, max neighbours, wall planes)."""
     dt, tau, tau_w, skin_rel = p[0], p[1], p[2], p[3]
     most, wmost = int(p[4]), int(p[5])
@@ -283,7 +283,7 @@ def plan_chunk(s, w, g, p, i0, i1):
         nb = s.nbs[i]
         nn = 0
         if most > 0:
-            nn = neighbours(i, s.pos, s.reach[i], g, most, nb, nd)
+            nn = row_neighbours(i, s.pos, s.reach[i], g, most, nb, nd)
         s.ncount[i] = nn
         for k in range(nn):
             o = nb[k]

@@ -87,6 +87,7 @@ State = namedtuple("State", [
     "max_turn", "field", "prev_status"])
 Walls = namedtuple("Walls", ["box", "node", "tri", "tbox", "flat", "depth"])
 Grid = namedtuple("Grid", ["lo", "cell", "mask", "start", "order", "skey", "spos"])
+Rows = namedtuple("Rows", ["lo", "cell", "dims", "rstart", "order", "scol", "spos"])
 
 #: the per-agent arrays a user reads and sets, with their shape and dtype
 _AGENT = {"position": ((3,), np.float64), "velocity": ((3,), np.float64),
@@ -125,6 +126,23 @@ def _cells(pos, cell) -> Grid:
     mask = (1 << max(6, int(2 * len(pos) - 1).bit_length())) - 1
     start, order, skey, spos = _grid_kernels.build_hash(pos, lo, cell, mask)
     return Grid(lo, float(cell), mask, start, order, skey, spos)
+
+
+def _rows(pos, cell) -> Rows:
+    """The neighbour search's grid of ``pos`` (:func:`regn.crowd.
+    _grid_kernels.build_rows`) with cubes ``cell`` wide, wider when there
+    would be more than 4 rows (or columns) an agent."""
+    from . import _grid_kernels
+    lo = pos.min(axis=0)
+    ext = pos.max(axis=0) - lo
+    most = 4 * len(pos) + 4096
+    cell = max(cell, float(ext.max()) / ((1 << 21) - 8), 1e-9)
+    dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
+    while dims[1] * dims[2] > most or dims[0] > most:
+        cell *= 1.25
+        dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
+    rstart, order, scol, spos = _grid_kernels.build_rows(pos, lo, cell, dims)
+    return Rows(lo, float(cell), dims, rstart, order, scol, spos)
 
 
 def _positive(values, n, name, allow_inf=False):
@@ -355,9 +373,9 @@ class Crowd:
                      a["best_left"], a["idle_time"], new_pos, nbs, ncount, wn, wgap, wcount,
                      top, a["max_turn_rate"], a["field"], self._scratch[13])
 
-    def _grid(self, s) -> Grid:
+    def _grid(self, s) -> Rows:
         cell = 0.5 * float(s.reach.max()) if self.max_neighbors else 1.0
-        return _cells(s.pos, cell)
+        return _rows(s.pos, cell)
 
     def _separate(self, s, n) -> np.ndarray:
         """The positions after the separation pass (see
@@ -473,6 +491,11 @@ class Crowd:
     def __setstate__(self, d):
         blockers = d.pop("_filter_blockers")
         self.__dict__.update(d)
+        # a crowd pickled before max_turn_rate and goal fields existed
+        n = len(self._a["radius"])
+        self._a.setdefault("max_turn_rate", np.full(n, np.inf))
+        self._a.setdefault("field", np.full(n, -1, np.int64))
+        self.__dict__.setdefault("_fields", [])
         self.filter = None
         if blockers is not None:
             from ..query.paths.filters import QueryFilter

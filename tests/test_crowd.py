@@ -359,6 +359,13 @@ def test_serve_crowd_session(holes):
     # agent 0 flew toward its goal
     assert np.linalg.norm(np.array(state["position"][0]) - g[0]) < np.linalg.norm(p[0] - g[0])
     assert state["status"][1] == "arrived"                 # its goal is where it was
+    # a group target: one cost field, agents 0 and 1 fly down it to g[0]
+    assert ask(query="crowd_goals", ids=[0, 1], target=g[0].tolist())["agents"] == 2
+    assert "error" in ask(query="crowd_goals", ids=[0], goals=[[0, 0, 0]], target=[0, 0, 0])
+    before = np.array(ask(query="crowd_state", ids=[1])["position"][0])
+    ask(query="crowd_step", dt=0.5, steps=4)
+    after = np.array(ask(query="crowd_state", ids=[1])["position"][0])
+    assert np.linalg.norm(after - g[0]) < np.linalg.norm(before - g[0])
 
 
 def test_view_plays_trajectories_back(holes, tmp_path):

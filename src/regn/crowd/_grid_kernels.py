@@ -1,4 +1,6 @@
-"""Compiled spatial hash of a crowd's agents (:mod:`regn.crowd.crowd`).
+"""Compiled spatial indexes of a crowd's agents (:mod:`regn.crowd.crowd`):
+a hash of cubes (the separation pass's) and rows of cubes (the neighbour
+search's).
 
 Space is cut into cubes of side ``cell`` from the corner ``lo``; cube
 (i, j, k) has the key ``(i + 1) << 42 | (j + 1) << 21 | (k + 1)`` and falls in
@@ -10,9 +12,6 @@ the space the agents spread over: a cube is as small as the search needs
 however far apart the agents are. A bucket may hold agents of other cubes
 (hash collisions): scans compare each agent's key with the cube's.
 
-* :func:`neighbours`: the ``most`` agents nearest one agent within a reach,
-  scanning cubes in rings, nearest first, skipping cubes farther than the
-  most-th nearest found;
 * :func:`coord` / :func:`bucket`: a cube coordinate, a cube's bucket;
 * :func:`build_rows` / :func:`row_neighbours`: the neighbour search's grid,
   agents sorted by row of cubes and by column within a row (see there).
@@ -93,75 +92,6 @@ def _gap(x, lo, cell, k):
         return a - x
     b = a + cell
     return x - b if x > b else 0.0
-
-
-@kernel(borrows=True)
-def neighbours(i, pos, reach, g, most, nb, nd):
-    """The ``most`` agents nearest agent i with centres closer than
-    ``reach``, nearest first (ties: the one met first), into nb/nd (squared
-    distances); returns how many. ``g``: the hash of ``pos`` (lo, cell,
-    mask, start, order, skey, spos). Cubes are scanned in rings of growing Chebyshev distance
-    round agent i's, skipping a cube whose box is farther than ``reach`` or
-    than the most-th nearest found, until the next ring is."""
-    px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
-    lo, cell = g.lo, g.cell
-    r2 = reach * reach
-    ci, cj, ck = coord(px, lo[0], cell), coord(py, lo[1], cell), coord(pz, lo[2], cell)
-    rings = math.ceil(reach / cell)
-    n = 0
-    for ring in range(rings + 1):
-        if ring >= 2:
-            near = (ring - 1) * cell           # the nearest point of this ring
-            if near * near >= r2 or (n == most and near * near >= nd[n - 1]):
-                break
-        for k in range(ck - ring, ck + ring + 1):
-            gz = _gap(pz, lo[2], cell, k)
-            for j in range(cj - ring, cj + ring + 1):
-                gy = _gap(py, lo[1], cell, j)
-                g2 = gz * gz + gy * gy
-                edge = abs(k - ck) == ring or abs(j - cj) == ring
-                a = ci - ring
-                while a <= ci + ring:
-                    gx = _gap(px, lo[0], cell, a)
-                    b2 = g2 + gx * gx
-                    if b2 < r2 and not (n == most and b2 >= nd[n - 1]) and a >= 0 \
-                            and j >= 0 and k >= 0:
-                        n = _scan(i, pos, px, py, pz, r2, a, j, k, g, most, nb, nd, n)
-                    a += 1 if edge else 2 * ring
-                    if ring == 0:
-                        break
-    return n
-
-
-@kernel(borrows=True)
-def _scan(i, pos, px, py, pz, r2, a, j, k, g, most, nb, nd, n):
-    """Add cube (a, j, k)'s agents nearer than sqrt(r2) to the sorted list
-    nb/nd of n (positions from the hash's own sorted copy)."""
-    want = key(a, j, k)
-    b = bucket(a, j, k, g.mask)
-    sp = g.spos
-    for s in range(g.start[b], g.start[b + 1]):
-        if g.skey[s] != want:
-            continue
-        dx, dy, dz = sp[s, 0] - px, sp[s, 1] - py, sp[s, 2] - pz
-        d2 = dx * dx + dy * dy + dz * dz
-        if not d2 < r2:
-            continue
-        o = g.order[s]
-        if o == i:
-            continue
-        if n == most and not d2 < nd[n - 1]:
-            continue
-        m = n if n < most else most - 1
-        while m > 0 and d2 < nd[m - 1]:
-            nb[m] = nb[m - 1]
-            nd[m] = nd[m - 1]
-            m -= 1
-        nb[m] = o
-        nd[m] = d2
-        if n < most:
-            n += 1
-    return n
 
 
 # --- rows: the neighbour search's grid ------------------------------------------

@@ -8,8 +8,9 @@ One :meth:`Crowd.step` runs in fixed phases, each a loop over all agents:
    lost sight of its corner, pushed off its corridor; its goal moved; it has
    just become stuck), in batches by radius class
    (:mod:`regn.crowd.corridor`); nothing else is replanned;
-2. *neighbour hash*: the agents sorted into cubes half as wide as the
-   largest neighbour distance (:mod:`regn.crowd._grid_kernels`);
+2. *neighbour rows*: the agents sorted by rows of cubes half as wide as
+   the largest neighbour distance, and by column within a row
+   (:func:`regn.crowd._grid_kernels.build_rows`);
 3. *plan* (every core): per agent, the corner it steers to (the farthest
    corner of its corridor a sphere of its radius reaches in a straight
    line), its preferred velocity (full speed toward the corner, slowing to

@@ -131,6 +131,7 @@ def run_rvo_open(start, goal, max_steps):
 
 def bench_open(sizes, workers, max_steps):
     print("open space, N on a sphere to antipodes (RVO2-3D's example settings)")
+    print("(ratio: RVO2-3D's ms/step over regn's, on RVO2-3D's line)")
     print(f"{'N':>6} {'who':>8} {'ms/step':>8} {'ratio':>6} {'worst overlap':>13} "
           f"{'>1% pairs':>9} {'arrived':>8} {'last step':>9}")
     for n in sizes:
@@ -139,11 +140,14 @@ def bench_open(sizes, workers, max_steps):
         goal = -start
         mesh = box_map(float(np.ceil(R + 1000.0)))
         a = run_regn_open(mesh, start, goal, workers, max_steps)
+        row(n, "regn", a, "")                      # printed now: RVO2-3D takes long
         b = run_rvo_open(start, goal, max_steps)
-        for who, r in (("regn", a), ("RVO2-3D", b)):
-            ratio = f"{b['ms'] / a['ms']:.2f}x" if who == "regn" else ""
-            print(f"{n:>6} {who:>8} {r['ms']:>8.2f} {ratio:>6} {100 * r['worst']:>12.3f}% "
-                  f"{r['bad']:>9} {r['arrived']:>8} {r['last']:>9}", flush=True)
+        row(n, "RVO2-3D", b, f"{b['ms'] / a['ms']:.2f}x")
+
+
+def row(n, who, r, ratio):
+    print(f"{n:>6} {who:>8} {r['ms']:>8.2f} {ratio:>6} {100 * r['worst']:>12.3f}% "
+          f"{r['bad']:>9} {r['arrived']:>8} {r['last']:>9}", flush=True)
 
 
 def field_map(name):

@@ -85,6 +85,36 @@ def test_two_head_on_agents_pass_without_overlap(open_box):
     assert np.linalg.norm(crowd.position - [b, a], axis=1).max() <= 0.5 * r
 
 
+def fibonacci_sphere(n, radius):
+    k = np.arange(n) + 0.5
+    phi = np.arccos(1 - 2 * k / n)
+    theta = np.pi * (1 + 5 ** 0.5) * k
+    return radius * np.column_stack([np.cos(theta) * np.sin(phi),
+                                     np.sin(theta) * np.sin(phi), np.cos(phi)])
+
+
+def test_a_dense_antipodal_group_never_overlaps(open_box):
+    """150 agents on a sphere each fly to its antipode: all meet in one knot
+    at the centre (where ORCA's linear programs run out of room), yet no two
+    ever overlap by more than 1 % of their radii's sum, and all arrive."""
+    from scipy.spatial import cKDTree
+    r = 1.5
+    start = fibonacci_sphere(150, 15.0)
+    crowd = regn.Crowd(open_box, time_horizon=10.0, neighbor_dist=15.0, max_neighbors=10)
+    crowd.add_agents(start, -start, radius=r, max_speed=2.0)
+    worst = 0.0
+    for _ in range(600):
+        crowd.step(0.125)
+        pairs = cKDTree(crowd.position).query_pairs(2 * r, output_type="ndarray")
+        if len(pairs):
+            d = np.linalg.norm(crowd.position[pairs[:, 0]] - crowd.position[pairs[:, 1]], axis=1)
+            worst = max(worst, float(((2 * r - d) / (2 * r)).max()))
+        if (crowd.status == regn.crowd.crowd.STATUS["arrived"]).all():
+            break
+    assert worst <= 0.01
+    assert list(np.unique(crowd.status_names)) == ["arrived"]
+
+
 def test_an_agent_pushed_at_a_wall_never_crosses_it(holes):
     mesh, centres = holes
     r = 250.0
@@ -138,6 +168,49 @@ def swarm(mesh, n=24, seed=5):
     crowd.add_agents(p, g, radius=rng.uniform(100, 300, n), max_speed=rng.uniform(200, 400, n),
                      max_accel=80.0)
     return crowd
+
+
+def test_max_turn_rate_bounds_the_heading(open_box):
+    """Flying +x with its goal straight behind, an agent turns round no
+    faster than its max turn rate (without one it reverses at once)."""
+    def headings(turn):
+        crowd = regn.Crowd(open_box)
+        crowd.add_agents([[0.0, 0, 0]], [[-20_000.0, 0, 0]], radius=50.0, max_speed=100.0,
+                         velocities=[[100.0, 0, 0]], max_turn_rate=turn)
+        v = [crowd.velocity[0].copy()]
+        for _ in range(150):
+            crowd.step(0.1)
+            v.append(crowd.velocity[0].copy())
+        v = np.array(v)
+        u = v / np.linalg.norm(v, axis=1)[:, None]
+        return np.arccos(np.clip((u[1:] * u[:-1]).sum(axis=1), -1, 1)), v
+    turns, v = headings(0.3)
+    assert turns.max() <= 0.3 * 0.1 + 1e-9
+    assert turns.sum() == pytest.approx(np.pi, abs=0.05)    # it did turn round, smoothly
+    assert v[-1, 0] < -99.0
+    free, _ = headings(np.inf)
+    assert free.max() > 3.0
+
+
+def test_a_group_flies_down_a_cost_field(holes):
+    mesh, _ = holes
+    goal = np.array([30_000.0, 30_000, 30_000])
+    field = mesh.cost_field(goal)
+    starts = mesh.random_points(6, seed=31, radius=400)
+    crowd = regn.Crowd(mesh)
+    crowd.add_agents(starts, radius=150.0, max_speed=400.0, max_accel=100.0)
+    crowd.set_goals(field=field)
+    crowd.step(0.5)
+    for i in range(6):                                     # corridors read off the field
+        assert np.allclose(crowd.corridors[i], field.path_from(starts[i]).points)
+    track = fly(crowd, 0.5, 1500)
+    assert list(np.unique(crowd.status_names)) == ["arrived"]
+    # the group gathered round the goal, one of them on it
+    gap = np.linalg.norm(crowd.position - goal, axis=1)
+    assert gap.min() <= 0.5 * 150.0 and gap.max() <= 6 * 300.0
+    assert (mesh.distance_to_wall(track.reshape(-1, 3)) >= 150.0).all()
+    with pytest.raises(regn.errors.QueryError):
+        crowd.set_goals([goal], [0], field=field)
 
 
 def test_the_same_inputs_give_the_same_trajectories(holes):
@@ -217,6 +290,52 @@ def test_trajectory_csv_and_vtp_read_back(holes, tmp_path):
     assert np.allclose(p, traj.positions[2, 1])
 
 
+def test_trajectory_pvd_is_a_time_series_paraview_reads(holes, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from regn.crowd.trajectory import fly as record
+    vtk = pytest.importorskip("vtk")
+    from vtk.util.numpy_support import vtk_to_numpy
+    mesh, _ = holes
+    traj = record(swarm(mesh, n=4), 0.2, steps=3)
+    traj.write(tmp_path / "t.pvd")
+    sets = ET.parse(tmp_path / "t.pvd").getroot().findall("./Collection/DataSet")
+    # one file a step, at its time
+    assert [float(s.get("timestep")) for s in sets] == pytest.approx([0, 0.2, 0.4, 0.6])
+    for k, ds in enumerate(sets):
+        r = vtk.vtkXMLPolyDataReader()
+        r.SetFileName(str(tmp_path / ds.get("file")))
+        r.Update()
+        out = r.GetOutput()
+        assert out.GetNumberOfPoints() == 4 and out.GetNumberOfVerts() == 4
+        assert np.allclose(vtk_to_numpy(out.GetPoints().GetData()), traj.positions[k])
+        pd = out.GetPointData()
+        assert np.allclose(vtk_to_numpy(pd.GetArray("radius")), traj.radius, rtol=1e-6)
+        assert np.allclose(vtk_to_numpy(pd.GetArray("velocity")), traj.velocities[k],
+                           rtol=1e-5, atol=1e-3)
+        assert (vtk_to_numpy(pd.GetArray("status")) == traj.statuses[k]).all()
+    assert (traj.statuses[0] == regn.crowd.crowd.STATUS["idle"]).all()    # before planning
+    assert (traj.statuses[-1] == traj.status).all()
+
+
+def test_cli_fly_pvd_keeps_an_existing_series(holes, tmp_path):
+    mesh, _ = holes
+    rgn = tmp_path / "m.rgn"
+    regn.save(mesh, rgn)
+    p = mesh.random_points(2, seed=11, radius=400)
+    rows = ["x,y,z,gx,gy,gz,radius,max_speed,max_accel"]
+    rows += [",".join(f"{v:.3f}" for v in (*p[i], *p[1 - i], 150, 300, 50)) for i in range(2)]
+    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
+    base = ["fly", str(rgn), "--agents", str(tmp_path / "a.csv"), "-o", str(tmp_path / "t.pvd")]
+    args = base + ["--steps", "4"]
+    assert main(args) == 0
+    assert sorted(x.name for x in (tmp_path / "t").iterdir()) == \
+        [f"step_00000{k}.vtp" for k in range(5)]
+    assert main(args) != 0                                 # exists: not overwritten
+    assert main(base + ["--steps", "2", "--force"]) == 0
+    assert len(list((tmp_path / "t").iterdir())) == 3       # the longer run's steps gone
+
+
 def test_serve_crowd_session(holes):
     import json
 
@@ -240,6 +359,13 @@ def test_serve_crowd_session(holes):
     # agent 0 flew toward its goal
     assert np.linalg.norm(np.array(state["position"][0]) - g[0]) < np.linalg.norm(p[0] - g[0])
     assert state["status"][1] == "arrived"                 # its goal is where it was
+    # a group target: one cost field, agents 0 and 1 fly down it to g[0]
+    assert ask(query="crowd_goals", ids=[0, 1], target=g[0].tolist())["agents"] == 2
+    assert "error" in ask(query="crowd_goals", ids=[0], goals=[[0, 0, 0]], target=[0, 0, 0])
+    before = np.array(ask(query="crowd_state", ids=[1])["position"][0])
+    ask(query="crowd_step", dt=0.5, steps=4)
+    after = np.array(ask(query="crowd_state", ids=[1])["position"][0])
+    assert np.linalg.norm(after - g[0]) < np.linalg.norm(before - g[0])
 
 
 def test_view_plays_trajectories_back(holes, tmp_path):

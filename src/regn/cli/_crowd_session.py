@@ -3,11 +3,13 @@ service, made on the first ``crowd_add``, shared by every client (one
 request at a time on it).
 
 * ``{"query": "crowd_add", "positions": [[x, y, z], ...], "goals": [...],
-  "radius": r, "max_speed": v, "max_accel": a, "priority": p}`` (goals,
-  max_accel, priority optional; a number or one per agent) -> ``{"ids":
-  [...]}``;
+  "radius": r, "max_speed": v, "max_accel": a, "priority": p,
+  "max_turn_rate": w}`` (goals, max_accel, priority, max_turn_rate optional;
+  a number or one per agent) -> ``{"ids": [...]}``;
 * ``{"query": "crowd_goals", "ids": [...], "goals": [[x, y, z], ...]}`` ->
-  ``{"agents": n}``;
+  ``{"agents": n}``; or, with ``"target": [x, y, z]`` instead of goals, the
+  agents fly there as a group down one cost field from it
+  (:meth:`regn.Crowd.set_goals` with ``field``);
 * ``{"query": "crowd_step", "dt": 0.1, "steps": 1}`` -> ``{"steps": total
   steps, "time": s, "status": {name: count}}``;
 * ``{"query": "crowd_state", "ids": [...]}`` (all when omitted) ->
@@ -24,8 +26,8 @@ from ..errors import QueryError
 
 FIELDS = {
     "crowd_add": {"positions": True, "goals": False, "radius": True, "max_speed": True,
-                  "max_accel": False, "priority": False},
-    "crowd_goals": {"ids": True, "goals": True},
+                  "max_accel": False, "priority": False, "max_turn_rate": False},
+    "crowd_goals": {"ids": True, "goals": False, "target": False},
     "crowd_step": {"dt": True, "steps": False},
     "crowd_state": {"ids": False},
 }
@@ -61,13 +63,23 @@ class CrowdSession:
         pos = rows(req, "positions", 3)
         goals = rows(req, "goals", 3) if "goals" in req else None
         kw = {k: numbers(req, k).reshape(-1) for k in ("radius", "max_speed", "max_accel",
-                                                       "priority") if k in req}
+                                                       "priority", "max_turn_rate")
+              if k in req}
         ids = self.crowd.add_agents(pos, goals, **kw)
         return {"ids": ids.tolist()}
 
     def _crowd_goals(self, req, rows, numbers):
         ids = self._ids(req, numbers)
-        self.crowd.set_goals(rows(req, "goals", 3), ids)
+        if ("goals" in req) == ("target" in req):
+            raise QueryError("crowd_goals takes goals or a target, not both or neither")
+        if "target" in req:
+            target = rows(req, "target", 3).reshape(3)
+            field = self.mesh.cost_field(target)
+            if field.status != "ok":
+                raise QueryError(f"target {target.tolist()}: {field.status}")
+            self.crowd.set_goals(ids=ids, field=field)
+        else:
+            self.crowd.set_goals(rows(req, "goals", 3), ids)
         return {"agents": len(ids)}
 
     def _crowd_step(self, req, rows, numbers):

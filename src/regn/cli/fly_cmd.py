@@ -13,8 +13,10 @@ x,y,z,gx,gy,gz,radius,max_speed,max_accel in metres and seconds, an optional
 priority column; one agent a line) through the map, every agent following its
 path corridor, avoiding the others (ORCA in 3D) and the walls, and write the
 trajectory: .npz (positions (T+1,N,3), velocities (T+1,N,3), status (N,),
-arrived_step (N,; -1 never)), .csv (step,time,agent,x,y,z,vx,vy,vz) or .vtp
-(ParaView: a polyline per agent, its points carrying time and speed)."""
+arrived_step (N,; -1 never)), .csv (step,time,agent,x,y,z,vx,vy,vz), .pvd
+(ParaView plays it: TRAJ.pvd and a folder TRAJ/ of one .vtp per step, the
+agents as points with radius, velocity, speed and status) or .vtp (a
+polyline per agent, its points carrying time and speed)."""
 
 
 def add_parser(sub, name, help_text):
@@ -35,7 +37,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--max-neighbors", type=int, default=10, metavar="K")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="threads (default: every core)")
-    p.add_argument("-o", "--output", required=True, metavar="TRAJ.npz|.csv|.vtp")
+    p.add_argument("-o", "--output", required=True, metavar="TRAJ.npz|.csv|.pvd|.vtp")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
@@ -66,13 +68,20 @@ def run(args) -> int:
     from ..errors import ExportError, QueryError
     from ..inputs.agents import load_agents
     out = args.output
-    if os.path.splitext(out)[1].lower() not in (".npz", ".csv", ".vtp"):
-        raise ExportError(f"{out}: a trajectory is written as .npz, .csv or .vtp")
+    suffix = os.path.splitext(out)[1].lower()
+    if suffix not in (".npz", ".csv", ".vtp", ".pvd"):
+        raise ExportError(f"{out}: a trajectory is written as .npz, .csv, .pvd or .vtp")
     if not args.dt > 0:
         raise QueryError(f"--dt must be > 0, got {args.dt}")
     if args.steps is not None and args.steps < 0:
         raise QueryError(f"--steps must be >= 0, got {args.steps}")
     check_output(out, [args.file, args.agents], args.force)
+    if suffix == ".pvd":
+        from ..crowd.pvd import step_folder
+        folder = step_folder(out)
+        if os.path.exists(folder) and not (args.force and os.path.isdir(folder)):
+            raise ExportError(f"{folder}: exists (the .pvd's step folder); "
+                              f"{'it is not a folder' if args.force else 'pass --force'}")
     agents = load_agents(args.agents)
     mesh = load_mesh(args.file)
     crowd = Crowd(mesh, time_horizon=args.time_horizon, neighbor_dist=args.neighbor_dist,

@@ -1,8 +1,5 @@
 """Compiled phases of one crowd step (:mod:`regn.crowd.crowd`).
 
-* :func:`build_grid`: the agents sorted into a uniform grid of cells at
-  least as wide as the largest neighbour distance (a counting sort, in
-  agent order: cell lists are in agent order, so neighbour order is fixed);
 * :func:`plan_chunk`: per agent, its corner (the farthest corridor corner
   it sees for its radius, a swept sphere), its preferred velocity (toward
   it, slowing to stop at the goal, within its acceleration), its wall
@@ -26,6 +23,7 @@ from .._jit import kernel
 from ..geometry._closest_kernels import closest_point_on_prepared_triangle
 from ..query.sight._sweep_kernels import sphere_sweep
 from ..query.walls._nearest_kernels import box_d2
+from ._grid_kernels import row_neighbours
 from ._orca_kernels import orca_plane, solve
 
 # status codes (regn.crowd.crowd.STATUS names them)
@@ -39,114 +37,14 @@ NO_PATH = 4
 REPLAN = 1          # the agent lost sight of its corner: off its corridor
 WALLED = 2          # its wall planes left no velocity: it holds still
 
+#: an agent of a group (a goal field) has arrived when within this much of
+#: the radii's sum of a groupmate that has
+GATHER = 1.1
 #: corners an agent may skip ahead per step
 SKIP = 4
-#: the settle pass pushes overlapping agents this much (of their combined
-#: radius) further apart than touching, so rounding leaves no overlap
-SETTLE_SLACK = 1e-3
 #: the preferred velocity of an agent with neighbours turns this much (of
 #: its length) to its right (:func:`keep_right`)
 KEEP_RIGHT = 0.02
-
-
-@kernel
-def build_grid(pos, lo, cell, dims):
-    """(start (C+1,), order (N,)) of the agents in the grid with low corner
-    ``lo``, cube cells of side ``cell`` and ``dims`` cells per axis (agents
-    outside are clamped into the border cells); cell c holds
-    order[start[c]:start[c+1]], in agent order."""
-    n = pos.shape[0]
-    nc = dims[0] * dims[1] * dims[2]
-    cid = np.empty(n, np.int64)
-    start = np.zeros(nc + 1, np.int64)
-    for i in range(n):
-        c = _cell_index(pos[i, 0], pos[i, 1], pos[i, 2], lo, cell, dims)
-        cid[i] = c
-        start[c + 1] += 1
-    for c in range(nc):
-        start[c + 1] += start[c]
-    fill = start[:-1].copy()
-    order = np.empty(n, np.int64)
-    for i in range(n):
-        order[fill[cid[i]]] = i
-        fill[cid[i]] += 1
-    return start, order
-
-
-@kernel(borrows=True)
-def _axis(x, lo, cell, n):
-    k = math.floor((x - lo) / cell) if not math.isnan(x) else 0
-    return min(max(k, 0), n - 1)
-
-
-@kernel(borrows=True)
-def _cell_index(x, y, z, lo, cell, dims):
-    i = _axis(x, lo[0], cell, dims[0])
-    j = _axis(y, lo[1], cell, dims[1])
-    k = _axis(z, lo[2], cell, dims[2])
-    return (k * dims[1] + j) * dims[0] + i
-
-
-@kernel(borrows=True)
-def neighbours(i, pos, reach, lo, cell, dims, start, order, most, nb, nd):
-    """The ``most`` agents nearest agent i with centres closer than
-    ``reach``, nearest first (ties: the one met first), into nb/nd (squared
-    distances); returns how many. Cells are scanned in rings of growing
-    Chebyshev distance round agent i's, until the next ring is farther
-    than ``reach`` or than the most-th nearest found."""
-    px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
-    r2 = reach * reach
-    ci = _axis(px, lo[0], cell, dims[0])
-    cj = _axis(py, lo[1], cell, dims[1])
-    ck = _axis(pz, lo[2], cell, dims[2])
-    rings = math.ceil(reach / cell)
-    n = 0
-    for ring in range(rings + 1):
-        if ring >= 2:
-            near = (ring - 1) * cell           # the nearest point of this ring
-            if near * near >= r2 or (n == most and near * near >= nd[n - 1]):
-                break
-        for k in range(ck - ring, ck + ring + 1):
-            if k < 0 or k >= dims[2]:
-                continue
-            for j in range(cj - ring, cj + ring + 1):
-                if j < 0 or j >= dims[1]:
-                    continue
-                edge = abs(k - ck) == ring or abs(j - cj) == ring
-                a = ci - ring
-                while a <= ci + ring:
-                    if a >= 0 and a < dims[0]:
-                        n = _scan_cell(i, pos, px, py, pz, r2, (k * dims[1] + j) * dims[0] + a,
-                                       start, order, most, nb, nd, n)
-                    a += 1 if edge else 2 * ring
-                    if ring == 0:
-                        break
-    return n
-
-
-@kernel(borrows=True)
-def _scan_cell(i, pos, px, py, pz, r2, c, start, order, most, nb, nd, n):
-    """Add cell c's agents nearer than sqrt(r2) to the sorted list nb/nd of n."""
-    for s in range(start[c], start[c + 1]):
-        o = order[s]
-        if o == i:
-            continue
-        dx, dy, dz = pos[o, 0] - px, pos[o, 1] - py, pos[o, 2] - pz
-        d2 = dx * dx + dy * dy + dz * dz
-        if not d2 < r2:
-            continue
-        if n == most and not d2 < nd[n - 1]:
-            continue
-        m = n if n < most else most - 1
-        while m > 0 and d2 < nd[m - 1]:
-            nb[m] = nb[m - 1]
-            nd[m] = nd[m - 1]
-            m -= 1
-        nb[m] = o
-        nd[m] = d2
-        if n < most:
-            n += 1
-    return n
 
 
 @kernel(borrows=True)
@@ -258,6 +156,8 @@ def steer(s, w, i, dt, stack):
             if amax < math.inf:
                 speed = min(speed, math.sqrt(2.0 * amax * d))
         dx, dy, dz = dx / d * speed, dy / d * speed, dz / d * speed
+    if s.max_turn[i] < math.inf:
+        dx, dy, dz = turn_limited(vx, vy, vz, dx, dy, dz, s.max_turn[i] * dt)
     # within the acceleration: the change of velocity at most amax dt
     ex, ey, ez = dx - vx, dy - vy, dz - vz
     e = math.sqrt(ex * ex + ey * ey + ez * ez)
@@ -266,6 +166,31 @@ def steer(s, w, i, dt, stack):
         ex, ey, ez = ex * (lim / e), ey * (lim / e), ez * (lim / e)
     s.pref[i, 0], s.pref[i, 1], s.pref[i, 2] = vx + ex, vy + ey, vz + ez
     return flag
+
+
+@kernel(borrows=True)
+def turn_limited(vx, vy, vz, dx, dy, dz, most):
+    """The desired velocity d with its heading turned from v's by at most
+    ``most`` radians (toward d's, in the plane of the two; its speed kept).
+    d as it is when v or d is zero."""
+    vs = math.sqrt(vx * vx + vy * vy + vz * vz)
+    ds = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if vs == 0.0 or ds == 0.0:
+        return dx, dy, dz
+    ux, uy, uz = vx / vs, vy / vs, vz / vs
+    c = (ux * dx + uy * dy + uz * dz) / ds
+    if c >= math.cos(most):
+        return dx, dy, dz
+    # the unit vector across v toward d (any one when d is straight behind)
+    px, py, pz = dx / ds - c * ux, dy / ds - c * uy, dz / ds - c * uz
+    pl = math.sqrt(px * px + py * py + pz * pz)
+    if pl < 1e-9:
+        ax, ay, az = (0.0, 0.0, 1.0) if abs(uz) < 0.9 else (0.0, 1.0, 0.0)
+        px, py, pz = uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax
+        pl = math.sqrt(px * px + py * py + pz * pz)
+    px, py, pz = px / pl, py / pl, pz / pl
+    cm, sm = math.cos(most), math.sin(most)
+    return ((cm * ux + sm * px) * ds, (cm * uy + sm * py) * ds, (cm * uz + sm * pz) * ds)
 
 
 @kernel(borrows=True)
@@ -331,7 +256,7 @@ def wall_halfspaces(s, w, i, dt, tau_w, skin_rel, wmost, stack, wd, wq, pt, nm):
 def plan_chunk(s, w, g, p, i0, i1):
     """Steer and choose the new velocity (s.new_vel) of agents i0 .. i1-1;
     flags into s.flags. ``w``: the wall BVH's arrays; ``g``: the neighbour
-    grid (lo, cell, dims, start, order); ``p``: (dt, time horizon, wall
+    search's rows (:func:`regn.crowd._grid_kernels.build_rows`); ``p``: (dt, time horizon, wall
     horizon, skin, max neighbours, wall planes)."""
     dt, tau, tau_w, skin_rel = p[0], p[1], p[2], p[3]
     most, wmost = int(p[4]), int(p[5])
@@ -358,8 +283,7 @@ def plan_chunk(s, w, g, p, i0, i1):
         nb = s.nbs[i]
         nn = 0
         if most > 0:
-            nn = neighbours(i, s.pos, s.reach[i], g.lo, g.cell, g.dims, g.start, g.order,
-                            most, nb, nd)
+            nn = row_neighbours(i, s.pos, s.reach[i], g, most, nb, nd)
         s.ncount[i] = nn
         for k in range(nn):
             o = nb[k]
@@ -380,52 +304,21 @@ def plan_chunk(s, w, g, p, i0, i1):
 
 
 @kernel(borrows=True)
-def settle(s, src, i):
-    """Agent i's move this step in one settle round: its move so far
-    (src[i] - its position), plus its share of pushing apart from each
-    neighbour it overlaps at the positions ``src``, kept inside its wall
-    planes and no longer than s.top[i] (when the push cannot be kept so,
-    its move so far, which is). Returns the move (dx, dy, dz)."""
-    ax, ay, az = src[i, 0], src[i, 1], src[i, 2]
-    vx, vy, vz = ax - s.pos[i, 0], ay - s.pos[i, 1], az - s.pos[i, 2]
-    dx, dy, dz = vx, vy, vz
-    pushed = False
+def _at_arrived_mate(s, final, i):
+    """Does agent i (flying down a field with a group) touch, within
+    GATHER of their radii's sum, a neighbour of its group that had arrived
+    before this step, at the new positions ``final``? (A group gathers
+    round its goal so.)"""
     for k in range(s.ncount[i]):
         o = s.nbs[i, k]
-        ex, ey, ez = ax - src[o, 0], ay - src[o, 1], az - src[o, 2]
-        d = math.sqrt(ex * ex + ey * ey + ez * ez)
-        rr = (s.radius[i] + s.radius[o]) * (1.0 + SETTLE_SLACK)
-        if d < rr and d > 0.0:
-            f = (rr - d) / d * s.priority[o] / (s.priority[i] + s.priority[o])
-            dx, dy, dz = dx + f * ex, dy + f * ey, dz + f * ez
-            pushed = True
-    if not pushed:
-        return vx, vy, vz
-    ln = math.sqrt(dx * dx + dy * dy + dz * dz)
-    if ln > s.top[i]:
-        dx, dy, dz = dx * (s.top[i] / ln), dy * (s.top[i] / ln), dz * (s.top[i] / ln)
-    for k in range(s.wcount[i]):
-        c = s.wn[i, k, 0] * dx + s.wn[i, k, 1] * dy + s.wn[i, k, 2] * dz + s.wgap[i, k]
-        if c < 0.0:
-            dx, dy, dz = dx - c * s.wn[i, k, 0], dy - c * s.wn[i, k, 1], dz - c * s.wn[i, k, 2]
-    ok = dx * dx + dy * dy + dz * dz <= s.top[i] * s.top[i]
-    for k in range(s.wcount[i]):
-        if s.wn[i, k, 0] * dx + s.wn[i, k, 1] * dy + s.wn[i, k, 2] * dz + s.wgap[i, k] < 0.0:
-            ok = False
-    if not ok:
-        return vx, vy, vz
-    return dx, dy, dz
-
-
-@kernel
-def settle_chunk(s, src, dst, i0, i1):
-    """One settle round for agents i0 .. i1-1: dst[i] = position + move
-    (:func:`settle` from the positions ``src`` of the round before)."""
-    for i in range(i0, i1):
-        dx, dy, dz = settle(s, src, i)
-        dst[i, 0] = s.pos[i, 0] + dx
-        dst[i, 1] = s.pos[i, 1] + dy
-        dst[i, 2] = s.pos[i, 2] + dz
+        if s.field[o] != s.field[i] or s.prev_status[o] != ARRIVED:
+            continue
+        dx, dy, dz = final[i, 0] - final[o, 0], final[i, 1] - final[o, 1], \
+            final[i, 2] - final[o, 2]
+        rr = GATHER * (s.radius[i] + s.radius[o])
+        if dx * dx + dy * dy + dz * dz <= rr * rr:
+            return True
+    return False
 
 
 @kernel
@@ -436,8 +329,8 @@ def move_chunk(s, final, dt, step, stuck_time, arrive_rel, i0, i1):
     ``stuck_time`` seconds is STUCK until it does)."""
     for i in range(i0, i1):
         for c in range(3):
+            s.vel[i, c] = (final[i, c] - s.pos[i, c]) / dt
             s.pos[i, c] = final[i, c]
-            s.vel[i, c] = s.new_vel[i, c]
         st = s.status[i]
         if st == IDLE or st == NO_PATH:
             continue
@@ -445,7 +338,7 @@ def move_chunk(s, final, dt, step, stuck_time, arrive_rel, i0, i1):
         gx, gy, gz = s.goal[i, 0], s.goal[i, 1], s.goal[i, 2]
         dg = math.sqrt((gx - px) ** 2 + (gy - py) ** 2 + (gz - pz) ** 2)
         r = s.radius[i]
-        if dg <= arrive_rel * r:
+        if dg <= arrive_rel * r or (s.field[i] >= 0 and _at_arrived_mate(s, final, i)):
             if s.arrived_step[i] < 0:
                 s.arrived_step[i] = step
             s.status[i] = ARRIVED

@@ -53,6 +53,19 @@ def plan(mesh, starts, goals, radii, filter=None, workers=None):
     return out
 
 
+def plan_field(field, starts):
+    """Corridors for agents at ``starts`` (K,3) flying down the cost field
+    ``field`` to its goal: each path read off the field (no search; the
+    field's paths are for a point, whatever the agent's radius), as
+    :func:`plan` returns them."""
+    out = []
+    for p0 in starts:
+        p = field.path_from(p0)
+        ok = p.found and p.status == "ok"
+        out.append((np.array(p.points, dtype=np.float64), np.array(p.tets)) if ok else None)
+    return out
+
+
 def pack(corridors):
     """Flat arrays of a list of corridors (entries (points, tets) or None):
     (cpts (M,3), cstart (N+1,), ctail (M,): the path length left from each

@@ -8,8 +8,9 @@ One :meth:`Crowd.step` runs in fixed phases, each a loop over all agents:
    lost sight of its corner, pushed off its corridor; its goal moved; it has
    just become stuck), in batches by radius class
    (:mod:`regn.crowd.corridor`); nothing else is replanned;
-2. *neighbour grid*: the agents sorted into cells as wide as the largest
-   neighbour distance (:func:`regn.crowd._step_kernels.build_grid`);
+2. *neighbour rows*: the agents sorted by rows of cubes half as wide as
+   the largest neighbour distance, and by column within a row
+   (:func:`regn.crowd._grid_kernels.build_rows`);
 3. *plan* (every core): per agent, the corner it steers to (the farthest
    corner of its corridor a sphere of its radius reaches in a straight
    line), its preferred velocity (full speed toward the corner, slowing to
@@ -18,8 +19,14 @@ One :meth:`Crowd.step` runs in fixed phases, each a loop over all agents:
    this step (hard: never relaxed), its neighbours' ORCA half-spaces, and
    the velocity of a 3D linear program nearest the preferred one
    (:mod:`regn.crowd._orca_kernels`);
-4. *move* (every core): positions advance by the new velocities; arrival,
-   the arrival step and the stuck watch are updated.
+4. *separate* (every core): the positions the new velocities reach are
+   projected apart, Jacobi rounds over every touching pair (a second hash),
+   until no two agents overlap by more than SEPARATE_TOL of their radii's
+   sum, each move kept inside the agent's wall planes
+   (:mod:`regn.crowd._separate_kernels`);
+5. *move* (every core): positions become the separated ones, velocities the
+   moves made / dt; arrival, the arrival step and the stuck watch are
+   updated.
 
 Each agent reads the state before the step and writes only its own rows,
 so a step is deterministic for given inputs, whatever the worker count.
@@ -60,8 +67,11 @@ STATUS_NAMES = np.array(sorted(STATUS, key=STATUS.get))
 
 #: wall triangles kept per agent and step (nearest first)
 WALL_PLANES = 24
-#: rounds of the settle pass (overlapping agents pushed apart) per step
-SETTLE_ROUNDS = 4
+#: at most this many rounds of the separation pass per step
+SEPARATE_ROUNDS = 64
+#: the separation pass stops once no two agents overlap by more than this
+#: fraction of their radii's sum
+SEPARATE_TOL = 1e-3
 #: skin: agents keep r + SKIN_REL * max(r, 1 m) from walls (margin for rounding)
 SKIN_REL = 1e-4
 
@@ -70,21 +80,26 @@ State = namedtuple("State", [
     "pos", "vel", "new_vel", "pref", "radius", "max_speed", "max_accel", "goal",
     "priority", "status", "reach", "corner", "cstart", "cpts", "ctail", "flags",
     "arrived_step", "best_left", "idle_time",
-    # kept from the plan for the settle pass: the new positions by velocity,
+    # kept from the plan for the separation pass: the new positions by velocity,
     # each agent's neighbours, wall planes (unit normal, gap) and longest move
-    "new_pos", "nbs", "ncount", "wn", "wgap", "wcount", "top"])
+    "new_pos", "nbs", "ncount", "wn", "wgap", "wcount", "top",
+    # max turn rate (rad/s, inf: none), goal field (-1: a point goal), the
+    # statuses before the move
+    "max_turn", "field", "prev_status"])
 Walls = namedtuple("Walls", ["box", "node", "tri", "tbox", "flat", "depth"])
-Grid = namedtuple("Grid", ["lo", "cell", "dims", "start", "order"])
+Grid = namedtuple("Grid", ["lo", "cell", "mask", "start", "order", "skey", "spos"])
+Rows = namedtuple("Rows", ["lo", "cell", "dims", "rstart", "order", "scol", "spos"])
 
 #: the per-agent arrays a user reads and sets, with their shape and dtype
 _AGENT = {"position": ((3,), np.float64), "velocity": ((3,), np.float64),
           "radius": ((), np.float64), "max_speed": ((), np.float64),
           "max_accel": ((), np.float64), "goal": ((3,), np.float64),
-          "priority": ((), np.float64)}
+          "priority": ((), np.float64), "max_turn_rate": ((), np.float64)}
 _INTERNAL = {"status": ((), np.int8), "arrived_step": ((), np.int64),
              "corner": ((), np.int64), "best_left": ((), np.float64),
              "idle_time": ((), np.float64), "planned_goal": ((3,), np.float64),
-             "flags": ((), np.int8), "retry_time": ((), np.float64)}
+             "flags": ((), np.int8), "retry_time": ((), np.float64),
+             "field": ((), np.int64)}
 
 
 def _kernels():
@@ -99,6 +114,36 @@ def _walls(mesh):
         return Walls(np.zeros((0, 6)), np.zeros((0, 2), np.int64), np.zeros((0, 9)),
                      np.zeros((0, 6)), np.zeros(0, np.uint8), 0)
     return Walls(b.box, b.node, b.tri, b.tbox, b.flat, int(b.depth))
+
+
+def _cells(pos, cell) -> Grid:
+    """The spatial hash of ``pos`` (:mod:`regn.crowd._grid_kernels`) with
+    cubes ``cell`` wide (wider if the agents spread over more than 2**21 of
+    them an axis), about two buckets an agent."""
+    from . import _grid_kernels
+    lo = pos.min(axis=0)
+    ext = float((pos.max(axis=0) - lo).max())
+    cell = max(cell, ext / ((1 << 21) - 8), 1e-9)
+    mask = (1 << max(6, int(2 * len(pos) - 1).bit_length())) - 1
+    start, order, skey, spos = _grid_kernels.build_hash(pos, lo, cell, mask)
+    return Grid(lo, float(cell), mask, start, order, skey, spos)
+
+
+def _rows(pos, cell) -> Rows:
+    """The neighbour search's grid of ``pos`` (:func:`regn.crowd.
+    _grid_kernels.build_rows`) with cubes ``cell`` wide, wider when there
+    would be more than 4 rows (or columns) an agent."""
+    from . import _grid_kernels
+    lo = pos.min(axis=0)
+    ext = pos.max(axis=0) - lo
+    most = 4 * len(pos) + 4096
+    cell = max(cell, float(ext.max()) / ((1 << 21) - 8), 1e-9)
+    dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
+    while dims[1] * dims[2] > most or dims[0] > most:
+        cell *= 1.25
+        dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
+    rstart, order, scol, spos = _grid_kernels.build_rows(pos, lo, cell, dims)
+    return Rows(lo, float(cell), dims, rstart, order, scol, spos)
 
 
 def _positive(values, n, name, allow_inf=False):
@@ -154,6 +199,7 @@ class Crowd:
         self._a = {k: np.zeros((0, *shape), dtype) for k, (shape, dtype)
                    in {**_AGENT, **_INTERNAL}.items()}
         self._corridors = []
+        self._fields = []
         self._packed = None
         self._blockers_seen = frozenset()
 
@@ -162,9 +208,11 @@ class Crowd:
         return len(self._a["radius"])
 
     def add_agents(self, positions, goals=None, *, radius, max_speed, max_accel=math.inf,
-                   priority=1.0, velocities=None) -> np.ndarray:
+                   priority=1.0, velocities=None, max_turn_rate=math.inf) -> np.ndarray:
         """Add agents at (K,3) ``positions`` (flying to (K,3) ``goals``, NaN
-        or None: no goal); per-agent values broadcast. Returns their indices."""
+        or None: no goal); per-agent values broadcast; ``max_turn_rate``
+        (rad/s, inf: none) bounds how fast the preferred heading turns.
+        Returns their indices."""
         from ..query.common import as_points
         pos = as_points(positions, "positions").copy()
         k = len(pos)
@@ -179,6 +227,9 @@ class Crowd:
                    "max_speed": _positive(max_speed, k, "max_speed"),
                    "max_accel": _positive(max_accel, k, "max_accel", allow_inf=True),
                    "priority": _positive(priority, k, "priority"),
+                   "max_turn_rate": _positive(max_turn_rate, k, "max_turn_rate",
+                                              allow_inf=True),
+                   "field": np.full(k, -1, np.int64),
                    "status": np.zeros(k, np.int8), "arrived_step": np.full(k, -1, np.int64),
                    "corner": np.ones(k, np.int64), "best_left": np.full(k, np.inf),
                    "idle_time": np.zeros(k), "planned_goal": np.full((k, 3), np.nan),
@@ -190,13 +241,31 @@ class Crowd:
         self._packed = None
         return np.arange(first, first + k)
 
-    def set_goals(self, goals, ids=None) -> None:
+    def set_goals(self, goals=None, ids=None, *, field=None) -> None:
         """Give agents ``ids`` (all when None) new goals (K,3); NaN: none.
-        Their corridors are planned again on the next step."""
+        With ``field`` (a :meth:`regn.Mesh.cost_field` of this mesh) instead
+        of goals, the agents fly as a group to the field's goal, their
+        corridors read off the field (no search each). Their corridors are
+        planned again on the next step."""
         from ..query.common import as_points
         ids = np.arange(len(self)) if ids is None else np.atleast_1d(np.asarray(ids, np.int64))
-        g = as_points(goals, "goals")
-        self._a["goal"][ids] = np.broadcast_to(g, (len(ids), 3))
+        a = self._a
+        if field is not None:
+            if goals is not None:
+                raise QueryError("give goals or a field, not both")
+            if getattr(field, "_mesh", None) is not self.mesh:
+                raise QueryError("the field was made for another mesh")
+            if field.status != "ok":
+                raise QueryError(f"the field has no goal to fly to ({field.status})")
+            if not any(f is field for f in self._fields):
+                self._fields.append(field)
+            k = next(j for j, f in enumerate(self._fields) if f is field)
+            a["goal"][ids] = field.goal
+            a["field"][ids] = k
+        else:
+            a["goal"][ids] = np.broadcast_to(as_points(goals, "goals"), (len(ids), 3))
+            a["field"][ids] = -1
+        a["planned_goal"][ids] = np.nan          # planned again on the next step
 
     def _field(name):
         def get(self):
@@ -218,6 +287,7 @@ class Crowd:
     max_accel = _field("max_accel")
     goal = _field("goal")
     priority = _field("priority")
+    max_turn_rate = _field("max_turn_rate")
     del _field
 
     @property
@@ -263,12 +333,9 @@ class Crowd:
         self._a["corner"] = s.corner - s.cstart[:-1]
         np.multiply(s.new_vel, dt, out=s.new_pos)
         np.add(s.new_pos, s.pos, out=s.new_pos)
-        src, dst = s.new_pos, self._scratch[-1]
-        for _ in range(SETTLE_ROUNDS):
-            run_chunks(lambda i, j, _, a=src, b=dst: K.settle_chunk(s, a, b, i, j), n,
-                       self.workers, chunk=65536, min_chunk=1024)
-            src, dst = dst, src
+        src = self._separate(s, n)
         self.steps += 1
+        np.copyto(s.prev_status, s.status)
         run_chunks(lambda i, j, _: K.move_chunk(s, src, dt, self.steps, self.stuck_time,
                                                 self.arrive_distance, i, j),
                    n, self.workers, chunk=65536, min_chunk=4096)
@@ -297,25 +364,52 @@ class Crowd:
             self._scratch = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
                              np.zeros((n, most), np.int64), np.zeros(n, np.int64),
                              np.zeros((n, WALL_PLANES, 3)), np.zeros((n, WALL_PLANES)),
-                             np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 3)))
-        new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top, _ = self._scratch
+                             np.zeros(n, np.int64), np.zeros(n), np.zeros((n, 3)),
+                             np.zeros((n, 3)), np.zeros(n), np.zeros(n, np.int8),
+                             np.zeros(n, np.int8))
+        new_vel, pref, new_pos, nbs, ncount, wn, wgap, wcount, top = self._scratch[:9]
         return State(a["position"], a["velocity"], new_vel, pref, a["radius"],
                      a["max_speed"], a["max_accel"], a["goal"], a["priority"], a["status"],
                      reach, corner, cstart, cpts, ctail, a["flags"], a["arrived_step"],
                      a["best_left"], a["idle_time"], new_pos, nbs, ncount, wn, wgap, wcount,
-                     top)
+                     top, a["max_turn_rate"], a["field"], self._scratch[13])
 
-    def _grid(self, s) -> Grid:
+    def _grid(self, s) -> Rows:
         cell = 0.5 * float(s.reach.max()) if self.max_neighbors else 1.0
-        lo = s.pos.min(axis=0)
-        ext = s.pos.max(axis=0) - lo
-        cell = max(cell, float(ext.max()) / 256, 1e-9)
-        dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
-        while int(np.prod(dims)) > 4 * len(s.pos) + 64:
-            cell *= 1.5
-            dims = np.maximum(np.ceil(ext / cell).astype(np.int64), 1)
-        start, order = _kernels().build_grid(s.pos, lo, cell, dims)
-        return Grid(lo, cell, dims, start, order)
+        return _rows(s.pos, cell)
+
+    def _separate(self, s, n) -> np.ndarray:
+        """The positions after the separation pass (see
+        :mod:`regn.crowd._separate_kernels`), from s.new_pos: a first round
+        over every agent, then rounds over those near the ones that moved,
+        until no pair overlaps by more than SEPARATE_TOL of its radii's sum
+        (or SEPARATE_ROUNDS). Jacobi rounds: the same for any workers."""
+        from .._jit import run_chunks
+        from . import _separate_kernels as S
+        a, b, hpos, over, mark = s.new_pos, *self._scratch[9:13]
+        want = 2.0 * float(s.radius.max()) * (1.0 + S.SLACK)
+        g = _cells(a, want * (1.0 + S.MARGIN))
+        hpos[...] = a
+        run_chunks(lambda i, j, _: S.separate_chunk(s, a, b, over, g, i, j),
+                   n, self.workers, chunk=65536, min_chunk=1024)
+        rounds, dmax = 1, 0.0
+        while S.worst_overlap(over) > SEPARATE_TOL and rounds < SEPARATE_ROUNDS:
+            moved = np.flatnonzero(over > S.NONE)
+            dmax = max(dmax, S.drift(b, hpos, moved))
+            if dmax > S.MARGIN * want:
+                g = _cells(b, want * (1.0 + S.MARGIN))
+                hpos[...] = b
+                dmax = 0.0
+            ids = S.candidates(s, b, g, moved, mark)
+            np.copyto(a, b)
+            over[...] = S.NONE
+            run_chunks(lambda i, j, _, src=b, dst=a, g=g, ids=ids: S.separate_some(
+                s, src, dst, over, g, ids, i, j), len(ids), self.workers,
+                chunk=65536, min_chunk=1024)
+            a, b = b, a
+            rounds += 1
+        self.separate_rounds = rounds
+        return a if S.worst_overlap(over) <= SEPARATE_TOL else b
 
     # --- corridors ----------------------------------------------------------------
     def _replan(self) -> None:
@@ -341,9 +435,18 @@ class Crowd:
         rows = np.flatnonzero(todo)
         if len(rows) == 0:
             return
-        from .corridor import plan
-        got = plan(self.mesh, a["position"][rows], goal[rows], a["radius"][rows],
-                   self.filter, self.workers)
+        from .corridor import plan, plan_field
+        fid = a["field"][rows]
+        got = [None] * len(rows)
+        free = np.flatnonzero(fid < 0)
+        if len(free):
+            for j, c in zip(free, plan(self.mesh, a["position"][rows[free]], goal[rows[free]],
+                                       a["radius"][rows[free]], self.filter, self.workers)):
+                got[j] = c
+        for k in np.unique(fid[fid >= 0]):
+            on = np.flatnonzero(fid == k)
+            for j, c in zip(on, plan_field(self._fields[k], a["position"][rows[on]])):
+                got[j] = c
         for i, c in zip(rows, got):
             self._corridors[i] = c
             a["corner"][i] = 1
@@ -389,6 +492,11 @@ class Crowd:
     def __setstate__(self, d):
         blockers = d.pop("_filter_blockers")
         self.__dict__.update(d)
+        # a crowd pickled before max_turn_rate and goal fields existed
+        n = len(self._a["radius"])
+        self._a.setdefault("max_turn_rate", np.full(n, np.inf))
+        self._a.setdefault("field", np.full(n, -1, np.int64))
+        self.__dict__.setdefault("_fields", [])
         self.filter = None
         if blockers is not None:
             from ..query.paths.filters import QueryFilter

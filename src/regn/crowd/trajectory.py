@@ -8,7 +8,14 @@ Files, by suffix:
   (:data:`regn.crowd.crowd.STATUS`), ``status_names`` (N,), ``arrived_step``
   (N,; -1 never), ``radius`` (N,), ``dt`` and ``time`` (T+1,) seconds;
 * ``.csv``: one line per agent and step, ``step,time,agent,x,y,z,vx,vy,vz``;
-* ``.vtp``: VTK XML poly data for ParaView (see :mod:`regn.crowd.vtp`).
+* ``.vtp``: VTK XML poly data, a polyline per agent through its positions
+  (the tracks at a glance; :mod:`regn.crowd.vtp`);
+* ``.pvd``: a ParaView time series, the ``.pvd`` collection and a folder of
+  one ``.vtp`` per step, the agents as points (what ParaView plays back;
+  :mod:`regn.crowd.pvd`).
+
+``status_steps`` (T+1, N), each step's status codes, is in the ``.npz``
+when the flight recorded it (:func:`fly` does).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ class Trajectory:
     arrived_step: np.ndarray
     radius: np.ndarray
     dt: float
+    statuses: np.ndarray | None = None
 
     @property
     def time(self) -> np.ndarray:
@@ -42,10 +50,13 @@ class Trajectory:
         return len(self.positions) - 1
 
     def arrays(self) -> dict:
-        return {"positions": self.positions, "velocities": self.velocities,
-                    "status": self.status, "status_names": STATUS_NAMES[self.status],
-                    "arrived_step": self.arrived_step, "radius": self.radius,
-                    "dt": np.float64(self.dt), "time": self.time}
+        out = {"positions": self.positions, "velocities": self.velocities,
+               "status": self.status, "status_names": STATUS_NAMES[self.status],
+               "arrived_step": self.arrived_step, "radius": self.radius,
+               "dt": np.float64(self.dt), "time": self.time}
+        if self.statuses is not None:
+            out["status_steps"] = self.statuses
+        return out
 
     def to_bytes(self, suffix: str) -> bytes:
         suffix = suffix.lower()
@@ -58,13 +69,19 @@ class Trajectory:
         if suffix == ".vtp":
             from .vtp import vtp_bytes
             return vtp_bytes(self)
-        raise ExportError(f"a trajectory is written as .npz, .csv or .vtp, not {suffix!r}")
+        raise ExportError(f"a trajectory is written as .npz, .csv, .vtp or .pvd (a "
+                          f"collection of files: write()), not {suffix!r}")
 
     def write(self, path, *, overwrite=True) -> None:
-        """Write to ``path`` (.npz, .csv or .vtp), atomically."""
+        """Write to ``path`` (.npz, .csv, .vtp, or .pvd with its folder of
+        step files), atomically (file by file for .pvd)."""
         import os
 
         from .._atomic import atomic_write
+        if os.path.splitext(str(path))[1].lower() == ".pvd":
+            from .pvd import write_pvd
+            write_pvd(self, path, overwrite=overwrite)
+            return
         payload = self.to_bytes(os.path.splitext(str(path))[1])
         try:
             atomic_write(path, payload, overwrite=overwrite)
@@ -98,12 +115,14 @@ def fly(crowd, dt, *, steps=None, until_arrived=False, max_steps=100_000,
     total = int(steps) if steps is not None else int(max_steps)
     pos = [crowd.position.copy()]
     vel = [crowd.velocity.copy()]
+    sts = [crowd.status.copy()]
     t0 = last = _time.perf_counter()
     active = (STATUS["moving"], STATUS["stuck"])
     for k in range(total):
         crowd.step(dt)
         pos.append(crowd.position.copy())
         vel.append(crowd.velocity.copy())
+        sts.append(crowd.status.copy())
         if until_arrived and not np.isin(crowd.status, active).any():
             break
         now = _time.perf_counter()
@@ -111,4 +130,5 @@ def fly(crowd, dt, *, steps=None, until_arrived=False, max_steps=100_000,
             last = now
             progress(k + 1, None if until_arrived else total, now - t0)
     return Trajectory(np.stack(pos), np.stack(vel), crowd.status.copy(),
-                      crowd.arrived_step.copy(), crowd.radius.copy(), float(dt))
+                      crowd.arrived_step.copy(), crowd.radius.copy(), float(dt),
+                      np.stack(sts))

@@ -196,7 +196,9 @@ def _peel_slivers(pts, tets, q_min=SLIVER_QUALITY, budget_rel=SLIVER_BUDGET, pas
     return tets[keep], int((~keep).sum())
 
 
-def _drop_specks(pts, tets, rel):
+def drop_specks(pts, tets, rel=SPECK_REL):
+    """``(tets, dropped)``: pieces under ``rel`` of the largest's volume
+    removed (the largest always kept)."""
     n, lab = tet_components(tets)
     if n <= 1:
         return tets, 0
@@ -400,7 +402,7 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     t3 = time.perf_counter()
     tets, n_slivers = _peel_slivers(pts, tets)
     tets, n_pinch = unpinch(pts, tets)
-    tets, n_small = _drop_specks(pts, tets, SPECK_REL)
+    tets, n_small = drop_specks(pts, tets)
     used, inv = np.unique(tets.ravel(), return_inverse=True)
     verts = pts[used]
     tets = inv.reshape(-1, 4).astype(np.int64)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry.graph import tet_components
+from ..builder.world import drop_specks
 from ..geometry.tets import degenerate_threshold, signed_volumes
 
 #: The jitter, as a fraction of a voxel, and at most this many metres ...
@@ -27,8 +27,6 @@ JITTER_REL = 1e-3
 JITTER_MAX = 0.002
 #: ... but at least this many float32 ulps of the largest coordinate.
 JITTER_ULPS = 16
-#: Pieces smaller than this fraction of the largest piece's volume are dropped.
-SPECK_REL = 1e-4
 #: The top of the cull pyramid has at most this many blocks per axis.
 TOP_BLOCKS = 8
 
@@ -160,17 +158,6 @@ def cull(pts, tets, pyramid, grid, jitter=None):
     shrink = 1.5 * jitter_size(grid, jitter)
     return tets_meet_solid(np.ascontiguousarray(pts[tets]), flat, offsets, dims, grid.lo,
                            grid.h, shrink)
-
-
-def drop_specks(pts, tets, rel=SPECK_REL):
-    """``(tets, dropped)``: pieces under ``rel`` of the largest's volume removed."""
-    n, lab = tet_components(tets)
-    if n <= 1:
-        return tets, 0
-    vol = np.abs(signed_volumes(pts[tets]))
-    cv = np.bincount(lab, weights=vol, minlength=n)
-    keep = cv[lab] >= rel * cv.max()
-    return tets[keep], int((~keep).sum())
 
 
 def _inner(ijk, shape0):

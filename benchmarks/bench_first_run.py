@@ -8,7 +8,9 @@ of a query stream (not part of the tests).
 Every figure comes from a process of its own, as a user would start it:
 
 * ``regn demo`` with an empty numba cache (``NUMBA_CACHE_DIR`` pointed at a
-  new temporary folder: nothing compiled before), then again with that cache:
+  new temporary folder: nothing compiled before; the kernel pack installs
+  itself), then again with that cache, then on another empty cache with the
+  pack off (``REGN_KERNEL_PACK=0``: every kernel compiled here):
   wall time, CPU time, the largest process's peak resident memory and the
   peak of the whole process tree (compile-ahead workers included, sampled);
 * ``regn --help``, ``regn info MAP`` and ``regn path MAP ...`` as whole
@@ -102,17 +104,24 @@ def run_process(args, env, timeout=1800):
             proc.returncode, "".join(out_chunks))
 
 
-def demo_runs(tmp):
-    """The first demo on an empty cache, then the second on that cache."""
-    cache = os.path.join(tmp, "numba-cache")
+def demo_runs(tmp, no_pack=True):
+    """The first demo on an empty cache (the shipped kernel pack installs
+    itself), the second on that cache, and, unless ``no_pack`` is False, a
+    first demo on another empty cache with the pack off (everything compiled
+    on this machine, compile-ahead as the machine's load allows)."""
+    runs = [("first `regn demo` (empty cache, kernel pack)", "demo1", "cache", {}),
+            ("second `regn demo` (cache warm)", "demo2", "cache", {})]
+    if no_pack:
+        runs.append(("first `regn demo` (empty cache, `REGN_KERNEL_PACK=0`)", "demo3",
+                     "cache-no-pack", {"REGN_KERNEL_PACK": "0"}))
     rows = []
-    for label, folder in (("first `regn demo` (empty cache)", "demo1"),
-                          ("second `regn demo` (cache warm)", "demo2")):
+    for label, folder, cache, extra in runs:
         wall, cpu, peak, tree, code, out = run_process(
-            [sys.executable, "-m", "regn", "demo", os.path.join(tmp, folder)], _env(cache))
+            [sys.executable, "-m", "regn", "demo", os.path.join(tmp, folder)],
+            _env(os.path.join(tmp, cache), **extra))
         said = [ln for ln in out.splitlines() if ln.startswith("done in")]
         rows.append((label, wall, cpu, peak, tree, code, said[0] if said else ""))
-    return rows, cache
+    return rows, os.path.join(tmp, "cache")
 
 
 def median_process(args, env, runs=7):
@@ -283,7 +292,7 @@ print(json.dumps(recs))
 
 def trace_compiles(tmp):
     """Kernel compile times of a cold demo in one process (no compile-ahead)."""
-    env = _env(os.path.join(tmp, "trace-cache"), REGN_COMPILE_AHEAD="0")
+    env = _env(os.path.join(tmp, "trace-cache"), REGN_COMPILE_AHEAD="0", REGN_KERNEL_PACK="0")
     proc = subprocess.run([sys.executable, "-c", TRACER, "demo", os.path.join(tmp, "trace")],
                           env=env, capture_output=True, text=True, timeout=3600)
     recs = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -353,13 +362,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--skip-cold", action="store_true", help="no fresh-cache demo runs")
     ap.add_argument("--trace", action="store_true", help="kernel compile times (slow)")
+    ap.add_argument("--pack-only", action="store_true",
+                    help="no first demo with the kernel pack off (saves ~2 min)")
     ap.add_argument("--paths", type=int, default=10_000, help="find_path calls in the stream")
     ap.add_argument("--only", choices=["demo", "start", "queries"], default=None)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="regn-first-run-") as tmp:
         demo = start = queries = trace = None
         if not args.skip_cold and args.only in (None, "demo"):
-            demo, _ = demo_runs(tmp)
+            demo, _ = demo_runs(tmp, no_pack=not args.pack_only)
         env = _env()                       # the user's own (warm) cache
         map_path = os.path.join(tmp, "delaunay.rgn")
         if args.only in (None, "start", "queries"):

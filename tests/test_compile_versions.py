@@ -31,6 +31,7 @@ def test_constants_and_narrow_integers_share_one_compiled_helper(tmp_path, monke
     (tmp_path / "versions_probe.py").write_text(textwrap.dedent(MODULE))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REGN_KERNEL_PACK", "0")     # compiled here, not loaded
     mod = importlib.import_module("versions_probe")
     try:
         a = mod.caller(np.zeros(4), np.array([2], dtype=np.int32))

@@ -22,7 +22,7 @@ NOTICE = "compiling its kernels"
 def _run_on_a_terminal(args, cache_dir, stdin):
     """Run ``regn ARGS`` with stderr on a pseudo-terminal; (exit, stdout, stderr)."""
     master, slave = os.openpty()
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), REGN_KERNEL_PACK="0")
     try:
         proc = subprocess.run([sys.executable, "-m", "regn", *args], input=stdin,
                               stdout=subprocess.PIPE, stderr=slave, env=env,
@@ -58,7 +58,7 @@ def test_a_run_that_compiles_says_so_once_and_a_cached_run_is_silent(tmp_path):
 def test_no_notice_when_stderr_is_not_a_terminal(tmp_path):
     path = tmp_path / "map.rgn"
     regn.save(random_map(200, seed=3), path)
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), REGN_KERNEL_PACK="0")
     proc = subprocess.run([sys.executable, "-m", "regn", "locate", str(path)],
                           input="0 0 0\n", capture_output=True, text=True, env=env,
                           timeout=600)

@@ -47,6 +47,7 @@ def _python(code, cache_dir=None, timeout=900, **env):
     e = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     if cache_dir is not None:
         e["NUMBA_CACHE_DIR"] = str(cache_dir)
+        e["REGN_KERNEL_PACK"] = "0"          # an empty cache stays empty: compiled here
     e.update(env)
     proc = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
                           timeout=timeout)

@@ -42,10 +42,13 @@ from numba.core.extending import intrinsic
 from numba.core.registry import CPUDispatcher
 
 from . import _first_compile
+from .compiling.pack import ensure as _install_kernel_pack
 from .compiling.stamps import install as _install_stamped_caches
 
 # a kernel's cache entry also goes stale when a regn module it imports changes
 _install_stamped_caches()
+
+_PACK_LOOKED = [False]
 
 OPTIONS = dict(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
 
@@ -73,6 +76,15 @@ class _Dispatcher(CPUDispatcher):
     first ``regn demo``). Here every such call shares one version; the
     answers are the same (the callee only keeps a test on a value that a
     constant would have folded away)."""
+
+    def compile(self, sig):
+        # A machine's first run loads the kernels shipped with regn instead
+        # of compiling them: the pack is installed (once per machine) before
+        # the first kernel is looked up, when every module is imported.
+        if not _PACK_LOOKED[0]:
+            _PACK_LOOKED[0] = True
+            _install_kernel_pack()
+        return super().compile(sig)
 
     def get_call_template(self, args, kws):
         args = tuple(_plain(a) for a in args)
@@ -269,3 +281,4 @@ def copy_items(dst, d0, src, s0, n):
     """``dst[d0:d0 + n] = src[s0:s0 + n]`` (1-D arrays, copied in order)."""
     for i in range(n):
         dst[d0 + i] = src[s0 + i]
+

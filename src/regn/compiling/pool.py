@@ -61,6 +61,9 @@ def is_cached(job) -> bool:
     module, name, _ = JOBS[job]
     try:
         import importlib
+
+        from .pack import ensure
+        ensure()                                # the shipped kernels first
         disp = getattr(importlib.import_module(module), name)
         cache = disp._cache                     # numba's FunctionCache (cache=True)
         magic = disp.targetctx.codegen().magic_tuple()

@@ -22,11 +22,12 @@
    M largest footprints of tiles in use (:meth:`regn.World.footprint`: the
    tile's file, its ``.query`` file and the search state built on it, the
    most each was seen holding) + 20 %, and the M largest tile files alone.
-   The World gives freed memory back as it drops tiles unless ``--no-trim``;
-   ``--max-bytes`` sets its byte budget.
+   With ``--trim`` the World gives freed memory back each time it drops
+   tiles (``World(trim=True)``); ``--max-bytes`` sets its byte budget, MiB;
+   also the milliseconds to read a tile and answer a first path in it.
 
    python benchmarks/bench_world.py --world W/world.json --paths 1000 \\
-       --max-tiles 8 --memory [--no-trim]
+       --max-tiles 8 --memory [--trim]
 
 Prints one JSON document (``--json-out`` also writes it).
 """
@@ -117,7 +118,7 @@ def _pass(world, ends, n, budget, sample=None):
 
 
 def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=False,
-          trim=True, max_bytes=None):
+          trim=False, max_bytes=None):
     """``n`` random paths on ``regn.load(world, max_tiles=...)``; with
     ``warm`` the same pairs again (every tile read and prepared once)."""
     import gc
@@ -183,6 +184,36 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
     return out
 
 
+def tile_reads(world_path, tiles=40, seed=0):
+    """Milliseconds (wall) to read a tile (``World.tile``: map, parse, its
+    ``.query`` structures put back; the file pages already cached and the
+    sha256 checked once before) and then to answer a first path inside it
+    (the search state made from them), over ``tiles`` tiles, each twice."""
+    from regn.world.world import World
+    world = World.open(world_path, max_tiles=1)
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(world.n_tiles, min(tiles, world.n_tiles), replace=False)
+    ends = {}
+    for t in pick:
+        mesh = world.tile(t)
+        ends[t] = mesh.random_points(2, seed=int(t))
+        mesh.find_path(*ends[t])                # kernels compiled, files checked
+    read, first = [], []
+    for _ in range(2):
+        for t in pick:
+            world.clear()
+            t0 = time.perf_counter()
+            mesh = world.tile(t)
+            t1 = time.perf_counter()
+            mesh.find_path(*ends[t])
+            read.append(1000 * (t1 - t0))
+            first.append(1000 * (time.perf_counter() - t1))
+    return {"tiles": len(pick), "read_ms": {"median": float(np.median(read)),
+                                            "p90": float(np.quantile(read, 0.9))},
+            "first_path_ms": {"median": float(np.median(first)),
+                              "p90": float(np.quantile(first, 0.9))}}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--asteroids", type=int, default=4000)
@@ -202,8 +233,8 @@ def main(argv=None):
                     help="answer the same paths a second time (tiles already read)")
     ap.add_argument("--memory", action="store_true",
                     help="memory against the tiles' footprints (see the module docstring)")
-    ap.add_argument("--no-trim", action="store_true",
-                    help="the World does not give freed memory back as it drops tiles")
+    ap.add_argument("--trim", action="store_true",
+                    help="the World gives freed memory back as it drops tiles (malloc_trim)")
     ap.add_argument("--max-bytes", type=float, help="the World's byte budget, MiB")
     args = ap.parse_args(argv)
     result = {"builds": []}
@@ -218,9 +249,12 @@ def main(argv=None):
         result["speedup"] = {"total": few["seconds"]["total"] / many["seconds"]["total"],
                              "tiles": few["seconds"]["tiles"] / many["seconds"]["tiles"],
                              "workers": [few["workers"], many["workers"]]}
+    if args.memory and (args.world or world):
+        result["tile_reads"] = tile_reads(args.world or world, seed=args.seed)
+        print(json.dumps(result["tile_reads"]), file=sys.stderr, flush=True)
     if args.paths:
         result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget,
-                                  args.max_tiles, args.warm, args.memory, not args.no_trim,
+                                  args.max_tiles, args.warm, args.memory, args.trim,
                                   int(args.max_bytes * 2 ** 20) if args.max_bytes else None)
     text = json.dumps(result, indent=1)
     print(text)

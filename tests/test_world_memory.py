@@ -21,7 +21,7 @@ from regn.world import build as build_world
 from regn.world import prepared
 from regn.world.manifest import read_manifest
 from regn.world.memory import footprint, trim
-from regn.world.prepared import narrow, sidecar_path, tile_arrays
+from regn.world.prepared import narrow, tile_arrays
 
 H = 8_000.0
 

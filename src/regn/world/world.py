@@ -47,7 +47,7 @@ class World:
     is_world = True
 
     def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, max_bytes=None, check=True,
-                 trim=True):
+                 trim=False):
         if not (isinstance(max_tiles, int) and max_tiles >= 1):
             raise QueryError(f"max_tiles must be a whole number >= 1, got {max_tiles!r}")
         if max_bytes is not None and not (isinstance(max_bytes, int) and max_bytes > 0):
@@ -126,6 +126,7 @@ class World:
         (:mod:`regn.world.prepared`), their sha256 checked the first time
         (again only when the file's size, time or inode change)."""
         import os
+
         from .prepared import install, sidecar_path
         try:
             st = os.stat(sidecar_path(self.manifest, i))

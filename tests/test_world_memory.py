@@ -76,6 +76,7 @@ def test_an_evicted_tile_lets_go_of_its_mesh_and_maps(world_dir):
 
 def test_footprint_counts_the_files_and_the_search_state(world_dir):
     w = regn.load(world_dir / "world.json", max_tiles=2)
+    w.peak_bytes = {}
     m = w.manifest
     mesh = w.tile(0)
     f0 = w.footprint(0, split=True)

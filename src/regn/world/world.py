@@ -58,7 +58,9 @@ class World:
         self.max_bytes = max_bytes
         self.check = check
         self.trim = trim
-        self.peak_bytes = {}        # tile -> the most its footprint was seen holding
+        #: None, or (set it to {} to record) tile -> the largest footprint it
+        #: was seen holding (looked at as it is dropped: costs a walk of its arrays)
+        self.peak_bytes = None
         self.grid = _grid_of(m)
         self._by_index = {t.index: i for i, t in enumerate(m.tiles)}
         self._cache = OrderedDict()
@@ -157,7 +159,8 @@ class World:
             trim()
 
     def _drop(self, t):
-        self.footprint(t)                   # (its peak, for peak_bytes)
+        if self.peak_bytes is not None:
+            self.footprint(t)
         self._cache.pop(t)
         self._extra.pop(t, None)
 
@@ -172,7 +175,8 @@ class World:
             return {"own": 0, "mapped": 0} if split else 0
         f = footprint(mesh, self._extra.get(int(t), {}))
         total = f["own"] + f["mapped"]
-        self.peak_bytes[int(t)] = max(self.peak_bytes.get(int(t), 0), total)
+        if self.peak_bytes is not None:
+            self.peak_bytes[int(t)] = max(self.peak_bytes.get(int(t), 0), total)
         return f if split else total
 
     def memory(self) -> dict:

@@ -132,7 +132,11 @@ def test_sidecar_round_trip_gives_the_same_arrays(world_dir):
         w.clear()
         mesh = w.tile(t)
         s = scratch(mesh)
-        kept = {f"mesh_{k}": mesh.__dict__[k] for k in prepared.MESH_ARRAYS}
+        assert isinstance(mesh, prepared.KeptMesh)
+        assert not set(prepared.MESH_ARRAYS) & set(vars(mesh))     # widened when used
+        kept = {f"mesh_{k}": getattr(mesh, k) for k in prepared.MESH_ARRAYS}
+        assert not mesh.__dict__["_kept_arrays"]                  # ... from the file,
+        assert mesh._ref_tet is None                              # not from the records
         kept.update({k: s["path_arrays"][k[5:]] for k in built if k.startswith("path_")})
         kept.update(loc_W=s["loc"]["W"], loc_nbv=s["loc"]["nbv"], components=s["components"])
         kept.update({f"fine_{k}": v for k, v in s["loc"]["fine"].items()})

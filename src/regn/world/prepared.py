@@ -42,10 +42,12 @@ import hashlib
 import json
 import os
 import warnings
+from functools import cached_property
 
 import numpy as np
 
 from ..errors import FormatError
+from ..mesh import Mesh
 
 #: The layout of the arrays kept; a file of another version is not used.
 VERSION = 4
@@ -203,63 +205,107 @@ def _file_sha256(path, start) -> str:
     return h.hexdigest()
 
 
-def _widen(kept, types):
-    return {k: v if v.dtype == types[k] else v.astype(types[k]) for k, v in kept.items()}
+def _widen(v, dtype):
+    return v if v.dtype == dtype else v.astype(dtype)
 
 
 def install(manifest, i, mesh, *, check=True) -> bool:
     """Give ``mesh`` (tile ``i``, just read) the structures kept beside it;
     False (and nothing changed) when there are none of this format.
     FormatError for a stale or damaged file (see :func:`read_sidecar`;
-    ``check``: the sha256 of its arrays too)."""
+    ``check``: the sha256 of its arrays too). A :class:`KeptMesh` widens
+    its mesh arrays when first used, a :class:`regn.Mesh` gets them now."""
     from ..query.common import scratch
     path = sidecar_path(manifest, i)
     got = read_sidecar(path, manifest, i, check=check)
     if got is None:
         return False
-    a = _widen(*got)
+    a, types = got
     T, F = len(a["loc_W"]), len(a["path_face_order"])
     if T != mesh.n_tets or F != mesh.n_faces or len(a["mesh_tets"]) != T:
         raise _refuse(path, manifest, f"its arrays are for {T} tetrahedra and {F} faces, "
                       f"the tile has {mesh.n_tets} and {mesh.n_faces}: damaged")
+    held = {k: (a[f"mesh_{k}"], types[f"mesh_{k}"]) for k in MESH_ARRAYS}
+    if isinstance(mesh, KeptMesh):
+        mesh.__dict__["_kept_arrays"] = held
+    else:
+        for k, (v, dtype) in held.items():   # what the cached properties would compute
+            mesh.__dict__[k] = v = _widen(v, dtype)
+            v.flags.writeable = False
+    w = {k: _widen(a[k], types[k]) for k in a if not k.startswith(("mesh_", "path_"))}
+    w["components"].flags.writeable = False
     s = scratch(mesh)
-    for k in MESH_ARRAYS:                    # what the cached properties would compute
-        mesh.__dict__[k] = a[f"mesh_{k}"]
-        a[f"mesh_{k}"].flags.writeable = False
-    a["components"].flags.writeable = False
-    s["components"] = a["components"]
-    s["loc"] = {"W": a["loc_W"], "nbv": a["loc_nbv"], "T": T,
-                "fine": {k[5:]: a[k] for k in a if k.startswith("fine_")}}
-    s["path_arrays"] = _PathArrays({k[5:]: a[k] for k in a if k.startswith("path_")},
-                                   mesh=a)
-    s["exits"] = (a["exit_face"], a["exit_normal"])
+    s["components"] = w["components"]
+    s["loc"] = {"W": w["loc_W"], "nbv": w["loc_nbv"], "T": T,
+                "fine": {k[5:]: w[k] for k in w if k.startswith("fine_")}}
+    s["exits"] = (w["exit_face"], w["exit_normal"])
+    s["path_arrays"] = _PathArrays({k[5:]: (a[k], types[k]) for k in a if k.startswith("path_")},
+                                   a["mesh_tet_faces"], a["mesh_boundary_faces"],
+                                   a["mesh_face_centroids"])
     return True
 
 
 class _PathArrays(dict):
-    """The kept arrays of :func:`regn.query.paths.path.graph_arrays`;
-    :data:`DERIVED` made as that function makes them when first asked for."""
+    """What :func:`regn.query.paths.path.graph_arrays` returns, made when the
+    tile's first search asks: the kept arrays widened, :data:`DERIVED` made
+    as that function makes them."""
 
-    def __init__(self, kept, *, mesh):
-        super().__init__(kept)
-        self._mesh = mesh                   # (the kept mesh arrays)
+    def __init__(self, held, tet_faces, boundary_faces, face_centroids):
+        super().__init__()
+        self._held = held
+        self._mesh = tet_faces, boundary_faces, face_centroids   # (as kept: indices)
+
+    def __bool__(self):
+        return True
 
     def __missing__(self, key):
-        a, order = self._mesh, self["face_order"]
+        if key in self._held:
+            v = _widen(*self._held.pop(key))
+            self[key] = v
+            return v
+        order = self["face_order"]
+        tet_faces, boundary_faces, face_centroids = self._mesh
         if key == "centroids":
-            v = a["mesh_face_centroids"][order]
+            v = face_centroids[order]
         elif key == "tet_faces":
             rank = np.empty(len(order), np.int64)
             rank[order] = np.arange(len(order))
-            v = rank[a["mesh_tet_faces"]]
+            v = rank[tet_faces]
         elif key == "is_portal":
             is_portal = np.ones(len(order), bool)
-            is_portal[a["mesh_boundary_faces"]] = False
+            is_portal[boundary_faces] = False
             v = is_portal[order]
         else:
             raise KeyError(key)
         self[key] = v
         return v
+
+
+class KeptMesh(Mesh):
+    """A world's tile read with its ``.query`` file: its cached mesh arrays
+    (:data:`MESH_ARRAYS`) are widened from the file when first used (a
+    tile's queries use some of them, and only on some tiles), else made as
+    :class:`regn.Mesh` makes them."""
+
+
+def _kept_property(name):
+    plain = Mesh.__dict__[name]
+
+    def get(self):
+        held = self.__dict__.get("_kept_arrays")
+        if held and name in held:
+            v = _widen(*held.pop(name))
+            v.flags.writeable = False
+            return v
+        return plain.func(self)
+    get.__doc__ = plain.__doc__
+    prop = cached_property(get)
+    prop.__set_name__(KeptMesh, name)
+    return prop
+
+
+for _name in MESH_ARRAYS:
+    setattr(KeptMesh, _name, _kept_property(_name))
 
 
 def prepare(path, progress=None) -> int:

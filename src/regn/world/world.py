@@ -112,7 +112,11 @@ class World:
             self._cache.move_to_end(i)
             return mesh
         data = self._read(i)
-        mesh = Mesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
+        if prepared:
+            from .prepared import KeptMesh
+            mesh = KeptMesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
+        else:
+            mesh = Mesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
         if prepared:
             self._install(i, mesh)
         # a tile that may be dropped again soon does not build the path search's

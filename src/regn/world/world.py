@@ -8,7 +8,10 @@
 Tiles are read on first use and kept, at most ``max_tiles`` of them, the
 least recently used dropped first; each is memory-mapped (the file's pages
 are the operating system's to keep or drop) and checked against the
-manifest's size and sha256 when read. A world's tetrahedra and faces are
+manifest's size and sha256 when read; ``max_bytes`` also bounds the
+loaded tiles' footprints (:meth:`World.footprint`: file maps, query
+structures, search state; :mod:`regn.world.memory`). A dropped tile keeps
+nothing in memory. A world's tetrahedra and faces are
 numbered tile after tile in the manifest's order: tile i's tetrahedron t is
 ``tet_offset[i] + t`` (:meth:`World.split_tets` goes back).
 

@@ -65,11 +65,11 @@ MESH_ARRAYS = ("vertices", "tets", "tet_faces", "neighbors", "opposite_slot",
 DERIVED = ("path_centroids", "path_tet_faces", "path_is_portal")
 #: Arrays kept in the type the queries read, to be used where they lie in the
 #: file's map: a query reads a few pages of them (after 60 paths on the
-#: 125-tile world, 5-44 % of their pages had been read), and a narrowed
-#: array is widened whole into the process's own memory when the tile is
-#: read. The others (indices that fit 16 bits, mostly) are narrowed
+#: 125-tile world, 1-44 % of their pages had been read), and a narrowed
+#: array is widened whole into the process's own memory when first used.
+#: The others (indices that fit 16 bits, mostly) are narrowed
 #: (:func:`narrow`): that costs their whole width in memory while the tile
-#: is loaded, for a quarter of the disc.
+#: is loaded, if they are used at all, for a quarter of the disc.
 WIDE = ("path_edge_int", "loc_W", "fine_indices", "fine_indptr", "exit_normal",
         "mesh_face_centroids")
 

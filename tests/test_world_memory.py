@@ -190,6 +190,16 @@ def test_another_tiles_sidecar_is_refused(copy, capsys):
     assert "prepare" in err[0]
 
 
+def test_verify_names_a_stale_sidecar(copy, capsys):
+    from regn.world.verify import verify_world
+    shutil.copy(copy / "world_0_0_0.query", copy / "world_0_0_1.query")
+    rep = verify_world(copy / "world.json")
+    bad = [t for t in rep.tiles if not t["ok"]]
+    assert not rep.ok and len(bad) == 1 and "world_0_0_1.query" in bad[0]["problem"]
+    assert main(["verify", str(copy / "world.json")]) != 0
+    assert "world_0_0_1.query" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("spoil", ["flip", "truncate", "empty", "header"])
 def test_a_damaged_sidecar_is_refused(copy, spoil):
     p = copy / "world_0_0_1.query"

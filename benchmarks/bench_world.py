@@ -15,8 +15,19 @@
    tiles crossed and tiles read per path, the status counts; with
    ``--warm`` the same paths a second time (every tile already read once,
    and, when M is at least the tile count, still loaded);
-3. the process's resident memory after the paths against the size of the M
-   largest tile files.
+3. memory (``--memory``): the process's resident memory before and after
+   the paths, its own part (``RssAnon``) and mapped file pages (``RssFile``)
+   apart, the most it grew at any sample (every 20 paths), and after
+   ``malloc_trim`` (:func:`regn.world.memory.trim`); against the budget: the
+   M largest footprints of tiles in use (:meth:`regn.World.footprint`: the
+   tile's file, its ``.query`` file and the search state built on it, the
+   most each was seen holding) + 20 %, and the M largest tile files alone.
+   With ``--trim`` the World gives freed memory back each time it drops
+   tiles (``World(trim=True)``); ``--max-bytes`` sets its byte budget, MiB;
+   also the milliseconds to read a tile and answer a first path in it.
+
+   python benchmarks/bench_world.py --world W/world.json --paths 1000 \\
+       --max-tiles 8 --memory [--trim]
 
 Prints one JSON document (``--json-out`` also writes it).
 """
@@ -74,7 +85,7 @@ def build(args, workers):
     }
 
 
-def _pass(world, ends, n, budget):
+def _pass(world, ends, n, budget, sample=None):
     """One pass of find_path over the pairs: wall and CPU milliseconds (the
     CPU time is the process's own: the machine's other jobs do not count),
     tiles crossed and read, statuses."""
@@ -91,6 +102,8 @@ def _pass(world, ends, n, budget):
         read.append(world.tiles_read - before)
         crossed.append(len(getattr(p, "tiles", []) or []))
         status[p.status] = status.get(p.status, 0) + 1
+        if sample is not None:
+            sample(len(ms))
     ms, cpu, crossed, read = map(np.array, (ms, cpu, crossed, read))
     return {
         "paths": len(ms), "status": status,
@@ -104,33 +117,106 @@ def _pass(world, ends, n, budget):
     }
 
 
-def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
+def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=False,
+          trim=False, max_bytes=None):
     """``n`` random paths on ``regn.load(world, max_tiles=...)``; with
     ``warm`` the same pairs again (every tile read and prepared once)."""
-    import regn
-    from regn.world.world import World
     import gc
-    ends = World.open(world_path, max_tiles=8).random_points(2 * n, seed=seed)
-    world = regn.load(world_path, max_tiles=max_tiles)
+
+    from regn.world.memory import trim as malloc_trim
+    from regn.world.world import World
+    picker = World.open(world_path, max_tiles=8)
+    ends = picker.random_points(2 * n, seed=seed)
+    del picker
+    world = World.open(world_path, max_tiles=max_tiles, max_bytes=max_bytes, trim=trim)
+    if memory:
+        world.peak_bytes = {}             # each tile's largest footprint, as it is dropped
     world.find_path(ends[0], ends[n])     # the kernels loaded (compiled) before timing
     world.clear()                         # ... and no tile loaded when memory is measured
     gc.collect()
-    base, base_anon, base_file = _rss(), _rss("RssAnon"), _rss("RssFile")
-    out = {"asked": n, "max_tiles": world.max_tiles,
+    malloc_trim()                         # (what reading every tile above left free)
+    base = _rss(), _rss("RssAnon"), _rss("RssFile")
+    out = {"asked": n, "max_tiles": world.max_tiles, "max_bytes": max_bytes, "trim": trim,
            "distance_km": {"median": float(np.median(np.linalg.norm(ends[:n] - ends[n:],
                                                                     axis=1)) / 1e3)}}
-    out.update(_pass(world, ends, n, budget))
+    peak = [0, 0, 0]
+
+    def sample(k):
+        if memory and k % 20 == 0:
+            now = _rss(), _rss("RssAnon"), _rss("RssFile")
+            peak[:] = [max(p, x - b) for p, x, b in zip(peak, now, base)]
+    out.update(_pass(world, ends, n, budget, sample))
     if warm:
-        out["warm"] = _pass(world, ends, n, budget)
+        out["warm"] = _pass(world, ends, n, budget, sample)
     m = world.manifest
     sizes = sorted((t.bytes for t in m.tiles), reverse=True)
     gc.collect()
-    out.update({"loaded_at_end": len(world.loaded), "rss_growth_mib": (_rss() - base) / 2 ** 20,
-                "rss_anon_growth_mib": (_rss("RssAnon") - base_anon) / 2 ** 20,
-                "rss_file_growth_mib": (_rss("RssFile") - base_file) / 2 ** 20,
-                "largest_tiles_mib": sum(sizes[:world.max_tiles]) / 2 ** 20,
-                "loaded_tiles_mib": sum(m.tiles[i].bytes for i in world.loaded) / 2 ** 20})
+    mib = 2 ** 20
+
+    def growth():
+        return {"rss": (_rss() - base[0]) / mib, "anon": (_rss("RssAnon") - base[1]) / mib,
+                "file": (_rss("RssFile") - base[2]) / mib}
+    out.update({"loaded_at_end": len(world.loaded), "rss_growth_mib": growth()["rss"],
+                "rss_anon_growth_mib": growth()["anon"],
+                "rss_file_growth_mib": growth()["file"],
+                "largest_tiles_mib": sum(sizes[:world.max_tiles]) / mib,
+                "loaded_tiles_mib": sum(m.tiles[i].bytes for i in world.loaded) / mib})
+    if memory:
+        used = world.memory()
+        feet = sorted(world.peak_bytes.values(), reverse=True)[:world.max_tiles]
+        budget_b = sum(feet)
+        grew = growth()
+        malloc_trim()
+        trimmed = growth()
+        out["memory"] = {
+            "budget_mib": budget_b / mib, "budget_plus_20pc_mib": 1.2 * budget_b / mib,
+            "tile_footprint_mib": {"median": float(np.median(list(world.peak_bytes.values())))
+                                   / mib, "max": feet[0] / mib, "tiles_seen":
+                                   len(world.peak_bytes)},
+            "loaded_now_mib": {"own": used["own"] / mib, "mapped": used["mapped"] / mib},
+            "growth_mib": grew, "growth_after_trim_mib": trimmed,
+            "peak_growth_mib": {"rss": peak[0] / mib, "anon": peak[1] / mib,
+                                "file": peak[2] / mib},
+            "within_budget": bool(max(grew["rss"], peak[0] / mib) <= 1.2 * budget_b / mib),
+            "sidecar_mib": sum(os.path.getsize(os.path.splitext(m.tile_path(i))[0] + ".query")
+                               for i in range(len(m.tiles))
+                               if os.path.exists(os.path.splitext(m.tile_path(i))[0]
+                                                 + ".query")) / mib,
+            "tiles_mib": sum(t.bytes for t in m.tiles) / mib}
     return out
+
+
+def tile_reads(world_path, tiles=40, seed=0):
+    """Milliseconds (wall, and CPU of this thread) to read a tile (``World.tile``: map, parse, its
+    ``.query`` structures put back; the file pages already cached and the
+    sha256 checked once before) and then to answer a first path inside it
+    (the search state made from them), over ``tiles`` tiles, each twice."""
+    from regn.world.world import World
+    world = World.open(world_path, max_tiles=1)
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(world.n_tiles, min(tiles, world.n_tiles), replace=False)
+    ends = {}
+    for t in pick:
+        mesh = world.tile(t)
+        ends[t] = mesh.random_points(2, seed=int(t))
+        mesh.find_path(*ends[t])                # kernels compiled, files checked
+    read, first, read_cpu, first_cpu = [], [], [], []
+    for _ in range(2):
+        for t in pick:
+            world.clear()
+            t0, c0 = time.perf_counter(), time.thread_time()
+            mesh = world.tile(t)
+            t1, c1 = time.perf_counter(), time.thread_time()
+            mesh.find_path(*ends[t])
+            read.append(1000 * (t1 - t0))
+            read_cpu.append(1000 * (c1 - c0))
+            first.append(1000 * (time.perf_counter() - t1))
+            first_cpu.append(1000 * (time.thread_time() - c1))
+
+    def stats(v):
+        return {"median": float(np.median(v)), "p90": float(np.quantile(v, 0.9))}
+    return {"tiles": len(pick), "read_ms": stats(read), "read_cpu_ms": stats(read_cpu),
+            "first_path_ms": stats(first), "first_path_cpu_ms": stats(first_cpu)}
 
 
 def main(argv=None):
@@ -150,6 +236,11 @@ def main(argv=None):
     ap.add_argument("--max-tiles", type=int, default=8, help="tiles kept loaded (default 8)")
     ap.add_argument("--warm", action="store_true",
                     help="answer the same paths a second time (tiles already read)")
+    ap.add_argument("--memory", action="store_true",
+                    help="memory against the tiles' footprints (see the module docstring)")
+    ap.add_argument("--trim", action="store_true",
+                    help="the World gives freed memory back as it drops tiles (malloc_trim)")
+    ap.add_argument("--max-bytes", type=float, help="the World's byte budget, MiB")
     args = ap.parse_args(argv)
     result = {"builds": []}
     world = None
@@ -163,9 +254,13 @@ def main(argv=None):
         result["speedup"] = {"total": few["seconds"]["total"] / many["seconds"]["total"],
                              "tiles": few["seconds"]["tiles"] / many["seconds"]["tiles"],
                              "workers": [few["workers"], many["workers"]]}
+    if args.memory and (args.world or world):
+        result["tile_reads"] = tile_reads(args.world or world, seed=args.seed)
+        print(json.dumps(result["tile_reads"]), file=sys.stderr, flush=True)
     if args.paths:
         result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget,
-                                  args.max_tiles, args.warm)
+                                  args.max_tiles, args.warm, args.memory, args.trim,
+                                  int(args.max_bytes * 2 ** 20) if args.max_bytes else None)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json_out:

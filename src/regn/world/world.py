@@ -45,6 +45,9 @@ class World:
 
     #: What the command line asks to tell a world from a Mesh.
     is_world = True
+    #: A point's path across tiles as one compiled walk (regn.world.walk);
+    #: False: the search per tile of regn.world.route (kept for radius paths).
+    compiled_walk = True
 
     def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, check=True):
         if not (isinstance(max_tiles, int) and max_tiles >= 1):
@@ -121,6 +124,8 @@ class World:
         """Drop every loaded tile (they are read again when next used)."""
         self._cache.clear()
         self._extra.clear()
+        if getattr(self, "_tile_slots", None) is not None:
+            self._tile_slots.clear()
 
     def _read(self, i):
         """Tile ``i``'s bytes: its sha256 is checked the first time, and again
@@ -247,6 +252,11 @@ class World:
                 p.length = float(np.linalg.norm(np.diff(p.points, axis=0), axis=1).sum())
             if p.found or p.status != NAMES[UNREACHABLE]:
                 return self._in_world(p, int(tile[0]))
+        if not radius and self.compiled_walk:
+            from .walk import walk_path
+            p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth)
+            if p is not None:
+                return p
         return world_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), opts)
 
     def _in_world(self, p, t):

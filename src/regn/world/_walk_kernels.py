@@ -1,0 +1,347 @@
+"""Compiled kernels of a path across tiles in one walk (:mod:`regn.world.walk`).
+
+The tiles taking part sit in *slots*; each per-tile array is one entry of a
+numba typed List indexed by slot (see :class:`regn.world.walk.TileSlots`
+for what each list holds). A search node is a face of a tile, coded
+``slot << 32 | face`` (the face in the tile's internal, Z-order numbering of
+:mod:`regn.query.paths.path`); a face link (face ``fa`` of tile a is face
+``fb`` of tile b) is an edge of cost 0 between the two nodes.
+
+* :func:`world_astar`: A* over the union of the slots' face graphs (the
+  tiles' own edge blocks, plus edges through a tetrahedron into its linked
+  wall faces at their centroid distance, the builder's cost rule), from a
+  point in one tile to a point in another; the bound is the straight
+  distance to the goal.
+* :func:`corridor`: the route's portal triangles (one of each linked
+  pair), their vertex ids made equal across a link, its tetrahedra and
+  faces in world numbering.
+* :func:`world_walk`: the segment walk of
+  :func:`regn.query.sight._raycast_kernels.walk_segment`, going on into
+  the next tile through a linked face.
+* :func:`world_turning_points`: the single mesh's smoother and turning
+  points (:mod:`regn.query.paths._turning_points_kernels`) on the whole
+  corridor, each segment checked by :func:`world_walk`; then
+  :func:`straighten`, dropping the turning points the path sees past.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from numba.typed import List
+
+from .._jit import copy_rows, kernel
+from ..query.paths._path_kernels import ET0, ET1
+from ..query.paths._polish_kernels import plane_uv
+from ..query.paths._smooth_kernels import no_constraints, solve
+from ..query.paths._turning_points_kernels import LENGTH_BUDGET_REL, NUDGES, _nudge, simplify
+from ..query.sight._raycast_kernels import RING, walk_segment
+from ..status import CLEAR, HIT, OK, UNREACHABLE
+
+SHIFT = 32
+MASK = (1 << 32) - 1
+#: tiles a segment walk may pass through
+MAX_HOPS = 4096
+#: a walk going on into the next tile starts this far (of the rest of the
+#: segment) past the linked face
+HOP_NUDGE = 1e-9
+#: straighten: give up looking further ahead after this many points in a
+#: row out of sight (as regn.world.route.LOOKAHEAD)
+LOOKAHEAD = 3
+
+
+@kernel
+def _d3(cen, f, p):
+    return math.sqrt((cen[f, 0] - p[0]) ** 2 + (cen[f, 1] - p[1]) ** 2
+                     + (cen[f, 2] - p[2]) ** 2)
+
+
+@kernel
+def _dff(ca, fa, cb, fb):
+    return math.sqrt((ca[fa, 0] - cb[fb, 0]) ** 2 + (ca[fa, 1] - cb[fb, 1]) ** 2
+                     + (ca[fa, 2] - cb[fb, 2]) ** 2)
+
+
+@kernel
+def _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, b, v, nd, parent, via, g, hw):
+    dist, stamp = DIST[b], STAMP[b]
+    if stamp[v] != qid or nd < dist[v]:
+        stamp[v] = qid
+        dist[v] = nd
+        PAR[b][v] = parent
+        VIA[b][v] = via
+        heapq.heappush(heap, (nd + hw * _d3(CEN[b], v, g), (b << SHIFT) | v))
+
+
+@kernel
+def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, allowed, qid,
+                s_slot, s_tet, s, g_slot, g_tet, g, hw):
+    """``(status, cost, codes, vias)``: the cheapest route from point ``s``
+    (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
+    ``allowed``: its nodes in order and the tetrahedron each was reached
+    through (-1 across a link); ``slot_of[tile]`` is a tile's slot (-1:
+    none). ``qid`` stamps this query's search state (DIST, PAR, VIA)."""
+    empty = np.zeros(0, np.int64)
+    best = math.inf
+    if s_slot == g_slot and s_tet == g_tet:
+        best = math.sqrt((s[0] - g[0]) ** 2 + (s[1] - g[1]) ** 2 + (s[2] - g[2]) ** 2)
+    heap = [(0.0, np.int64(0))]
+    heap.pop()
+    tf = TFI[s_slot]
+    for k in range(4):
+        f = tf[s_tet, k]
+        _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, s_slot, f, _d3(CEN[s_slot], f, s),
+               np.int64(-1), s_tet, g, hw)
+    gf = TFI[g_slot][g_tet]
+    end = np.int64(-1)
+    while len(heap):
+        key, code = heapq.heappop(heap)
+        if key >= best:
+            break
+        a = code >> SHIFT
+        u = code & MASK
+        cen = CEN[a]
+        d = DIST[a][u]
+        if key > d + hw * _d3(cen, u, g) * (1.0 + 1e-12) + 1e-9:
+            continue                                  # a stale entry
+        if a == g_slot and (u == gf[0] or u == gf[1] or u == gf[2] or u == gf[3]):
+            c = d + _d3(cen, u, g)
+            if c < best:
+                best, end = c, code
+        ef, ei, acr, tfi = EF[a], EI[a], ACR[a], TFI[a]
+        for k in range(6):
+            c = ef[u, 2 * k]
+            if not c >= 0.0:
+                continue
+            _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, a, np.int64(ei[u, 2 * k + 1]),
+                   d + c, code, np.int64(ei[u, ET0 if k < 3 else ET1]), g, hw)
+        linked = acr[u] >= 0
+        for side in range(2):
+            t = ei[u, ET0 + side]
+            if t < 0:
+                continue
+            for q in range(4):
+                v = tfi[t, q]
+                if v == u:
+                    continue
+                if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
+                    _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, a, v,
+                           d + _dff(cen, u, cen, v), code, np.int64(t), g, hw)
+        if linked:
+            x = acr[u]
+            b = slot_of[x >> SHIFT]
+            if b >= 0 and allowed[b]:
+                _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, b, RANK[b][x & MASK], d, code,
+                       np.int64(-1), g, hw)
+    if not best < math.inf:
+        return UNREACHABLE, best, empty, empty
+    n = 0
+    c = end
+    while c >= 0:
+        n += 1
+        c = PAR[c >> SHIFT][c & MASK]
+    codes = np.empty(n, np.int64)
+    vias = np.empty(n, np.int64)
+    c = end
+    for i in range(n - 1, -1, -1):
+        codes[i] = c
+        vias[i] = VIA[c >> SHIFT][c & MASK]
+        c = PAR[c >> SHIFT][c & MASK]
+    return OK, best, codes, vias
+
+
+@kernel
+def corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, s_tet,
+             g_slot, g_tet):
+    """``(tri (k,3,3), fvid (k,3), tets, portals, tiles)`` of a route from
+    :func:`world_astar`: the portal triangles in order (the first face of
+    each linked pair), vertex ids ``tile << 32 | vertex`` with a linked
+    face's vertices in the second tile taking the first tile's ids; the
+    tetrahedra and portals in world numbering; the tiles in order."""
+    n = len(codes)
+    tri = np.empty((n, 3, 3))
+    fvid = np.empty((n, 3), np.int64)
+    portals = np.empty(n, np.int64)
+    tets = np.empty(n + 2, np.int64)
+    tiles = np.empty(n + 1, np.int64)
+    tiles[0] = tile_of_slot[s_slot]
+    nt = 1
+    rem_from = np.full(3, -1, np.int64)
+    rem_to = np.full(3, -1, np.int64)
+    rem_slot = -1
+    k = 0
+    m = 0
+    tets[m] = tet_off[tiles[0]] + s_tet
+    m += 1
+    for i in range(n):
+        a = codes[i] >> SHIFT
+        f = FO[a][codes[i] & MASK]
+        tile = tile_of_slot[a]
+        if vias[i] >= 0 and i > 0:
+            t = tet_off[tile] + vias[i]
+            if tets[m - 1] != t:
+                tets[m] = t
+                m += 1
+        if i > 0 and (codes[i - 1] >> SHIFT) != a:
+            # the second face of a linked pair: same triangle; its vertices
+            # take the ids of the first's
+            pa = codes[i - 1] >> SHIFT
+            pf = FO[pa][codes[i - 1] & MASK]
+            for r in range(3):
+                vb = FV[a][f, r]
+                rem_from[r] = vb
+                rem_to[r] = (tile << SHIFT) | vb
+                for q in range(3):
+                    va = FV[pa][pf, q]
+                    if VX[pa][va, 0] == VX[a][vb, 0] and VX[pa][va, 1] == VX[a][vb, 1] \
+                            and VX[pa][va, 2] == VX[a][vb, 2]:
+                        rem_to[r] = fvid[k - 1, q]
+            rem_slot = a
+            tiles[nt] = tile
+            nt += 1
+            continue
+        vx = VX[a]
+        for r in range(3):
+            v = FV[a][f, r]
+            for c in range(3):
+                tri[k, r, c] = vx[v, c]
+            fvid[k, r] = (tile << SHIFT) | v
+            if a == rem_slot:
+                for q in range(3):
+                    if rem_from[q] == v:
+                        fvid[k, r] = rem_to[q]
+        portals[k] = face_off[tile] + f
+        k += 1
+    t = tet_off[tile_of_slot[g_slot]] + g_tet
+    if tets[m - 1] != t:
+        tets[m] = t
+        m += 1
+    return tri[:k], fvid[:k], tets[:m], portals[:k], tiles[:nt]
+
+
+@kernel
+def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, ax, ay, az, bx, by, bz, slot, tet, seen):
+    """Walk segment a -> b from tetrahedron ``tet`` of slot ``slot`` (a in
+    it), through linked faces into the next tiles (slots of ``slot_of``):
+    ``(clear, slot, tet)``, the tetrahedron holding b when clear."""
+    crossed = np.empty(0, np.int64)
+    px, py, pz = ax, ay, az
+    for _ in range(MAX_HOPS):
+        W_ = W[slot]
+        out, t, j, sf, _n = walk_segment(W_, NBV[slot], px, py, pz, bx, by, bz, tet,
+                                         W_.shape[0] + 8, crossed, seen)
+        if out == CLEAR:
+            return True, slot, t
+        if out != HIT:
+            return False, slot, t
+        x = ACRF[slot][FBV[slot][t, j]]
+        if x < 0:
+            return False, slot, t
+        nb = slot_of[x >> SHIFT]
+        if nb < 0:
+            return False, slot, t
+        f = min(sf + HOP_NUDGE, 1.0)
+        px, py, pz = px + f * (bx - px), py + f * (by - py), pz + f * (bz - pz)
+        slot = nb
+        tet = FT0[nb][x & MASK]
+    return False, slot, tet
+
+
+@kernel
+def _walks_clear(W, NBV, FBV, ACRF, FT0, slot_of, out, n, slot, tet, seen):
+    for j in range(n - 1):
+        ok, slot, tet = world_walk(W, NBV, FBV, ACRF, FT0, slot_of, out[j, 0], out[j, 1],
+                                   out[j, 2], out[j + 1, 0], out[j + 1, 1], out[j + 1, 2],
+                                   slot, tet, seen)
+        if not ok:
+            return False
+    return True
+
+
+@kernel
+def world_turning_points(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, fvid, rtol,
+                         max_iter, gap_rel, nudge, X, out):
+    """The smoothed path's turning points through the corridor ``tri`` into
+    out (returns their number): the smoother into X, then
+    :func:`regn.query.paths._turning_points_kernels.simplify` with the
+    same nudges and shrunk portals as a single mesh's
+    ``simplify_polyline``, each try's segments walked across the tiles
+    (from tetrahedron ``tet`` of ``slot``, holding s); X's own points when
+    none passes."""
+    solve(s, g, tri, rtol, max_iter, X)
+    seen = np.empty((RING, 2), np.int64)
+    k = tri.shape[0]
+    w = np.empty((k, 2))
+    for i in range(k):
+        w[i, 0], w[i, 1] = plane_uv(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
+    origin = np.empty(k + 2, dtype=np.int64)
+    exact = np.empty_like(out)
+    cstart, cdata = no_constraints(k)
+    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,
+                 origin)
+    if n < k + 2:
+        for step in range(NUDGES):
+            copy_rows(out, 0, exact, 0, n)
+            _nudge(tri, out, origin, n, nudge * 10.0 ** step)
+            if _walks_clear(W, NBV, FBV, ACRF, FT0, slot_of, out, n, slot, tet, seen):
+                return n
+    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL,
+                 nudge * 10.0 ** (NUDGES - 1), out, origin)
+    if n < k + 2 and _walks_clear(W, NBV, FBV, ACRF, FT0, slot_of, out, n, slot, tet, seen):
+        return n
+    copy_rows(out, 0, X, 0, k + 2)
+    return k + 2
+
+
+@kernel
+def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
+    """The indices of ``pts[:n]`` kept when the turning points the path can
+    see past are dropped: from each kept point the next is the farthest
+    later one in sight (:func:`world_walk`), looking ahead until
+    :data:`LOOKAHEAD` in a row are out of sight. ``tet`` of ``slot`` holds
+    pts[0]. A point that sees not even the next keeps all the rest."""
+    seen = np.empty((RING, 2), np.int64)
+    keep = np.empty(n, np.int64)
+    keep[0] = 0
+    m = 1
+    i = 0
+    while i < n - 1:
+        j = -1
+        js, jt = slot, tet
+        k = i + 1
+        misses = 0
+        while k < n and misses < LOOKAHEAD:
+            ok, ks, kt = world_walk(W, NBV, FBV, ACRF, FT0, slot_of, pts[i, 0], pts[i, 1],
+                                    pts[i, 2], pts[k, 0], pts[k, 1], pts[k, 2], slot, tet, seen)
+            if ok:
+                j, js, jt, misses = k, ks, kt, 0
+            else:
+                misses += 1
+            k += 1
+        if j < 0:
+            for r in range(i + 1, n):
+                keep[m] = r
+                m += 1
+            break
+        keep[m] = j
+        m += 1
+        i, slot, tet = j, js, jt
+    return keep[:m]
+
+
+@kernel
+def new_list(blank, n):
+    """A typed List of ``n`` times ``blank`` (made here, in a cached kernel:
+    a typed List built from Python compiles its methods in every process)."""
+    out = List()
+    for _ in range(n):
+        out.append(blank)
+    return out
+
+
+@kernel
+def put(lst, i, a):
+    """``lst[i] = a`` (see :func:`new_list`)."""
+    lst[i] = a

@@ -18,10 +18,10 @@ for what each list holds). A search node is a face of a tile, coded
 * :func:`world_walk`: the segment walk of
   :func:`regn.query.sight._raycast_kernels.walk_segment`, going on into
   the next tile through a linked face.
-* :func:`world_turning_points`: the single mesh's smoother and turning
-  points (:mod:`regn.query.paths._turning_points_kernels`) on the whole
-  corridor, each segment checked by :func:`world_walk`; then
-  :func:`straighten`, dropping the turning points the path sees past.
+* :func:`taut_path`: the single mesh's smoother
+  (:mod:`regn.query.paths._smooth_kernels`) on the whole corridor, then
+  :func:`straighten`, dropping the points the path sees past (segments
+  checked by :func:`world_walk`).
 """
 
 from __future__ import annotations
@@ -32,11 +32,9 @@ import math
 import numpy as np
 from numba.typed import List
 
-from .._jit import copy_rows, kernel
+from .._jit import kernel
 from ..query.paths._path_kernels import ET0, ET1
-from ..query.paths._polish_kernels import plane_uv
-from ..query.paths._smooth_kernels import no_constraints, solve
-from ..query.paths._turning_points_kernels import LENGTH_BUDGET_REL, NUDGES, _nudge, simplify
+from ..query.paths._smooth_kernels import solve
 from ..query.sight._raycast_kernels import RING, walk_segment
 from ..status import CLEAR, HIT, OK, UNREACHABLE
 
@@ -64,25 +62,37 @@ def _dff(ca, fa, cb, fb):
                      + (ca[fa, 2] - cb[fb, 2]) ** 2)
 
 
-@kernel
-def _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, b, v, nd, parent, via, g, hw):
-    dist, stamp = DIST[b], STAMP[b]
-    if stamp[v] != qid or nd < dist[v]:
-        stamp[v] = qid
+@kernel(inline=True)
+def _relax(dist, stamp, par, via, cen, heap, qid, b, v, nd, parent, t, anchor, hw):
+    """Reach face v of slot b at cost nd (from node ``parent`` through
+    tetrahedron t) if it is not expanded yet and that is cheaper than
+    before in this query (stamp 2 qid: reached, 2 qid + 1: expanded)."""
+    st = stamp[v]
+    if st == 2 * qid + 1:
+        return
+    if st != 2 * qid or nd < dist[v]:
+        stamp[v] = 2 * qid
         dist[v] = nd
-        PAR[b][v] = parent
-        VIA[b][v] = via
-        heapq.heappush(heap, (nd + hw * _d3(CEN[b], v, g), (b << SHIFT) | v))
+        par[v] = parent
+        via[v] = t
+        heapq.heappush(heap, (nd + hw * _d3(cen, v, anchor[b]) + anchor[b, 3],
+                              (b << SHIFT) | v))
 
 
 @kernel
 def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, allowed, qid,
-                s_slot, s_tet, s, g_slot, g_tet, g, hw):
+                s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, counts):
     """``(status, cost, codes, vias)``: the cheapest route from point ``s``
     (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
     ``allowed``: its nodes in order and the tetrahedron each was reached
     through (-1 across a link); ``slot_of[tile]`` is a tile's slot (-1:
-    none). ``qid`` stamps this query's search state (DIST, PAR, VIA)."""
+    none). ``qid`` stamps this query's search state (DIST, PAR, VIA; a
+    face is expanded once: the guess below need not be consistent).
+    The search is led by a guess of each face's cost to the goal: ``hw``
+    times its straight distance to its slot's anchor ``anchor[slot, :3]``
+    plus ``anchor[slot, 3]`` (the goal and 0 for an admissible A* with
+    hw <= 1). ``counts`` gets the heap pops, the faces expanded and the
+    pushes."""
     empty = np.zeros(0, np.int64)
     best = math.inf
     if s_slot == g_slot and s_tet == g_tet:
@@ -92,20 +102,26 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
     tf = TFI[s_slot]
     for k in range(4):
         f = tf[s_tet, k]
-        _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, s_slot, f, _d3(CEN[s_slot], f, s),
-               np.int64(-1), s_tet, g, hw)
+        _relax(DIST[s_slot], STAMP[s_slot], PAR[s_slot], VIA[s_slot], CEN[s_slot], heap, qid,
+               s_slot, f, _d3(CEN[s_slot], f, s), np.int64(-1), s_tet, anchor, hw)
     gf = TFI[g_slot][g_tet]
     end = np.int64(-1)
     while len(heap):
         key, code = heapq.heappop(heap)
+        counts[0] += 1
         if key >= best:
             break
         a = code >> SHIFT
         u = code & MASK
-        cen = CEN[a]
-        d = DIST[a][u]
-        if key > d + hw * _d3(cen, u, g) * (1.0 + 1e-12) + 1e-9:
+        cen, dist, stamp, par, via = CEN[a], DIST[a], STAMP[a], PAR[a], VIA[a]
+        d = dist[u]
+        if stamp[u] != 2 * qid:
+            continue                                  # expanded already
+        h = hw * _d3(cen, u, anchor[a]) + anchor[a, 3]
+        if key > (d + h) * (1.0 + 1e-12) + 1e-9:
             continue                                  # a stale entry
+        stamp[u] = 2 * qid + 1
+        counts[1] += 1
         if a == g_slot and (u == gf[0] or u == gf[1] or u == gf[2] or u == gf[3]):
             c = d + _d3(cen, u, g)
             if c < best:
@@ -115,8 +131,8 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
             c = ef[u, 2 * k]
             if not c >= 0.0:
                 continue
-            _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, a, np.int64(ei[u, 2 * k + 1]),
-                   d + c, code, np.int64(ei[u, ET0 if k < 3 else ET1]), g, hw)
+            _relax(dist, stamp, par, via, cen, heap, qid, a, np.int64(ei[u, 2 * k + 1]),
+                   d + c, code, np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
         linked = acr[u] >= 0
         for side in range(2):
             t = ei[u, ET0 + side]
@@ -127,14 +143,14 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
                 if v == u:
                     continue
                 if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
-                    _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, a, v,
-                           d + _dff(cen, u, cen, v), code, np.int64(t), g, hw)
+                    _relax(dist, stamp, par, via, cen, heap, qid, a, v,
+                           d + _dff(cen, u, cen, v), code, np.int64(t), anchor, hw)
         if linked:
             x = acr[u]
             b = slot_of[x >> SHIFT]
             if b >= 0 and allowed[b]:
-                _relax(DIST, PAR, VIA, STAMP, CEN, heap, qid, b, RANK[b][x & MASK], d, code,
-                       np.int64(-1), g, hw)
+                _relax(DIST[b], STAMP[b], PAR[b], VIA[b], CEN[b], heap, qid, b,
+                       RANK[b][x & MASK], d, code, np.int64(-1), anchor, hw)
     if not best < math.inf:
         return UNREACHABLE, best, empty, empty
     n = 0
@@ -250,49 +266,25 @@ def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, ax, ay, az, bx, by, bz, slot, te
 
 
 @kernel
-def _walks_clear(W, NBV, FBV, ACRF, FT0, slot_of, out, n, slot, tet, seen):
-    for j in range(n - 1):
-        ok, slot, tet = world_walk(W, NBV, FBV, ACRF, FT0, slot_of, out[j, 0], out[j, 1],
-                                   out[j, 2], out[j + 1, 0], out[j + 1, 1], out[j + 1, 2],
-                                   slot, tet, seen)
-        if not ok:
-            return False
-    return True
-
-
-@kernel
-def world_turning_points(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, fvid, rtol,
-                         max_iter, gap_rel, nudge, X, out):
-    """The smoothed path's turning points through the corridor ``tri`` into
-    out (returns their number): the smoother into X, then
-    :func:`regn.query.paths._turning_points_kernels.simplify` with the
-    same nudges and shrunk portals as a single mesh's
-    ``simplify_polyline``, each try's segments walked across the tiles
-    (from tetrahedron ``tet`` of ``slot``, holding s); X's own points when
-    none passes."""
+def taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_iter, X):
+    """The path through the corridor ``tri`` from s (in tetrahedron ``tet``
+    of ``slot``) to g, made taut: the single mesh's smoother
+    (:func:`regn.query.paths._smooth_kernels.solve`, one point in each
+    portal, within ``rtol`` of the shortest) into X, then the points it
+    sees past dropped (:func:`straighten`, twice: the second pass on the
+    points kept by the first). Returns the points kept."""
     solve(s, g, tri, rtol, max_iter, X)
-    seen = np.empty((RING, 2), np.int64)
-    k = tri.shape[0]
-    w = np.empty((k, 2))
-    for i in range(k):
-        w[i, 0], w[i, 1] = plane_uv(tri, i, X[i + 1, 0], X[i + 1, 1], X[i + 1, 2])
-    origin = np.empty(k + 2, dtype=np.int64)
-    exact = np.empty_like(out)
-    cstart, cdata = no_constraints(k)
-    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL, 0.0, exact,
-                 origin)
-    if n < k + 2:
-        for step in range(NUDGES):
-            copy_rows(out, 0, exact, 0, n)
-            _nudge(tri, out, origin, n, nudge * 10.0 ** step)
-            if _walks_clear(W, NBV, FBV, ACRF, FT0, slot_of, out, n, slot, tet, seen):
-                return n
-    n = simplify(s, g, tri, fvid, cstart, cdata, w, X, gap_rel, LENGTH_BUDGET_REL,
-                 nudge * 10.0 ** (NUDGES - 1), out, origin)
-    if n < k + 2 and _walks_clear(W, NBV, FBV, ACRF, FT0, slot_of, out, n, slot, tet, seen):
-        return n
-    copy_rows(out, 0, X, 0, k + 2)
-    return k + 2
+    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, X, X.shape[0])
+    P = np.empty((len(keep), 3))
+    for i in range(len(keep)):
+        for c in range(3):
+            P[i, c] = X[keep[i], c]
+    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, P, P.shape[0])
+    out = np.empty((len(keep), 3))
+    for i in range(len(keep)):
+        for c in range(3):
+            out[i, c] = P[keep[i], c]
+    return out
 
 
 @kernel

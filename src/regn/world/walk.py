@@ -36,7 +36,15 @@ import numpy as np
 
 from ..query.paths.path import Path
 from ..status import NAMES, OK, UNREACHABLE
-from ..tolerances import ADMISSIBLE_SLACK, SMOOTH_RTOL, WAYPOINT_GAP_REL, WAYPOINT_NUDGE_REL
+
+#: the search's guess of a face's cost to the goal: this times the straight
+#: distance to where the route leaves the face's tile plus the route's
+#: polyline from there on (regn.world._walk_kernels.world_astar)
+BOUND_WEIGHT = 1.5
+
+#: the smoother's certified gap (the single mesh's is 1e-4): the taut pass
+#: after it takes the points the path sees past anyway
+SMOOTH_RTOL = 1e-3
 
 #: the arrays of a slot: (name, dtype, ndim, read-only)
 FIELDS = (("EF", np.float32, 2, True), ("EI", np.int32, 2, True), ("CEN", np.float64, 2, True),
@@ -108,6 +116,8 @@ class TileSlots:
         self.used = OrderedDict()             # tile -> slot, least recently used first
         self.free = list(range(self.capacity - 1, -1, -1))
         self.qid = 0
+        self.counts = np.zeros(4, np.int64)   # the searches' pops, expansions (for benchmarks)
+        self.arrays = {}                      # slot -> its arrays (as in the lists)
         self.lists = {}
         for name, dtype, ndim, ro in FIELDS:
             blank = np.zeros((0,) * ndim, dtype)
@@ -140,6 +150,7 @@ class TileSlots:
             for name, *_ in FIELDS:
                 put(self.lists[name], s, arrays[name])
             self.admissible[s] = arrays["admissible"]
+            self.arrays[s] = arrays
             self.slot_of[t] = s
             self.tile_of_slot[s] = t
             self.used[t] = s
@@ -155,6 +166,7 @@ class TileSlots:
             put(self.lists[name], s, self.blank[name])
         self.slot_of[t] = -1
         self.tile_of_slot[s] = -1
+        self.arrays.pop(s, None)
         self.free.append(s)
 
     def clear(self):
@@ -187,19 +199,27 @@ def walk_path(world, start, goal, s_tile, g_tile, smooth=True) -> Path:
     as one compiled walk (module docstring); None when the coarse route's
     tiles hold no way (the caller then asks :mod:`regn.world.route`)."""
     from .route import _coarse, _crossings
+    slots = tile_slots(world)
+    if s_tile == g_tile:                  # inside the tile, if it has a way
+        got = _window(world, slots, slots.take([s_tile]), start, s_tile, goal, g_tile,
+                      [(s_tile, goal)], smooth)
+        if got is not None:
+            return _path(got[0], [got[1]], [got[2]], [got[3]], [int(t) for t in got[4]])
     coarse = _coarse(world, s_tile, start, g_tile, goal)
     if coarse is None:
         return Path(False, NAMES[UNREACHABLE])
     crossings = _crossings(coarse[0], g_tile)
     tiles = [s_tile] + [b for _, _, b in crossings]
-    slots = tile_slots(world)
     pts, tets, portals, crossed, cost = [], [], [], [], 0.0
     for first, last in _windows(tiles, slots.capacity):
         a = start if first == 0 else world.node_inside([crossings[first - 1][0]], tiles[first])[0]
         b = goal if last == len(tiles) - 1 else \
             world.node_inside([crossings[last][0]], tiles[last])[0]
         allowed = slots.take(tiles[first:last + 1])
-        got = _window(world, slots, allowed, a, tiles[first], b, tiles[last], smooth)
+        # each tile's guide: where the route leaves it
+        exits = [(tiles[i], world.manifest.node_points[crossings[i][0]])
+                 for i in range(first, last)] + [(tiles[last], b)]
+        got = _window(world, slots, allowed, a, tiles[first], b, tiles[last], exits, smooth)
         if got is None:
             return None
         c, p, te, po, ti = got
@@ -214,6 +234,24 @@ def walk_path(world, start, goal, s_tile, g_tile, smooth=True) -> Path:
         tets.append(te)
         portals.append(po)
         crossed += [int(t) for t in ti]
+    return _path(cost, pts, tets, portals, crossed)
+
+
+def _anchors(slots, exits, hw):
+    """(n_slots, 4): each tile's anchor point and the rest of the route's
+    polyline from there to its end times ``hw`` (a tile the route passes
+    twice: its later exit)."""
+    pts = np.array([p for _, p in exits], np.float64).reshape(-1, 3)
+    rest = np.concatenate([np.cumsum(np.linalg.norm(np.diff(pts, axis=0), axis=1)[::-1])[::-1],
+                           [0.0]])
+    out = np.zeros((slots.capacity, 4))
+    for (t, _), p, r in zip(exits, pts, rest):
+        out[slots.slot_of[t], :3] = p
+        out[slots.slot_of[t], 3] = hw * r
+    return out
+
+
+def _path(cost, pts, tets, portals, crossed) -> Path:
     points = np.vstack(pts)
     length = float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
     path = Path(True, NAMES[OK], cost, np.concatenate(tets), np.concatenate(portals), points,
@@ -222,9 +260,11 @@ def walk_path(world, start, goal, s_tile, g_tile, smooth=True) -> Path:
     return path
 
 
-def _window(world, slots, allowed, a, a_tile, b, b_tile, smooth):
+def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth):
     """One A* over the slots ``allowed`` from ``a`` to ``b`` and its
-    corridor smoothed: ``(cost, points, tets, portals, tiles)`` or None."""
+    corridor smoothed: ``(cost, points, tets, portals, tiles)`` or None.
+    ``exits``: ``[(tile, point)]``, the route's way on from each tile (the
+    last: ``b``), which leads the search (:func:`_anchors`)."""
     from . import _walk_kernels as K
     a_tet = int(world.tile(a_tile).locate(np.asarray(a)[None])[0])
     b_tet = int(world.tile(b_tile).locate(np.asarray(b)[None])[0])
@@ -233,13 +273,14 @@ def _window(world, slots, allowed, a, a_tile, b, b_tile, smooth):
     L = slots.lists
     slots.qid += 1
     s_slot, g_slot = int(slots.slot_of[a_tile]), int(slots.slot_of[b_tile])
-    hw = (1.0 - ADMISSIBLE_SLACK) if slots.admissible[allowed].all() else 0.0
+    hw = BOUND_WEIGHT
+    anchor = _anchors(slots, exits, hw)
     s = np.asarray(a, np.float64)
     g = np.asarray(b, np.float64)
     status, cost, codes, vias = K.world_astar(
         L["EF"], L["EI"], L["CEN"], L["TFI"], L["ACR"], L["RANK"], L["DIST"], L["PAR"],
         L["VIA"], L["STAMP"], slots.slot_of, allowed, slots.qid, s_slot, a_tet, s, g_slot,
-        b_tet, g, hw)
+        b_tet, g, anchor, hw, slots.counts)
     if status != OK:
         return None
     tri, fvid, tets, portals, tiles = K.corridor(
@@ -251,8 +292,5 @@ def _window(world, slots, allowed, a, a_tile, b, b_tile, smooth):
         from ..query.paths.smooth import MAX_SWEEPS
         walk = (L["W"], L["NBV"], L["FBV"], L["ACRF"], L["FT0"], slots.slot_of)
         X = np.empty((len(tri) + 2, 3))
-        out = np.empty_like(X)
-        n = K.world_turning_points(*walk, s_slot, a_tet, s, g, tri, fvid, SMOOTH_RTOL,
-                                   MAX_SWEEPS, WAYPOINT_GAP_REL, WAYPOINT_NUDGE_REL, X, out)
-        pts = out[K.straighten(*walk, s_slot, a_tet, out, n)]
+        pts = K.taut_path(*walk, s_slot, a_tet, s, g, tri, SMOOTH_RTOL, MAX_SWEEPS, X)
     return float(cost), pts, tets, portals, tiles

@@ -244,7 +244,8 @@ class World:
         opts = {"smooth": smooth}
         if radius:
             opts["radius"] = radius
-        if tile[0] == tile[1]:
+        walk = not radius and self.compiled_walk
+        if tile[0] == tile[1] and (partial or not walk):
             p = self.tile(tile[0]).find_path(ends[0], ends[1], partial=partial, **opts)
             if p.found and smooth:
                 from .route import straighten
@@ -252,7 +253,7 @@ class World:
                 p.length = float(np.linalg.norm(np.diff(p.points, axis=0), axis=1).sum())
             if p.found or p.status != NAMES[UNREACHABLE]:
                 return self._in_world(p, int(tile[0]))
-        if not radius and self.compiled_walk:
+        if walk:
             from .walk import walk_path
             p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth)
             if p is not None:

@@ -40,6 +40,8 @@ from ..status import CLEAR, HIT, OK, UNREACHABLE
 
 SHIFT = 32
 MASK = (1 << 32) - 1
+#: world_astar's status when it gave up (max_expand)
+GAVE_UP = -2
 #: tiles a segment walk may pass through
 MAX_HOPS = 4096
 #: a walk going on into the next tile starts this far (of the rest of the
@@ -81,7 +83,7 @@ def _relax(dist, stamp, par, via, cen, heap, qid, b, v, nd, parent, t, anchor, h
 
 @kernel
 def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, allowed, qid,
-                s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, counts):
+                s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
     """``(status, cost, codes, vias)``: the cheapest route from point ``s``
     (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
     ``allowed``: its nodes in order and the tetrahedron each was reached
@@ -91,8 +93,9 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
     The search is led by a guess of each face's cost to the goal: ``hw``
     times its straight distance to its slot's anchor ``anchor[slot, :3]``
     plus ``anchor[slot, 3]`` (the goal and 0 for an admissible A* with
-    hw <= 1). ``counts`` gets the heap pops, the faces expanded and the
-    pushes."""
+    hw <= 1). After ``max_expand`` faces expanded it gives up (status
+    :data:`GAVE_UP`). ``counts`` adds the heap pops and the faces
+    expanded."""
     empty = np.zeros(0, np.int64)
     best = math.inf
     if s_slot == g_slot and s_tet == g_tet:
@@ -106,6 +109,7 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
                s_slot, f, _d3(CEN[s_slot], f, s), np.int64(-1), s_tet, anchor, hw)
     gf = TFI[g_slot][g_tet]
     end = np.int64(-1)
+    expanded = 0
     while len(heap):
         key, code = heapq.heappop(heap)
         counts[0] += 1
@@ -122,6 +126,9 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
             continue                                  # a stale entry
         stamp[u] = 2 * qid + 1
         counts[1] += 1
+        expanded += 1
+        if expanded > max_expand:
+            return GAVE_UP, best, empty, empty
         if a == g_slot and (u == gf[0] or u == gf[1] or u == gf[2] or u == gf[3]):
             c = d + _d3(cen, u, g)
             if c < best:

@@ -41,6 +41,13 @@ from ..status import NAMES, OK, UNREACHABLE
 #: distance to where the route leaves the face's tile plus the route's
 #: polyline from there on (regn.world._walk_kernels.world_astar)
 BOUND_WEIGHT = 1.5
+#: ... then again with this weight, given up after RETRY_WORK times the
+#: faces the first search expanded or RETRY_MIN, the more; the cheaper
+#: route is taken (a short route's closer search costs little and may pass
+#: a rock on its other side)
+RETRY_WEIGHT = 1.0
+RETRY_WORK = 1
+RETRY_MIN = 2000
 
 #: the smoother's certified gap (the single mesh's is 1e-4): the taut pass
 #: after it takes the points the path sees past anyway
@@ -271,18 +278,28 @@ def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth):
     if a_tet < 0 or b_tet < 0:
         return None
     L = slots.lists
-    slots.qid += 1
     s_slot, g_slot = int(slots.slot_of[a_tile]), int(slots.slot_of[b_tile])
-    hw = BOUND_WEIGHT
-    anchor = _anchors(slots, exits, hw)
     s = np.asarray(a, np.float64)
     g = np.asarray(b, np.float64)
-    status, cost, codes, vias = K.world_astar(
-        L["EF"], L["EI"], L["CEN"], L["TFI"], L["ACR"], L["RANK"], L["DIST"], L["PAR"],
-        L["VIA"], L["STAMP"], slots.slot_of, allowed, slots.qid, s_slot, a_tet, s, g_slot,
-        b_tet, g, anchor, hw, slots.counts)
-    if status != OK:
+    args = (L["EF"], L["EI"], L["CEN"], L["TFI"], L["ACR"], L["RANK"], L["DIST"], L["PAR"],
+            L["VIA"], L["STAMP"], slots.slot_of, allowed)
+    ends = (s_slot, a_tet, s, g_slot, b_tet, g)
+    # a quick search leaning on the guide, then a closer one allowed a few
+    # times its work (which answers short routes)
+    slots.qid += 1
+    before = int(slots.counts[1])
+    got = K.world_astar(*args, slots.qid, *ends, _anchors(slots, exits, BOUND_WEIGHT),
+                        BOUND_WEIGHT, 1 << 62, slots.counts)
+    if got[0] != OK:
         return None
+    if RETRY_WEIGHT < BOUND_WEIGHT:
+        cap = max(RETRY_WORK * (int(slots.counts[1]) - before), RETRY_MIN)
+        slots.qid += 1
+        closer = K.world_astar(*args, slots.qid, *ends, _anchors(slots, exits, RETRY_WEIGHT),
+                               RETRY_WEIGHT, cap, slots.counts)
+        if closer[0] == OK and closer[1] < got[1]:
+            got = closer
+    status, cost, codes, vias = got
     tri, fvid, tets, portals, tiles = K.corridor(
         codes, vias, L["FO"], L["FV"], L["VX"], slots.tile_of_slot, world.face_offset,
         world.tet_offset, s_slot, a_tet, g_slot, b_tet)

@@ -74,7 +74,7 @@ def build(args, workers):
     }
 
 
-def _pass(world, ends, n, budget):
+def _pass(world, ends, n, budget, keep=None):
     """One pass of find_path over the pairs: wall and CPU milliseconds (the
     CPU time is the process's own: the machine's other jobs do not count),
     tiles crossed and read, statuses."""
@@ -91,6 +91,8 @@ def _pass(world, ends, n, budget):
         read.append(world.tiles_read - before)
         crossed.append(len(getattr(p, "tiles", []) or []))
         status[p.status] = status.get(p.status, 0) + 1
+        if keep is not None:
+            keep.append(p)
     ms, cpu, crossed, read = map(np.array, (ms, cpu, crossed, read))
     return {
         "paths": len(ms), "status": status,
@@ -104,9 +106,26 @@ def _pass(world, ends, n, budget):
     }
 
 
-def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
+def _agreement(new, old):
+    """Reachability and length ratio of two passes' paths (new / old)."""
+    both = [(p.length, q.length) for p, q in zip(new, old) if p.found and q.found]
+    r = np.array([a / b for a, b in both]) if both else np.ones(1)
+    return {"pairs": len(new), "same_reachability": int(sum(p.found == q.found
+                                                            for p, q in zip(new, old))),
+            "found_new": int(sum(p.found for p in new)),
+            "found_old": int(sum(q.found for q in old)),
+            "length_ratio": {"median": float(np.median(r)), "p10": float(np.quantile(r, 0.1)),
+                             "p90": float(np.quantile(r, 0.9)), "min": float(r.min()),
+                             "max": float(r.max()),
+                             "within_1pct": float(np.mean(np.abs(r - 1) <= 0.01))}}
+
+
+def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, compare_old=False):
     """``n`` random paths on ``regn.load(world, max_tiles=...)``; with
-    ``warm`` the same pairs again (every tile read and prepared once)."""
+    ``warm`` the same pairs again (every tile read and prepared once); with
+    ``compare_old`` the same pairs by the search per tile
+    (``World.compiled_walk = False``, :mod:`regn.world.route`): its times
+    and the agreement (reachability, length ratio new / old)."""
     import regn
     from regn.world.world import World
     import gc
@@ -119,9 +138,13 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
     out = {"asked": n, "max_tiles": world.max_tiles,
            "distance_km": {"median": float(np.median(np.linalg.norm(ends[:n] - ends[n:],
                                                                     axis=1)) / 1e3)}}
-    out.update(_pass(world, ends, n, budget))
+    done = []
+    out.update(_pass(world, ends, n, budget, done))
     if warm:
         out["warm"] = _pass(world, ends, n, budget)
+    slots = getattr(world, "_tile_slots", None)
+    if slots is not None:
+        out["faces_expanded_per_path"] = float(slots.counts[1]) / max(len(done), 1)
     m = world.manifest
     sizes = sorted((t.bytes for t in m.tiles), reverse=True)
     gc.collect()
@@ -130,6 +153,15 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
                 "rss_file_growth_mib": (_rss("RssFile") - base_file) / 2 ** 20,
                 "largest_tiles_mib": sum(sizes[:world.max_tiles]) / 2 ** 20,
                 "loaded_tiles_mib": sum(m.tiles[i].bytes for i in world.loaded) / 2 ** 20})
+    if compare_old:
+        world.clear()
+        old = regn.load(world_path, max_tiles=max_tiles)
+        old.compiled_walk = False
+        before = []
+        out["old"] = _pass(old, ends, len(done), budget, before)
+        out["agreement"] = _agreement(done, before)
+    import resource
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
@@ -148,6 +180,8 @@ def main(argv=None):
     ap.add_argument("--world", help="query this built world instead of building")
     ap.add_argument("--budget", type=float, help="stop the paths after this many seconds")
     ap.add_argument("--max-tiles", type=int, default=8, help="tiles kept loaded (default 8)")
+    ap.add_argument("--compare-old", action="store_true",
+                    help="answer the same paths by the search per tile too (regn.world.route)")
     ap.add_argument("--warm", action="store_true",
                     help="answer the same paths a second time (tiles already read)")
     args = ap.parse_args(argv)
@@ -165,7 +199,7 @@ def main(argv=None):
                              "workers": [few["workers"], many["workers"]]}
     if args.paths:
         result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget,
-                                  args.max_tiles, args.warm)
+                                  args.max_tiles, args.warm, args.compare_old)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json_out:

@@ -78,7 +78,7 @@ def test_search_inside_one_tile_is_the_tiles_own_optimum(cube, monkeypatch):
     """With the plain Euclidean bound (weight 1, no second search) the
     compiled search's cost inside one tile is the tile's own optimal cost
     (the single mesh's bidirectional A*, the same stored costs)."""
-    import regn.world.walk as walk
+    from regn.world import walk
     monkeypatch.setattr(walk, "BOUND_WEIGHT", 1.0)
     monkeypatch.setattr(walk, "RETRY_WEIGHT", 1.0)
     world = regn.load(cube)
@@ -140,6 +140,7 @@ def test_radius_path_in_a_tile_keeps_clearance(row):
 
 def test_cli_path_on_a_world(cube, capsys):
     import json
+
     from regn.cli import main
     rc = main(["path", str(cube), "-15000", "-14000", "-13000", "15000", "14000", "13500",
                "--json"])

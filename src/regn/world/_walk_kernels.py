@@ -13,8 +13,7 @@ for what each list holds). A search node is a face of a tile, coded
   point in one tile to a point in another; the bound is the straight
   distance to the goal.
 * :func:`corridor`: the route's portal triangles (one of each linked
-  pair), their vertex ids made equal across a link, its tetrahedra and
-  faces in world numbering.
+  pair), its tetrahedra and faces in world numbering.
 * :func:`world_walk`: the segment walk of
   :func:`regn.query.sight._raycast_kernels.walk_segment`, going on into
   the next tile through a linked face.
@@ -178,26 +177,20 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
 @kernel
 def corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, s_tet,
              g_slot, g_tet):
-    """``(tri (k,3,3), fvid (k,3), tets, portals, tiles)`` of a route from
+    """``(tri (k,3,3), tets, portals, tiles)`` of a route from
     :func:`world_astar`: the portal triangles in order (the first face of
-    each linked pair), vertex ids ``tile << 32 | vertex`` with a linked
-    face's vertices in the second tile taking the first tile's ids; the
-    tetrahedra and portals in world numbering; the tiles in order."""
+    each linked pair: the second is the same triangle), the tetrahedra and
+    portals in world numbering, the tiles in order."""
     n = len(codes)
     tri = np.empty((n, 3, 3))
-    fvid = np.empty((n, 3), np.int64)
     portals = np.empty(n, np.int64)
     tets = np.empty(n + 2, np.int64)
     tiles = np.empty(n + 1, np.int64)
     tiles[0] = tile_of_slot[s_slot]
     nt = 1
-    rem_from = np.full(3, -1, np.int64)
-    rem_to = np.full(3, -1, np.int64)
-    rem_slot = -1
     k = 0
-    m = 0
-    tets[m] = tet_off[tiles[0]] + s_tet
-    m += 1
+    tets[0] = tet_off[tiles[0]] + s_tet
+    m = 1
     for i in range(n):
         a = codes[i] >> SHIFT
         f = FO[a][codes[i] & MASK]
@@ -208,20 +201,6 @@ def corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, s
                 tets[m] = t
                 m += 1
         if i > 0 and (codes[i - 1] >> SHIFT) != a:
-            # the second face of a linked pair: same triangle; its vertices
-            # take the ids of the first's
-            pa = codes[i - 1] >> SHIFT
-            pf = FO[pa][codes[i - 1] & MASK]
-            for r in range(3):
-                vb = FV[a][f, r]
-                rem_from[r] = vb
-                rem_to[r] = (tile << SHIFT) | vb
-                for q in range(3):
-                    va = FV[pa][pf, q]
-                    if VX[pa][va, 0] == VX[a][vb, 0] and VX[pa][va, 1] == VX[a][vb, 1] \
-                            and VX[pa][va, 2] == VX[a][vb, 2]:
-                        rem_to[r] = fvid[k - 1, q]
-            rem_slot = a
             tiles[nt] = tile
             nt += 1
             continue
@@ -230,18 +209,13 @@ def corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, s
             v = FV[a][f, r]
             for c in range(3):
                 tri[k, r, c] = vx[v, c]
-            fvid[k, r] = (tile << SHIFT) | v
-            if a == rem_slot:
-                for q in range(3):
-                    if rem_from[q] == v:
-                        fvid[k, r] = rem_to[q]
         portals[k] = face_off[tile] + f
         k += 1
     t = tet_off[tile_of_slot[g_slot]] + g_tet
     if tets[m - 1] != t:
         tets[m] = t
         m += 1
-    return tri[:k], fvid[:k], tets[:m], portals[:k], tiles[:nt]
+    return tri[:k], tets[:m], portals[:k], tiles[:nt]
 
 
 @kernel

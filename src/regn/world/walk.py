@@ -10,22 +10,29 @@ over the crossings:
    tile, a linked face pair one zero-cost edge; the tiles' own edge blocks
    (:func:`regn.query.paths.path.graph_arrays`, kept beside each tile) are
    searched where they lie;
-2. its corridor, across the tile walls, is smoothed and reduced to turning
-   points by the single mesh's smoother
-   (:mod:`regn.query.paths._turning_points_kernels`), every segment walked
-   across the tiles;
-3. the turning points the path can see past are dropped (the taut pass of
-   :func:`regn.world.route.straighten`, compiled).
+2. its corridor, across the tile walls, is smoothed as one by the single
+   mesh's smoother (:func:`regn.query.paths._smooth_kernels.solve`);
+3. the points the path can see past are dropped (the taut pass of
+   :func:`regn.world.route.straighten`, compiled: the segment walk of
+   :mod:`regn.query.sight` going on through linked faces).
+
+The search is led by the coarse route: a face's guess of its cost to the
+goal is :data:`BOUND_WEIGHT` times its straight distance to where the
+route leaves its tile plus the route's polyline from there on (not a
+bound: the search finds a good corridor, not always the cheapest; each
+face is expanded once). A second search with the plain weight
+:data:`RETRY_WEIGHT` on a small budget gives short routes the cheapest
+corridor when it is found within it.
 
 The tiles taking part sit in :class:`TileSlots`: each tile's arrays, once
 per time it is loaded, in numba typed lists indexed by slot. There are
-``max(max_tiles, 2)`` slots, the least recently used given up first; a
-route through more tiles than that is cut at its crossings into windows
-that each fit (the corridors are joined at the crossing's linked face,
-and smoothed as one).
+``max(max_tiles, 2)`` slots, given up with their tile (or, least recently
+used first, when more are needed); a route through more tiles than that
+is cut at its crossings into windows that each fit, each window searched
+and made taut on its own and joined at the crossing's portal node.
 
-A radius path, ``partial`` and a path inside one tile are answered as
-before (:func:`regn.world.route.world_path`, the tile's own search).
+A radius path and ``partial`` inside one tile are answered as before
+(:func:`regn.world.route.world_path`, the tile's own search).
 """
 
 from __future__ import annotations
@@ -140,7 +147,7 @@ class TileSlots:
         """Slots for ``tiles`` (at most ``capacity`` of them), loading and
         placing those not in one; the (n_slots,) flags of those slots."""
         from ._walk_kernels import put
-        keep = set(int(t) for t in tiles)
+        keep = {int(t) for t in tiles}
         for t in tiles:
             t = int(t)
             if t in self.used:
@@ -299,8 +306,8 @@ def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth):
                                RETRY_WEIGHT, cap, slots.counts)
         if closer[0] == OK and closer[1] < got[1]:
             got = closer
-    status, cost, codes, vias = got
-    tri, fvid, tets, portals, tiles = K.corridor(
+    _, cost, codes, vias = got
+    tri, tets, portals, tiles = K.corridor(
         codes, vias, L["FO"], L["FV"], L["VX"], slots.tile_of_slot, world.face_offset,
         world.tet_offset, s_slot, a_tet, g_slot, b_tet)
     if not smooth or len(tri) == 0:

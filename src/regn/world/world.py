@@ -118,6 +118,9 @@ class World:
         while len(self._cache) > self.max_tiles:
             gone, _ = self._cache.popitem(last=False)
             self._extra.pop(gone, None)
+            slots = getattr(self, "_tile_slots", None)   # (regn.world.walk)
+            if slots is not None and slots.capacity <= self.max_tiles and gone in slots.used:
+                slots.release(gone)
         return mesh
 
     def clear(self) -> None:

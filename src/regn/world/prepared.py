@@ -21,6 +21,7 @@ for any REGN. They change no answer (``tests/test_worlds.py`` compares).
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import numpy as np
@@ -106,7 +107,7 @@ def _read(path, sha256):
         out = {}
         for k, (off, dtype, shape) in head["arrays"].items():
             dt = np.dtype(dtype)
-            count = int(np.prod(shape))
+            count = math.prod(shape)
             out[k] = np.frombuffer(data, dt, count, start + off).reshape(shape)
         return out
     except (OSError, ValueError, KeyError, TypeError):

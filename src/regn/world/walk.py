@@ -76,43 +76,90 @@ def _ro(a, dtype):
     return v
 
 
+def _search_arrays(mesh) -> dict:
+    """The tile's search graph arrays (:func:`regn.query.paths.path.graph_arrays`):
+    those kept beside the tile, or the mesh's search state's, or made (and
+    left where the mesh's own search takes them)."""
+    from ..query.common import scratch
+    from ..query.paths.path import graph_arrays
+    s = scratch(mesh)
+    a = s.get("path_arrays")
+    if a is not None:
+        return a
+    if "path" in s:
+        g = s["path"]
+        graph = g["graph"]
+        F = len(graph.face_order)
+        return {"edge_int": graph.edge_int, "centroids": graph.node[:F, 4:7],
+                "tet_faces": graph.tet_faces, "face_order": graph.face_order,
+                "admissible": g["admissible"]}
+    a = s["path_arrays"] = graph_arrays(mesh)
+    return a
+
+
+def _links_of(world):
+    """Per tile: the manifest's links it takes part in (made once)."""
+    out = getattr(world, "_links_of", None)
+    if out is None:
+        out = [[] for _ in range(world.n_tiles)]
+        for lk in world.manifest.links:
+            out[lk.a].append(lk)
+            out[lk.b].append(lk)
+        world._links_of = out
+    return out
+
+
 def tile_arrays(world, t) -> dict:
     """Tile ``t``'s arrays for the walk (:data:`FIELDS`), from its search
-    graph and locate tables (built or read from beside the tile)."""
+    graph and locate tables (read from beside the tile, or built)."""
     from ..query.locating.locate import locate_tables
-    from ..query.paths.path import _graph
+    from ..query.paths._path_kernels import ET0
     mesh = world.tile(t)
-    g = _graph(mesh)
-    graph = g["graph"]
+    a = _search_arrays(mesh)
+    edge_int = np.asarray(a["edge_int"])
     F, T = int(mesh.n_faces), int(mesh.n_tets)
-    fo = np.asarray(graph.face_order, np.int64)
+    fo = np.asarray(a["face_order"], np.int64)
     rank = np.empty(F, np.int64)
     rank[fo] = np.arange(F)
+    ft0 = np.empty(F, np.int64)
+    ft0[fo] = edge_int[:F, ET0]
     acrf = np.full(F, -1, np.int64)
-    m = world.manifest
-    for lk in m.links:
+    for lk in _links_of(world)[t]:
         if lk.a == t:
             acrf[lk.faces[:, 0]] = (np.int64(lk.b) << 32) | lk.faces[:, 1]
-        elif lk.b == t:
+        else:
             acrf[lk.faces[:, 1]] = (np.int64(lk.a) << 32) | lk.faces[:, 0]
     tables = locate_tables(mesh)
     tf = np.asarray(mesh.tet_faces, np.int64)
     fbv = np.empty((T, 4), np.int64)
     fbv[np.repeat(np.arange(T), 4), np.asarray(mesh.opposite_slot).reshape(-1)] = tf.reshape(-1)
-    out = {"EF": graph.edge, "EI": graph.edge_int,
-           "CEN": graph.node[:F, 4:7], "TFI": graph.tet_faces, "ACR": acrf[fo], "RANK": rank,
-           "FO": fo, "W": tables.W, "NBV": tables.nbv, "FBV": fbv, "ACRF": acrf,
-           "FT0": np.asarray(mesh.face_tets)[:, 0], "FV": np.asarray(mesh.face_vertices),
-           "VX": np.asarray(mesh.vertices)}
+    out = {"EF": edge_int.view(np.float32), "EI": edge_int, "CEN": a["centroids"],
+           "TFI": a["tet_faces"], "ACR": acrf[fo], "RANK": rank, "FO": fo, "W": tables.W,
+           "NBV": tables.nbv, "FBV": fbv, "ACRF": acrf, "FT0": ft0,
+           "FV": np.asarray(mesh.face_vertices), "VX": np.asarray(mesh.vertices)}
     for name, dtype, _, ro in FIELDS:
         if ro:
             out[name] = _ro(out[name], dtype)
-    out["DIST"] = np.zeros(F)
-    out["PAR"] = np.zeros(F, np.int64)
-    out["VIA"] = np.zeros(F, np.int64)
-    out["STAMP"] = np.zeros(F, np.int64)
-    out["admissible"] = bool(g["admissible"])
+    for name in ("DIST", "PAR", "VIA", "STAMP"):
+        out[name] = np.zeros(F, np.float64 if name == "DIST" else np.int64)
+    out["admissible"] = bool(a["admissible"])
     return out
+
+
+def first_tets(world, t) -> np.ndarray:
+    """(F,) each face's first tetrahedron in tile ``t`` (the mesh's
+    ``face_tets[:, 0]`` from the search arrays kept beside the tile,
+    without checking the tile's records again)."""
+    from ..query.paths._path_kernels import ET0
+    x = world.extra(t)
+    if "first_tets" not in x:
+        mesh = world.tile(t)
+        a = _search_arrays(mesh)
+        fo = np.asarray(a["face_order"], np.int64)
+        ft0 = np.empty(len(fo), np.int64)
+        ft0[fo] = np.asarray(a["edge_int"])[:len(fo), ET0]
+        x["first_tets"] = ft0
+    return x["first_tets"]
 
 
 class TileSlots:

@@ -139,12 +139,14 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, compare_old
            "distance_km": {"median": float(np.median(np.linalg.norm(ends[:n] - ends[n:],
                                                                     axis=1)) / 1e3)}}
     done = []
+    slots = getattr(world, "_tile_slots", None)
+    before = int(slots.counts[1]) if slots is not None else 0
     out.update(_pass(world, ends, n, budget, done))
+    slots = getattr(world, "_tile_slots", None)
+    if slots is not None:                 # (both searches of the walk, first pass)
+        out["faces_expanded_per_path"] = (float(slots.counts[1]) - before) / max(len(done), 1)
     if warm:
         out["warm"] = _pass(world, ends, n, budget)
-    slots = getattr(world, "_tile_slots", None)
-    if slots is not None:
-        out["faces_expanded_per_path"] = float(slots.counts[1]) / max(len(done), 1)
     m = world.manifest
     sizes = sorted((t.bytes for t in m.tiles), reverse=True)
     gc.collect()

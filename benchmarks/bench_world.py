@@ -85,7 +85,7 @@ def build(args, workers):
     }
 
 
-def _pass(world, ends, n, budget, sample=None):
+def _pass(world, ends, n, budget, sample=None, keep=None):
     """One pass of find_path over the pairs: wall and CPU milliseconds (the
     CPU time is the process's own: the machine's other jobs do not count),
     tiles crossed and read, statuses."""
@@ -104,6 +104,8 @@ def _pass(world, ends, n, budget, sample=None):
         status[p.status] = status.get(p.status, 0) + 1
         if sample is not None:
             sample(len(ms))
+        if keep is not None:
+            keep.append(p)
     ms, cpu, crossed, read = map(np.array, (ms, cpu, crossed, read))
     return {
         "paths": len(ms), "status": status,
@@ -117,10 +119,28 @@ def _pass(world, ends, n, budget, sample=None):
     }
 
 
+def _agreement(new, old):
+    """Reachability and length ratio of two passes' paths (new / old)."""
+    both = [(p.length, q.length) for p, q in zip(new, old) if p.found and q.found]
+    r = np.array([a / b for a, b in both]) if both else np.ones(1)
+    return {"pairs": len(new), "same_reachability": int(sum(p.found == q.found
+                                                            for p, q in zip(new, old))),
+            "found_new": int(sum(p.found for p in new)),
+            "found_old": int(sum(q.found for q in old)),
+            "length_ratio": {"median": float(np.median(r)), "p10": float(np.quantile(r, 0.1)),
+                             "p90": float(np.quantile(r, 0.9)), "min": float(r.min()),
+                             "max": float(r.max()),
+                             "within_1pct": float(np.mean(np.abs(r - 1) <= 0.01))}}
+
+
 def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=False,
-          trim=False, max_bytes=None):
+          trim=False, max_bytes=None, compare_old=False):
     """``n`` random paths on ``regn.load(world, max_tiles=...)``; with
-    ``warm`` the same pairs again (every tile read and prepared once)."""
+    ``warm`` the same pairs again (every tile read and prepared once); with
+    ``compare_old`` the same pairs by the search per tile
+    (``World.compiled_walk = False``, :mod:`regn.world.route`): its times
+    and the agreement (reachability, length ratio new / old)."""
+    import regn
     import gc
 
     from regn.world.memory import trim as malloc_trim
@@ -145,7 +165,13 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
         if memory and k % 20 == 0:
             now = _rss(), _rss("RssAnon"), _rss("RssFile")
             peak[:] = [max(p, x - b) for p, x, b in zip(peak, now, base)]
-    out.update(_pass(world, ends, n, budget, sample))
+    done = []
+    slots = getattr(world, "_tile_slots", None)
+    before = int(slots.counts[1]) if slots is not None else 0
+    out.update(_pass(world, ends, n, budget, sample, done))
+    slots = getattr(world, "_tile_slots", None)
+    if slots is not None:                 # (both searches of the walk, first pass)
+        out["faces_expanded_per_path"] = (float(slots.counts[1]) - before) / max(len(done), 1)
     if warm:
         out["warm"] = _pass(world, ends, n, budget, sample)
     m = world.manifest
@@ -183,6 +209,15 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
                                if os.path.exists(os.path.splitext(m.tile_path(i))[0]
                                                  + ".query")) / mib,
             "tiles_mib": sum(t.bytes for t in m.tiles) / mib}
+    if compare_old:
+        world.clear()
+        old = regn.load(world_path, max_tiles=max_tiles)
+        old.compiled_walk = False
+        before = []
+        out["old"] = _pass(old, ends, len(done), budget, keep=before)
+        out["agreement"] = _agreement(done, before)
+    import resource
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
@@ -234,6 +269,8 @@ def main(argv=None):
     ap.add_argument("--world", help="query this built world instead of building")
     ap.add_argument("--budget", type=float, help="stop the paths after this many seconds")
     ap.add_argument("--max-tiles", type=int, default=8, help="tiles kept loaded (default 8)")
+    ap.add_argument("--compare-old", action="store_true",
+                    help="answer the same paths by the search per tile too (regn.world.route)")
     ap.add_argument("--warm", action="store_true",
                     help="answer the same paths a second time (tiles already read)")
     ap.add_argument("--memory", action="store_true",
@@ -260,7 +297,8 @@ def main(argv=None):
     if args.paths:
         result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget,
                                   args.max_tiles, args.warm, args.memory, args.trim,
-                                  int(args.max_bytes * 2 ** 20) if args.max_bytes else None)
+                                  int(args.max_bytes * 2 ** 20) if args.max_bytes else None,
+                                  args.compare_old)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json_out:

@@ -322,3 +322,40 @@ def prepare(path, progress=None) -> int:
         if progress is not None:
             progress(i + 1, n)
     return n
+
+
+def search_arrays(mesh) -> dict:
+    """The tile's search graph arrays (:func:`regn.query.paths.path.graph_arrays`):
+    those kept beside the tile, or the mesh's search state's, or made (and
+    left where the mesh's own search takes them)."""
+    from ..query.common import scratch
+    from ..query.paths.path import graph_arrays
+    s = scratch(mesh)
+    a = s.get("path_arrays")
+    if a is not None:
+        return a
+    if "path" in s:
+        g = s["path"]
+        graph = g["graph"]
+        F = len(graph.face_order)
+        return {"edge_int": graph.edge_int, "centroids": graph.node[:F, 4:7],
+                "tet_faces": graph.tet_faces, "face_order": graph.face_order,
+                "admissible": g["admissible"]}
+    a = s["path_arrays"] = graph_arrays(mesh)
+    return a
+
+
+def first_tets(world, t) -> np.ndarray:
+    """(F,) each face's first tetrahedron in tile ``t`` (the mesh's
+    ``face_tets[:, 0]`` from the search arrays kept beside the tile,
+    without checking the tile's records again)."""
+    from ..query.paths._path_kernels import ET0
+    x = world.extra(t)
+    if "first_tets" not in x:
+        mesh = world.tile(t)
+        a = search_arrays(mesh)
+        fo = np.asarray(a["face_order"], np.int64)
+        ft0 = np.empty(len(fo), np.int64)
+        ft0[fo] = np.asarray(a["edge_int"])[:len(fo), ET0]
+        x["first_tets"] = ft0
+    return x["first_tets"]

@@ -48,6 +48,9 @@ class World:
 
     #: What the command line asks to tell a world from a Mesh.
     is_world = True
+    #: A point's path across tiles as one compiled walk (regn.world.walk);
+    #: False: the search per tile of regn.world.route (kept for radius paths).
+    compiled_walk = True
 
     def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, max_bytes=None, check=True,
                  trim=False):
@@ -170,6 +173,9 @@ class World:
             self.footprint(t)
         self._cache.pop(t)
         self._extra.pop(t, None)
+        slots = getattr(self, "_tile_slots", None)   # (regn.world.walk)
+        if slots is not None and slots.capacity <= self.max_tiles and t in slots.used:
+            slots.release(t)
 
     def footprint(self, t, *, split=False):
         """Bytes loaded tile ``t`` holds: its file's map, its query
@@ -197,6 +203,8 @@ class World:
         """Drop every loaded tile (they are read again when next used)."""
         for t in list(self._cache):
             self._drop(t)
+        if getattr(self, "_tile_slots", None) is not None:
+            self._tile_slots.clear()
         if self.trim:
             from .memory import trim
             trim()
@@ -318,7 +326,8 @@ class World:
         opts = {"smooth": smooth}
         if radius:
             opts["radius"] = radius
-        if tile[0] == tile[1]:
+        walk = not radius and self.compiled_walk
+        if tile[0] == tile[1] and (partial or not walk):
             p = self.tile(tile[0]).find_path(ends[0], ends[1], partial=partial, **opts)
             if p.found and smooth:
                 from .route import straighten
@@ -326,6 +335,11 @@ class World:
                 p.length = float(np.linalg.norm(np.diff(p.points, axis=0), axis=1).sum())
             if p.found or p.status != NAMES[UNREACHABLE]:
                 return self._in_world(p, int(tile[0]))
+        if walk:
+            from .walk import walk_path
+            p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth)
+            if p is not None:
+                return p
         return world_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), opts)
 
     def _in_world(self, p, t):

@@ -60,6 +60,9 @@ SLIVER_BUDGET = 0.005
 #: Connected pieces smaller than this fraction of the largest piece's volume are
 #: dropped (isolated slivers left in the creases between touching obstacles).
 SPECK_REL = 1e-4
+#: The error when every tetrahedron meets an obstacle (a world's tile inside
+#: rock is then a REGN without tetrahedra).
+NO_FREE_SPACE = "no free space left: every tetrahedron meets an obstacle"
 #: Coverage samples: drawn and located this many at a time, and at most.
 COVERAGE_CHUNK = 1_000_000
 MAX_COVERAGE_SAMPLES = 100_000_000
@@ -454,7 +457,7 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
         "bbox": [lo.tolist(), hi.tolist()], "seconds": times,
     }
     if not len(tets):
-        raise BuildError("no free space left: every tetrahedron meets an obstacle")
+        raise BuildError(NO_FREE_SPACE)
     return verts, tets, report
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..builder.obstacles import Sphere
-from ..errors import LimitError, RegnError
+from ..errors import BuildError, LimitError, RegnError
 
 #: Jobs submitted ahead of the workers, at most.
 WINDOW = 32
@@ -58,13 +58,37 @@ def sphere_tile_builder(lo, hi, obstacles, options):
     lattice's (:data:`regn.world.build.WORLD_LATTICE_DETAIL`), so the
     samples go to the obstacles' shells."""
     from ..builder.generate import generate
+    from ..builder.world import NO_FREE_SPACE
     detail = options.get("detail")
-    return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
-                    dims=options.get("dims"), detail=detail, seed=options.get("seed", 0),
-                    coverage_samples=options.get("coverage_samples", 200_000),
-                    boundary=options["boundary"],
-                    lattice_detail=options.get("lattice_detail"),
-                    lower_detail=detail is not None)
+    try:
+        return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
+                        dims=options.get("dims"), detail=detail, seed=options.get("seed", 0),
+                        coverage_samples=options.get("coverage_samples", 200_000),
+                        boundary=options["boundary"],
+                        lattice_detail=options.get("lattice_detail"),
+                        lower_detail=detail is not None)
+    except BuildError as e:
+        if str(e) != NO_FREE_SPACE:
+            raise
+    return _rock_tile(lo, hi, obstacles, options)
+
+
+def _rock_tile(lo, hi, obstacles, options):
+    """A tile where no tetrahedron stays clear of the obstacles: a REGN
+    without tetrahedra (it verifies; queries find nothing there)."""
+    from ..builder.obstacles import obstacles_contain
+    from ..builder.tetmesh import build
+    mesh = build(np.zeros((0, 3)), np.zeros((0, 4), np.int64), bbox=(lo, hi))
+    n = min(int(options.get("coverage_samples", 200_000)), 100_000)
+    p = np.random.default_rng(0).uniform(lo, hi, (n, 3))
+    free = float((~obstacles_contain(obstacles, p, options.get("agent_radius", 0.0))).mean()) \
+        if n else 0.0
+    mesh.build_report = {"coverage": 0.0 if free else None, "free_fraction": free,
+                         "vertices": 0, "tets": 0, "faces": 0, "detail": options.get("detail"),
+                         "lattice_detail": options.get("lattice_detail"),
+                         "obstacles": len(obstacles), "clearance_violations": 0,
+                         "clearance_ok": True}
+    return mesh
 
 
 def level_tile_builder(lo, hi, obstacles, options):

@@ -99,6 +99,30 @@ def _cuts(n_vox, n_tiles, size=None):
     return np.unique(c)
 
 
+def balanced_cuts(weight, n_tiles):
+    """Voxel indices of ``n_tiles`` tiles along one axis holding about the
+    same share of ``weight`` (per voxel slab: the octree corners in it),
+    each at least :data:`ALIGN` voxels wide where the axis allows, on
+    multiples of :data:`ALIGN` where the tiles are big enough: an axis
+    whose corners crowd in a few slabs gets thin tiles there and wide ones
+    across the open."""
+    n_vox = len(weight)
+    w = np.asarray(weight, np.float64) + 1e-3 * max(float(np.mean(weight)), 1e-12)
+    cum = np.concatenate([[0.0], np.cumsum(w)])
+    c = np.searchsorted(cum, np.linspace(0, cum[-1], n_tiles + 1)[1:-1])
+    align = ALIGN if n_vox >= ALIGN * n_tiles * 2 else 1
+    c = np.round(c / align).astype(np.int64) * align
+    c = np.unique(np.concatenate([[0], np.clip(c, 0, n_vox), [n_vox]]))
+    # no tile thinner than one alignment step (merge into the neighbour)
+    keep = [0]
+    for x in c[1:]:
+        if x - keep[-1] >= min(align, n_vox) or x == n_vox:
+            keep.append(int(x))
+    if len(keep) > 2 and keep[-1] - keep[-2] < min(align, n_vox):
+        keep.pop(-2)
+    return np.array(keep, np.int64)
+
+
 def tile_counts(vgrid, tile_size, want=1.0):
     """(3,) tiles per axis: of ``tile_size`` metres (one or three), or, for
     ``"auto"``, about ``want`` near-cubic tiles."""
@@ -185,12 +209,18 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
     lattice = corner_lattice(leaves, vgrid.shape, plan) if auto else None
     del leaves
     points = int(lattice.sum()) if auto else 0
+    # the corners per voxel slab along each axis (what balanced cuts share out)
+    marginals = [lattice.sum(axis=tuple(j for j in range(3) if j != k))[:-1].astype(np.float64)
+                 for k in range(3)] if auto else None
     want = points / TILE_POINTS
     for _ in range(FIT_ROUNDS):
         n = tile_counts(vgrid, "auto" if auto else tile_size, want)
-        cuts = [_cuts(vgrid.shape[k], int(n[k]), None if auto else
-                      np.broadcast_to(np.asarray(tile_size, np.float64), (3,))[k] / vgrid.h[k])
-                for k in range(3)]
+        if auto:
+            cuts = [balanced_cuts(marginals[k], int(n[k])) for k in range(3)]
+        else:
+            cuts = [_cuts(vgrid.shape[k], int(n[k]),
+                          np.broadcast_to(np.asarray(tile_size, np.float64), (3,))[k]
+                          / vgrid.h[k]) for k in range(3)]
         grid = tile_planes(vgrid, lo, hi, cuts)
         sampler, worst = wall_sampler(grid, cuts, free, jitter, options["seed"])
         if not auto:

@@ -39,7 +39,7 @@ from .tiles import MARGIN_REL, TileJob, node_cost_job, obstacles_near, run_jobs
 #: A tile's estimated sample (vertices, :mod:`regn.world.estimate`) an
 #: automatic grid keeps this share of its tiles under (a tile over it
 #: lowers its own detail).
-TILE_VERTEX_BUDGET = 6000
+TILE_VERTEX_BUDGET = 7500
 TILE_QUANTILE = 0.95
 #: The most tiles an automatic grid tries per axis.
 MAX_TILES_PER_AXIS = 64

@@ -69,3 +69,18 @@ def test_without_tiles_still_one_mesh():
     m = regn.generate(BOX, _rocks(), coverage_samples=0)
     assert isinstance(m, regn.Mesh) and m.n_faces <= 65535
     assert np.isfinite(m.build_report["detail"])
+
+
+def test_awkward_tile_planes_keep_every_tile_box(tmp_path):
+    """Three tiles across 20 km (planes at -3333.33 and 3333.33, not float32
+    round): each tile's REGN box is its manifest box, and every tile passes
+    verify --strict (the first version's 7 x 7 x 7 world moved 218 tile
+    boxes by one float32 step, to fit their grid frames)."""
+    from regn.world import verify_world
+    box = ((-10_000.0, -3_000.0, -3_000.0), (10_000.0, 3_000.0, 3_000.0))
+    rocks = random_asteroid_field(4, seed=5, half_extent=(10_000.0, 3_000.0, 3_000.0))
+    world = regn.generate(box, rocks, tiles=20_000.0 / 3, detail=4.0,
+                          out=str(tmp_path / "world.json"), workers=1, coverage_samples=0)
+    assert world.manifest.grid == (3, 1, 1)
+    rep = verify_world(tmp_path / "world.json", strict=True)
+    assert rep.ok, [t["problem"] for t in rep.tiles if not t["ok"]]

@@ -29,6 +29,20 @@
    python benchmarks/bench_world.py --world W/world.json --paths 1000 \\
        --max-tiles 8 --memory [--trim]
 
+``--speedup`` measures the tile builds' speed-up with workers instead
+(nothing else), fairly: the same world built by ``regn.world.build`` in a
+fresh process for each setting of ``--settings`` (default
+``1,1x1,2x1,2x2``: W workers of T threads each; ``1`` alone is the
+in-process build on every core's threads, what ``--workers 1`` does),
+the settings run back to back and the whole round repeated ``--rounds``
+times (the machine may be shared: compare within a round). Reported per
+setting: the tile phase's and the whole build's wall seconds (median and
+best over the rounds), the CPU seconds of the build's processes, and the
+speed-up of each over ``1x1`` (one worker of one thread)::
+
+    python benchmarks/bench_world.py --speedup --asteroids 500 \
+        --half-extent 100000 --tile-size 66667 --detail 16 --rounds 3
+
 Prints one JSON document (``--json-out`` also writes it).
 """
 
@@ -83,6 +97,74 @@ def build(args, workers):
         "tile_coverage_min": min(t["coverage"] or 1.0 for t in tiles),
         "worker_peak_rss_mib": max(t["peak_rss"] for t in tiles) / 2 ** 20,
     }
+
+
+_ONE_BUILD = """
+import json, sys, time, resource
+import regn.world
+from regn.builder.obstacles import random_asteroid_field
+a = json.loads(sys.argv[1])
+h = a["half_extent"]
+t0 = time.perf_counter()
+m = regn.world.build(((-h,) * 3, (h,) * 3), random_asteroid_field(a["asteroids"], seed=a["seed"],
+                     half_extent=h), out=a["out"], tile_size=a["tile_size"], detail=a["detail"],
+                     workers=a["workers"], threads=a["threads"], force=True,
+                     coverage_samples=a["coverage_samples"])
+wall = time.perf_counter() - t0
+cpu = sum(getattr(resource.getrusage(w), k) for w in (resource.RUSAGE_SELF,
+          resource.RUSAGE_CHILDREN) for k in ("ru_utime", "ru_stime"))
+print(json.dumps({"wall": wall, "cpu": cpu, "seconds": m.build["seconds"],
+                  "tiles": m.build["tiles"], "coverage": m.build["coverage"],
+                  "sha": [t.sha256 for t in m.tiles]}))
+"""
+
+
+def speedup(args):
+    """The same world built with each of ``args.settings`` (``W`` or
+    ``WxT``), round after round."""
+    settings = [s.strip() for s in args.settings.split(",")]
+    runs = {s: [] for s in settings}
+    for rnd in range(args.rounds):
+        for s in settings:
+            w, _, t = s.partition("x")
+            a = {"half_extent": args.half_extent, "asteroids": args.asteroids,
+                 "seed": args.seed, "tile_size": args.tile_size, "detail": args.detail,
+                 "workers": int(w), "threads": int(t) if t else None,
+                 "coverage_samples": args.coverage_samples,
+                 "out": os.path.join(args.out, f"speedup-{s}", "world.json")}
+            done = subprocess.run([sys.executable, "-c", _ONE_BUILD, json.dumps(a)],
+                                  capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"build {s} failed: {done.stderr.strip()[-2000:]}")
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[s].append(r)
+            print(json.dumps({"round": rnd, "setting": s, "wall": r["wall"], "cpu": r["cpu"],
+                              "tiles_seconds": r["seconds"]["tiles"]}), file=sys.stderr,
+                  flush=True)
+    shas = {tuple(r["sha"]) for rs in runs.values() for r in rs}
+    out = {"command": "python benchmarks/bench_world.py --speedup " + " ".join(
+               f"--{k.replace('_', '-')} {getattr(args, k)}" for k in
+               ("asteroids", "half_extent", "tile_size", "detail", "rounds", "settings")),
+           "tiles": runs[settings[0]][0]["tiles"], "same_tiles": len(shas) == 1,
+           "cores": os.cpu_count(), "settings": {}}
+    base = "1x1" if "1x1" in runs else settings[0]
+    for s, rs in runs.items():
+        tiles = np.array([r["seconds"]["tiles"] for r in rs])
+        total = np.array([r["wall"] for r in rs])
+        ratio = np.array([b["seconds"]["tiles"] / r["seconds"]["tiles"]
+                          for b, r in zip(runs[base], rs)])
+        out["settings"][s] = {
+            "tiles_wall": {"median": float(np.median(tiles)), "best": float(tiles.min())},
+            "build_wall": {"median": float(np.median(total)), "best": float(total.min())},
+            "cpu": {"median": float(np.median([r["cpu"] for r in rs]))},
+            f"tiles_speedup_vs_{base}": {"median_of_rounds": float(np.median(ratio)),
+                                         "best_vs_best": float(tiles_best(runs[base])
+                                                               / tiles.min())}}
+    return out
+
+
+def tiles_best(rs):
+    return min(r["seconds"]["tiles"] for r in rs)
 
 
 def _pass(world, ends, n, budget, sample=None, keep=None):
@@ -278,7 +360,19 @@ def main(argv=None):
     ap.add_argument("--trim", action="store_true",
                     help="the World gives freed memory back as it drops tiles (malloc_trim)")
     ap.add_argument("--max-bytes", type=float, help="the World's byte budget, MiB")
+    ap.add_argument("--speedup", action="store_true",
+                    help="measure the tile builds' speed-up with workers (see above)")
+    ap.add_argument("--settings", default="1,1x1,2x1,2x2",
+                    help="--speedup: W or WxT (workers x threads each), comma-separated")
+    ap.add_argument("--rounds", type=int, default=3, help="--speedup: rounds")
     args = ap.parse_args(argv)
+    if args.speedup:
+        text = json.dumps(speedup(args), indent=1)
+        print(text)
+        if args.json_out:
+            with open(args.json_out, "w") as fh:
+                fh.write(text + "\n")
+        return
     result = {"builds": []}
     world = None
     for w in ([] if args.world else [int(v) for v in args.workers.split(",")]):

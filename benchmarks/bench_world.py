@@ -15,8 +15,33 @@
    tiles crossed and tiles read per path, the status counts; with
    ``--warm`` the same paths a second time (every tile already read once,
    and, when M is at least the tile count, still loaded);
-3. the process's resident memory after the paths against the size of the M
-   largest tile files.
+3. memory (``--memory``): the process's resident memory before and after
+   the paths, its own part (``RssAnon``) and mapped file pages (``RssFile``)
+   apart, the most it grew at any sample (every 20 paths), and after
+   ``malloc_trim`` (:func:`regn.world.memory.trim`); against the budget: the
+   M largest footprints of tiles in use (:meth:`regn.World.footprint`: the
+   tile's file, its ``.query`` file and the search state built on it, the
+   most each was seen holding) + 20 %, and the M largest tile files alone.
+   With ``--trim`` the World gives freed memory back each time it drops
+   tiles (``World(trim=True)``); ``--max-bytes`` sets its byte budget, MiB;
+   also the milliseconds to read a tile and answer a first path in it.
+
+   python benchmarks/bench_world.py --world W/world.json --paths 1000 \\
+       --max-tiles 8 --memory [--trim]
+
+``--speedup`` measures the tile builds' speed-up with workers instead
+(nothing else), fairly: the same world built by ``regn.world.build`` in a
+fresh process for each setting of ``--settings`` (default
+``1,1x1,2x1,2x2``: W workers of T threads each; ``1`` alone is the
+in-process build on every core's threads, what ``--workers 1`` does),
+the settings run back to back and the whole round repeated ``--rounds``
+times (the machine may be shared: compare within a round). Reported per
+setting: the tile phase's and the whole build's wall seconds (median and
+best over the rounds), the CPU seconds of the build's processes, and the
+speed-up of each over ``1x1`` (one worker of one thread)::
+
+    python benchmarks/bench_world.py --speedup --asteroids 500 \
+        --half-extent 100000 --tile-size 66667 --detail 16 --rounds 3
 
 Prints one JSON document (``--json-out`` also writes it).
 """
@@ -74,7 +99,75 @@ def build(args, workers):
     }
 
 
-def _pass(world, ends, n, budget):
+_ONE_BUILD = """
+import json, sys, time, resource
+import regn.world
+from regn.builder.obstacles import random_asteroid_field
+a = json.loads(sys.argv[1])
+h = a["half_extent"]
+t0 = time.perf_counter()
+m = regn.world.build(((-h,) * 3, (h,) * 3), random_asteroid_field(a["asteroids"], seed=a["seed"],
+                     half_extent=h), out=a["out"], tile_size=a["tile_size"], detail=a["detail"],
+                     workers=a["workers"], threads=a["threads"], force=True,
+                     coverage_samples=a["coverage_samples"])
+wall = time.perf_counter() - t0
+cpu = sum(getattr(resource.getrusage(w), k) for w in (resource.RUSAGE_SELF,
+          resource.RUSAGE_CHILDREN) for k in ("ru_utime", "ru_stime"))
+print(json.dumps({"wall": wall, "cpu": cpu, "seconds": m.build["seconds"],
+                  "tiles": m.build["tiles"], "coverage": m.build["coverage"],
+                  "sha": [t.sha256 for t in m.tiles]}))
+"""
+
+
+def speedup(args):
+    """The same world built with each of ``args.settings`` (``W`` or
+    ``WxT``), round after round."""
+    settings = [s.strip() for s in args.settings.split(",")]
+    runs = {s: [] for s in settings}
+    for rnd in range(args.rounds):
+        for s in settings:
+            w, _, t = s.partition("x")
+            a = {"half_extent": args.half_extent, "asteroids": args.asteroids,
+                 "seed": args.seed, "tile_size": args.tile_size, "detail": args.detail,
+                 "workers": int(w), "threads": int(t) if t else None,
+                 "coverage_samples": args.coverage_samples,
+                 "out": os.path.join(args.out, f"speedup-{s}", "world.json")}
+            done = subprocess.run([sys.executable, "-c", _ONE_BUILD, json.dumps(a)],
+                                  capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"build {s} failed: {done.stderr.strip()[-2000:]}")
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[s].append(r)
+            print(json.dumps({"round": rnd, "setting": s, "wall": r["wall"], "cpu": r["cpu"],
+                              "tiles_seconds": r["seconds"]["tiles"]}), file=sys.stderr,
+                  flush=True)
+    shas = {tuple(r["sha"]) for rs in runs.values() for r in rs}
+    out = {"command": "python benchmarks/bench_world.py --speedup " + " ".join(
+               f"--{k.replace('_', '-')} {getattr(args, k)}" for k in
+               ("asteroids", "half_extent", "tile_size", "detail", "rounds", "settings")),
+           "tiles": runs[settings[0]][0]["tiles"], "same_tiles": len(shas) == 1,
+           "cores": os.cpu_count(), "settings": {}}
+    base = "1x1" if "1x1" in runs else settings[0]
+    for s, rs in runs.items():
+        tiles = np.array([r["seconds"]["tiles"] for r in rs])
+        total = np.array([r["wall"] for r in rs])
+        ratio = np.array([b["seconds"]["tiles"] / r["seconds"]["tiles"]
+                          for b, r in zip(runs[base], rs)])
+        out["settings"][s] = {
+            "tiles_wall": {"median": float(np.median(tiles)), "best": float(tiles.min())},
+            "build_wall": {"median": float(np.median(total)), "best": float(total.min())},
+            "cpu": {"median": float(np.median([r["cpu"] for r in rs]))},
+            f"tiles_speedup_vs_{base}": {"median_of_rounds": float(np.median(ratio)),
+                                         "best_vs_best": float(tiles_best(runs[base])
+                                                               / tiles.min())}}
+    return out
+
+
+def tiles_best(rs):
+    return min(r["seconds"]["tiles"] for r in rs)
+
+
+def _pass(world, ends, n, budget, sample=None, keep=None):
     """One pass of find_path over the pairs: wall and CPU milliseconds (the
     CPU time is the process's own: the machine's other jobs do not count),
     tiles crossed and read, statuses."""
@@ -91,6 +184,10 @@ def _pass(world, ends, n, budget):
         read.append(world.tiles_read - before)
         crossed.append(len(getattr(p, "tiles", []) or []))
         status[p.status] = status.get(p.status, 0) + 1
+        if sample is not None:
+            sample(len(ms))
+        if keep is not None:
+            keep.append(p)
     ms, cpu, crossed, read = map(np.array, (ms, cpu, crossed, read))
     return {
         "paths": len(ms), "status": status,
@@ -104,33 +201,139 @@ def _pass(world, ends, n, budget):
     }
 
 
-def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False):
+def _agreement(new, old):
+    """Reachability and length ratio of two passes' paths (new / old)."""
+    both = [(p.length, q.length) for p, q in zip(new, old) if p.found and q.found]
+    r = np.array([a / b for a, b in both]) if both else np.ones(1)
+    return {"pairs": len(new), "same_reachability": int(sum(p.found == q.found
+                                                            for p, q in zip(new, old))),
+            "found_new": int(sum(p.found for p in new)),
+            "found_old": int(sum(q.found for q in old)),
+            "length_ratio": {"median": float(np.median(r)), "p10": float(np.quantile(r, 0.1)),
+                             "p90": float(np.quantile(r, 0.9)), "min": float(r.min()),
+                             "max": float(r.max()),
+                             "within_1pct": float(np.mean(np.abs(r - 1) <= 0.01))}}
+
+
+def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=False,
+          trim=False, max_bytes=None, compare_old=False):
     """``n`` random paths on ``regn.load(world, max_tiles=...)``; with
-    ``warm`` the same pairs again (every tile read and prepared once)."""
+    ``warm`` the same pairs again (every tile read and prepared once); with
+    ``compare_old`` the same pairs by the search per tile
+    (``World.compiled_walk = False``, :mod:`regn.world.route`): its times
+    and the agreement (reachability, length ratio new / old)."""
     import regn
-    from regn.world.world import World
     import gc
-    ends = World.open(world_path, max_tiles=8).random_points(2 * n, seed=seed)
-    world = regn.load(world_path, max_tiles=max_tiles)
+
+    from regn.world.memory import trim as malloc_trim
+    from regn.world.world import World
+    picker = World.open(world_path, max_tiles=8)
+    ends = picker.random_points(2 * n, seed=seed)
+    del picker
+    world = World.open(world_path, max_tiles=max_tiles, max_bytes=max_bytes, trim=trim)
+    if memory:
+        world.peak_bytes = {}             # each tile's largest footprint, as it is dropped
     world.find_path(ends[0], ends[n])     # the kernels loaded (compiled) before timing
     world.clear()                         # ... and no tile loaded when memory is measured
     gc.collect()
-    base, base_anon, base_file = _rss(), _rss("RssAnon"), _rss("RssFile")
-    out = {"asked": n, "max_tiles": world.max_tiles,
+    malloc_trim()                         # (what reading every tile above left free)
+    base = _rss(), _rss("RssAnon"), _rss("RssFile")
+    out = {"asked": n, "max_tiles": world.max_tiles, "max_bytes": max_bytes, "trim": trim,
            "distance_km": {"median": float(np.median(np.linalg.norm(ends[:n] - ends[n:],
                                                                     axis=1)) / 1e3)}}
-    out.update(_pass(world, ends, n, budget))
+    peak = [0, 0, 0]
+
+    def sample(k):
+        if memory and k % 20 == 0:
+            now = _rss(), _rss("RssAnon"), _rss("RssFile")
+            peak[:] = [max(p, x - b) for p, x, b in zip(peak, now, base)]
+    done = []
+    slots = getattr(world, "_tile_slots", None)
+    before = int(slots.counts[1]) if slots is not None else 0
+    out.update(_pass(world, ends, n, budget, sample, done))
+    slots = getattr(world, "_tile_slots", None)
+    if slots is not None:                 # (both searches of the walk, first pass)
+        out["faces_expanded_per_path"] = (float(slots.counts[1]) - before) / max(len(done), 1)
     if warm:
-        out["warm"] = _pass(world, ends, n, budget)
+        out["warm"] = _pass(world, ends, n, budget, sample)
     m = world.manifest
     sizes = sorted((t.bytes for t in m.tiles), reverse=True)
     gc.collect()
-    out.update({"loaded_at_end": len(world.loaded), "rss_growth_mib": (_rss() - base) / 2 ** 20,
-                "rss_anon_growth_mib": (_rss("RssAnon") - base_anon) / 2 ** 20,
-                "rss_file_growth_mib": (_rss("RssFile") - base_file) / 2 ** 20,
-                "largest_tiles_mib": sum(sizes[:world.max_tiles]) / 2 ** 20,
-                "loaded_tiles_mib": sum(m.tiles[i].bytes for i in world.loaded) / 2 ** 20})
+    mib = 2 ** 20
+
+    def growth():
+        return {"rss": (_rss() - base[0]) / mib, "anon": (_rss("RssAnon") - base[1]) / mib,
+                "file": (_rss("RssFile") - base[2]) / mib}
+    out.update({"loaded_at_end": len(world.loaded), "rss_growth_mib": growth()["rss"],
+                "rss_anon_growth_mib": growth()["anon"],
+                "rss_file_growth_mib": growth()["file"],
+                "largest_tiles_mib": sum(sizes[:world.max_tiles]) / mib,
+                "loaded_tiles_mib": sum(m.tiles[i].bytes for i in world.loaded) / mib})
+    if memory:
+        used = world.memory()
+        feet = sorted(world.peak_bytes.values(), reverse=True)[:world.max_tiles]
+        budget_b = sum(feet)
+        grew = growth()
+        malloc_trim()
+        trimmed = growth()
+        out["memory"] = {
+            "budget_mib": budget_b / mib, "budget_plus_20pc_mib": 1.2 * budget_b / mib,
+            "tile_footprint_mib": {"median": float(np.median(list(world.peak_bytes.values())))
+                                   / mib, "max": feet[0] / mib, "tiles_seen":
+                                   len(world.peak_bytes)},
+            "loaded_now_mib": {"own": used["own"] / mib, "mapped": used["mapped"] / mib},
+            "growth_mib": grew, "growth_after_trim_mib": trimmed,
+            "peak_growth_mib": {"rss": peak[0] / mib, "anon": peak[1] / mib,
+                                "file": peak[2] / mib},
+            "within_budget": bool(max(grew["rss"], peak[0] / mib) <= 1.2 * budget_b / mib),
+            "sidecar_mib": sum(os.path.getsize(os.path.splitext(m.tile_path(i))[0] + ".query")
+                               for i in range(len(m.tiles))
+                               if os.path.exists(os.path.splitext(m.tile_path(i))[0]
+                                                 + ".query")) / mib,
+            "tiles_mib": sum(t.bytes for t in m.tiles) / mib}
+    if compare_old:
+        world.clear()
+        old = regn.load(world_path, max_tiles=max_tiles)
+        old.compiled_walk = False
+        before = []
+        out["old"] = _pass(old, ends, len(done), budget, keep=before)
+        out["agreement"] = _agreement(done, before)
+    import resource
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def tile_reads(world_path, tiles=40, seed=0):
+    """Milliseconds (wall, and CPU of this thread) to read a tile (``World.tile``: map, parse, its
+    ``.query`` structures put back; the file pages already cached and the
+    sha256 checked once before) and then to answer a first path inside it
+    (the search state made from them), over ``tiles`` tiles, each twice."""
+    from regn.world.world import World
+    world = World.open(world_path, max_tiles=1)
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(world.n_tiles, min(tiles, world.n_tiles), replace=False)
+    ends = {}
+    for t in pick:
+        mesh = world.tile(t)
+        ends[t] = mesh.random_points(2, seed=int(t))
+        mesh.find_path(*ends[t])                # kernels compiled, files checked
+    read, first, read_cpu, first_cpu = [], [], [], []
+    for _ in range(2):
+        for t in pick:
+            world.clear()
+            t0, c0 = time.perf_counter(), time.thread_time()
+            mesh = world.tile(t)
+            t1, c1 = time.perf_counter(), time.thread_time()
+            mesh.find_path(*ends[t])
+            read.append(1000 * (t1 - t0))
+            read_cpu.append(1000 * (c1 - c0))
+            first.append(1000 * (time.perf_counter() - t1))
+            first_cpu.append(1000 * (time.thread_time() - c1))
+
+    def stats(v):
+        return {"median": float(np.median(v)), "p90": float(np.quantile(v, 0.9))}
+    return {"tiles": len(pick), "read_ms": stats(read), "read_cpu_ms": stats(read_cpu),
+            "first_path_ms": stats(first), "first_path_cpu_ms": stats(first_cpu)}
 
 
 def main(argv=None):
@@ -148,9 +351,28 @@ def main(argv=None):
     ap.add_argument("--world", help="query this built world instead of building")
     ap.add_argument("--budget", type=float, help="stop the paths after this many seconds")
     ap.add_argument("--max-tiles", type=int, default=8, help="tiles kept loaded (default 8)")
+    ap.add_argument("--compare-old", action="store_true",
+                    help="answer the same paths by the search per tile too (regn.world.route)")
     ap.add_argument("--warm", action="store_true",
                     help="answer the same paths a second time (tiles already read)")
+    ap.add_argument("--memory", action="store_true",
+                    help="memory against the tiles' footprints (see the module docstring)")
+    ap.add_argument("--trim", action="store_true",
+                    help="the World gives freed memory back as it drops tiles (malloc_trim)")
+    ap.add_argument("--max-bytes", type=float, help="the World's byte budget, MiB")
+    ap.add_argument("--speedup", action="store_true",
+                    help="measure the tile builds' speed-up with workers (see above)")
+    ap.add_argument("--settings", default="1,1x1,2x1,2x2",
+                    help="--speedup: W or WxT (workers x threads each), comma-separated")
+    ap.add_argument("--rounds", type=int, default=3, help="--speedup: rounds")
     args = ap.parse_args(argv)
+    if args.speedup:
+        text = json.dumps(speedup(args), indent=1)
+        print(text)
+        if args.json_out:
+            with open(args.json_out, "w") as fh:
+                fh.write(text + "\n")
+        return
     result = {"builds": []}
     world = None
     for w in ([] if args.world else [int(v) for v in args.workers.split(",")]):
@@ -163,9 +385,14 @@ def main(argv=None):
         result["speedup"] = {"total": few["seconds"]["total"] / many["seconds"]["total"],
                              "tiles": few["seconds"]["tiles"] / many["seconds"]["tiles"],
                              "workers": [few["workers"], many["workers"]]}
+    if args.memory and (args.world or world):
+        result["tile_reads"] = tile_reads(args.world or world, seed=args.seed)
+        print(json.dumps(result["tile_reads"]), file=sys.stderr, flush=True)
     if args.paths:
         result["queries"] = paths(args.world or world, args.paths, args.seed, args.budget,
-                                  args.max_tiles, args.warm)
+                                  args.max_tiles, args.warm, args.memory, args.trim,
+                                  int(args.max_bytes * 2 ** 20) if args.max_bytes else None,
+                                  args.compare_old)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json_out:

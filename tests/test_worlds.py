@@ -308,7 +308,7 @@ def _points(tmp_path):
 def test_tiles_keep_their_query_structures_beside_them(world_dir, copy):
     """The build writes each tile's query structures beside it; a world
     reading them answers exactly as one building its own, and a file that
-    belongs to another tile (its sha256 stamp) is not used."""
+    belongs to another tile (its sha256 stamp) is refused."""
     from regn.world.prepared import install, sidecar_path
     m = read_manifest(world_dir / "world.json")
     for i in range(len(m.tiles)):
@@ -324,7 +324,8 @@ def test_tiles_keep_their_query_structures_beside_them(world_dir, copy):
             assert np.array_equal(p.points, q.points) and p.tiles == q.tiles
     shutil.copy(sidecar_path(m, 0), copy / "world_0_0_1.query")
     cm = read_manifest(copy / "world.json")
-    assert not install(cm, 1, regn.load(copy / "world.json").tile(1, prepared=False))
+    with pytest.raises(FormatError, match="made for another tile"):
+        install(cm, 1, regn.load(copy / "world.json").tile(1, prepared=False))
     assert install(m, 0, regn.load(world_dir / "world.json").tile(0, prepared=False))
 
 

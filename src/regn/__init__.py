@@ -18,7 +18,7 @@ _API = {
     "load": "regn.io", "loads": "regn.io", "save": "regn.io",
     "Mesh": "regn.mesh",
     "build": "regn.builder.tetmesh",
-    "generate": "regn.builder.generate",
+    "generate": "regn.world.entry",
     "verify": "regn.checks",
     "from_meshio": "regn.builder.from_meshio",
     "QueryFilter": "regn.query.paths.filters",

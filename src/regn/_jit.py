@@ -184,6 +184,14 @@ def worker_count(workers=None) -> int:
 _CORES = [0]
 
 
+def limit_threads(n: int) -> None:
+    """Let this process's batches (:func:`run_chunks`) and parallel kernels
+    use at most ``n`` threads (a build worker sharing the cores with others)."""
+    import numba
+    _CORES[0] = max(1, int(n))
+    numba.set_num_threads(min(_CORES[0], numba.config.NUMBA_NUM_THREADS))
+
+
 def _cores() -> int:
     """The cores this process may run on (asked once)."""
     try:

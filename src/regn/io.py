@@ -19,19 +19,20 @@ def loads(data, *, path=None) -> Mesh:
     return Mesh.from_parts(parse(data, path=path))
 
 
-def load(path, *, max_tiles=None) -> Mesh:
+def load(path, *, max_tiles=None, max_bytes=None) -> Mesh:
     """Read a ``.rgn`` file (a device or pipe too: read as far as its chunk
     headers say, see :mod:`regn.inputs.maps`). Raises :class:`FormatError`
     naming the file, the offset and what is wrong.
 
     A ``.json`` path is a world's manifest: the result is then a
     :class:`regn.world.World`, reading its tiles on demand, at most
-    ``max_tiles`` at once (default 8)."""
+    ``max_tiles`` at once (default 8) and, with ``max_bytes``, no more
+    than their footprints in bytes allow (:meth:`regn.world.World.footprint`)."""
     from .inputs.maps import read_map_bytes
     path = os.fspath(path)
     if path.lower().endswith(".json"):
         from .world.world import DEFAULT_MAX_TILES, load_world
-        return load_world(path, max_tiles=max_tiles or DEFAULT_MAX_TILES)
+        return load_world(path, max_tiles=max_tiles or DEFAULT_MAX_TILES, max_bytes=max_bytes)
     return loads(read_map_bytes(path), path=path)
 
 

@@ -62,13 +62,15 @@ def _largest_count(verts, tets):
     return max(counts.items(), key=lambda kv: kv[1])
 
 
-def _tetrahedralize(lo, hi, obstacles, r, detail, seed, boundary=None):
-    """``(verts, tets, report, what, count)`` at ``detail``; ``verts`` is None
+def _tetrahedralize(lo, hi, obstacles, r, detail, seed, boundary=None, lattice=None):
+    """``(verts, tets, report, what, count)`` at ``detail`` (the interior
+    lattice at ``lattice``, at most ``detail``, if given); ``verts`` is None
     when the sample alone is past the vertex limit."""
     try:
         verts, tets, report = tetrahedralize_free_space(lo, hi, obstacles, agent_radius=r,
                                                         detail=detail, seed=seed,
-                                                        boundary=boundary)
+                                                        boundary=boundary,
+                                                        lattice_detail=lattice)
     except LimitError as e:
         if e.what is None:
             raise
@@ -76,7 +78,7 @@ def _tetrahedralize(lo, hi, obstacles, r, detail, seed, boundary=None):
     return (verts, tets, report, *_largest_count(verts, tets))
 
 
-def _highest_fitting(lo, hi, obstacles, r, start, seed, boundary=None):
+def _highest_fitting(lo, hi, obstacles, r, start, seed, boundary=None, lattice=None):
     """``(verts, tets, report)`` at the highest detail from ``start`` down
     whose counts fit; each round scales the detail by the overshoot (by at
     least half when the count hardly moved: a plateau of the lattice's
@@ -86,7 +88,7 @@ def _highest_fitting(lo, hi, obstacles, r, start, seed, boundary=None):
     previous = (None, None, None)
     for _ in range(FIT_ROUNDS):
         verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, d, seed,
-                                                           boundary)
+                                                           boundary, lattice)
         if count <= U16_MAX:
             return verts, tets, report
         flat = previous[0] == what and count > STALL * previous[1]
@@ -106,24 +108,28 @@ def _round_down(x, digits=2):
     return np.floor(x / scale) * scale
 
 
-def _fit_detail(lo, hi, obstacles, r, detail, seed, boundary=None):
+def _fit_detail(lo, hi, obstacles, r, detail, seed, boundary=None, lattice=None,
+                lower=False):
     """``(verts, tets, report)`` at the given ``detail`` (LimitError, naming
-    the detail that fits, when a count is past the limit) or, without one,
-    at the highest detail from :data:`DEFAULT_DETAIL` down that fits."""
-    if detail is None:
-        verts, tets, report = _highest_fitting(lo, hi, obstacles, r, DEFAULT_DETAIL, seed,
-                                               boundary)
-        report["detail_chosen"] = True
+    the detail that fits, when a count is past the limit; with ``lower``,
+    the highest detail from it down that fits) or, without one, at the
+    highest detail from :data:`DEFAULT_DETAIL` down that fits."""
+    if detail is None or lower:
+        start = DEFAULT_DETAIL if detail is None else detail
+        verts, tets, report = _highest_fitting(lo, hi, obstacles, r, start, seed, boundary,
+                                               lattice)
+        report["detail_chosen"] = report["detail"] != detail
         return verts, tets, report
     verts, tets, report, what, count = _tetrahedralize(lo, hi, obstacles, r, detail, seed,
-                                                       boundary)
+                                                       boundary, lattice)
     if count <= U16_MAX:
         report["detail_chosen"] = False
         return verts, tets, report
     message = (f"at --detail {detail:g} the mesh needs {count} {what}, more than the format's "
                f"u16 limit of {U16_MAX}")
     try:
-        fits = _highest_fitting(lo, hi, obstacles, r, detail, seed, boundary)[2]["detail"]
+        fits = _highest_fitting(lo, hi, obstacles, r, detail, seed, boundary,
+                                lattice)[2]["detail"]
     except LimitError as e:
         raise LimitError(f"{message}, and so does every lower detail: {str(e).split(': ')[-1]}",
                          what=what, count=count) from None
@@ -150,7 +156,7 @@ def _checked_options(bbox, obstacles, agent_radius, detail, dims, seed):
 
 def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, seed=0,
              progress=None, coverage_samples=200_000, boundary=None, level=None,
-             **level_options):
+             lattice_detail=None, lower_detail=False, **level_options):
     """A :class:`regn.Mesh` of the free space of ``bbox`` (``(min, max)``) around
     ``obstacles`` (:class:`~regn.builder.obstacles.Sphere` /
     :class:`~regn.builder.obstacles.TriangleMesh`) inflated by ``agent_radius``.
@@ -174,6 +180,10 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, se
     ``voxel_size``, ``min_block``, ``max_voxels``) passed on.
     ``boundary`` (M,3): the sample of the box's walls, given (see
     :func:`regn.builder.world.free_space_samples`; the tiles of a world).
+    ``lattice_detail``: the interior lattice's density, when it should be
+    coarser than ``detail`` (which then sets the obstacles' shells only);
+    ``lower_detail``: a given detail is the highest, lowered (as without
+    one) where the mesh does not fit, instead of refused.
     A world of tiles too large for one REGN: :func:`regn.world.build`.
     """
     from .tetmesh import build
@@ -192,9 +202,13 @@ def generate(bbox, obstacles=(), *, agent_radius=0.0, dims=None, detail=None, se
             progress(stage, frac)
 
     lo, hi, obstacles, r = _checked_options(bbox, obstacles, agent_radius, detail, dims, seed)
+    if lattice_detail is not None and not (np.isfinite(float(lattice_detail))
+                                           and float(lattice_detail) > 0):
+        raise BuildError(f"lattice detail must be > 0, got {lattice_detail}")
     t0 = time.perf_counter()
     tick("tetrahedralize", 0.0)
-    verts, tets, report = _fit_detail(lo, hi, obstacles, r, detail, seed, boundary)
+    verts, tets, report = _fit_detail(lo, hi, obstacles, r, detail, seed, boundary,
+                                      lattice_detail, lower_detail)
     seconds = dict(report.pop("seconds"))
     seconds["fit_detail"] = time.perf_counter() - t0 - seconds["total"]
     tick("build", 0.5)

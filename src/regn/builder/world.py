@@ -60,6 +60,9 @@ SLIVER_BUDGET = 0.005
 #: Connected pieces smaller than this fraction of the largest piece's volume are
 #: dropped (isolated slivers left in the creases between touching obstacles).
 SPECK_REL = 1e-4
+#: The error when every tetrahedron meets an obstacle (a world's tile inside
+#: rock is then a REGN without tetrahedra).
+NO_FREE_SPACE = "no free space left: every tetrahedron meets an obstacle"
 #: Coverage samples: drawn and located this many at a time, and at most.
 COVERAGE_CHUNK = 1_000_000
 MAX_COVERAGE_SAMPLES = 100_000_000
@@ -100,7 +103,25 @@ def _sphere_plan(R, spacing):
     n = int(np.clip(np.ceil(4 * np.pi * R * R / (spacing * spacing) * 1.1),
                     MIN_SHELL_POINTS, MAX_SHELL_POINTS))
     s = float(np.sqrt(4 * np.pi * 1.1 / n))         # radii between neighbours
-    return n, 1.5 * s * s / 6 + 0.005, s * R
+    return n, shell_offset(n), s * R
+
+
+#: The deepest chord of the hull of ``n`` Fibonacci points on the unit
+#: sphere is at ``1 - (SAGITTA_S2 + SAGITTA_N / n) s^2`` from the centre,
+#: ``s^2 = 4.4 pi / n`` (fitted to the hulls of n = 12 .. 4000 within 1 %;
+#: tests/test_builder_shell.py checks every n); the shell's offset is that
+#: times SHELL_MARGIN plus SHELL_FLOOR (float32 rounding of the positions).
+SAGITTA_S2 = 0.269
+SAGITTA_N = 1.1
+SHELL_MARGIN = 1.1
+SHELL_FLOOR = 2e-4
+
+
+def shell_offset(n):
+    """The offset (of the radius) of a shell of ``n`` Fibonacci points: its
+    hull's chords clear the sphere by about a tenth of their depth."""
+    s2 = 4 * np.pi * 1.1 / n
+    return SHELL_MARGIN * (SAGITTA_S2 + SAGITTA_N / n) * s2 + SHELL_FLOOR
 
 
 def _wall_rings(ob, R, spacing, lo, hi, offset):
@@ -224,6 +245,14 @@ def _checked(bbox_min, bbox_max, obstacles, agent_radius, detail):
     return obstacles, r, detail, lo, hi
 
 
+def lattice_spacing(ext, detail):
+    """(3,) the interior lattice's cell at ``detail`` in a box of extent
+    ``ext`` (what caps the shells' spacing), whatever its point count."""
+    cells = BASE_LATTICE * float(detail) ** (1 / 3)
+    ext = np.asarray(ext, np.float64)
+    return ext / np.maximum(1.0, np.round(ext / (ext.max() / cells)))
+
+
 def _lattice_cells(ext, detail):
     """(3,) interior lattice cells per axis at ``detail``; LimitError (before
     anything is allocated) when their points alone pass the vertex limit."""
@@ -279,7 +308,7 @@ def _given_boundary(boundary, lo, hi):
 
 
 def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, detail=1.0,
-                       seed=0, boundary=None):
+                       seed=0, boundary=None, lattice_detail=None):
     """(N,3) float32-exact points that :func:`tetrahedralize_free_space` triangulates:
     box corners, wall points, the interior lattice, and the obstacle shells.
 
@@ -289,11 +318,18 @@ def free_space_samples(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0, de
     comes first and is never merged away, and shell points near a wall are
     dropped instead of snapped onto it. A tiled world gives each pair of
     neighbouring tiles the same points on their shared wall, so the two
-    triangulations of that wall are the same (:mod:`regn.world.faces`)."""
+    triangulations of that wall are the same (:mod:`regn.world.faces`).
+
+    ``lattice_detail``, if given, sets the interior lattice's density
+    instead of ``detail`` (at most ``detail``); the shells keep ``detail``
+    (their spacing capped by ``detail``'s lattice cell, as without it)."""
     obstacles, r, detail, lo, hi = _checked(bbox_min, bbox_max, obstacles, agent_radius, detail)
     ext = hi - lo
     rng = np.random.default_rng(seed)
-    bpts, ipts, h = _box_points(lo, hi, _lattice_cells(ext, detail), rng)
+    lattice = detail if lattice_detail is None else min(float(lattice_detail), detail)
+    bpts, ipts, h = _box_points(lo, hi, _lattice_cells(ext, lattice), rng)
+    if lattice != detail:
+        h = lattice_spacing(ext, detail)
     obstacles = _inflate(obstacles, r)          # from here on, tests use distance 0
     if boundary is not None:
         return _samples_in_given_boundary(_given_boundary(boundary, lo, hi), ipts, obstacles,
@@ -362,7 +398,7 @@ def _samples_in_given_boundary(bpts, ipts, obstacles, detail, ext, h, lo, hi, rn
 
 
 def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=0.0,
-                              detail=1.0, seed=0, boundary=None):
+                              detail=1.0, seed=0, boundary=None, lattice_detail=None):
     """Tetrahedra filling the box minus the obstacles inflated by ``agent_radius``.
 
     Returns ``(vertices (V,3) float64 — float32-exact, tets (T,4) int64, report)``.
@@ -370,13 +406,14 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     :class:`LimitError` when the sample alone needs more than 65 535
     vertices (the other counts are the caller's to fit: see
     :func:`regn.generate`), :class:`BuildError` when no free space is left.
+    ``lattice_detail``: see :func:`free_space_samples`.
     """
     t0 = time.perf_counter()
     times = {}
     obstacles, r, detail, lo, hi = _checked(bbox_min, bbox_max, obstacles, agent_radius, detail)
     ext = hi - lo
     pts = free_space_samples(lo, hi, obstacles, agent_radius=r, detail=detail, seed=seed,
-                             boundary=boundary)
+                             boundary=boundary, lattice_detail=lattice_detail)
     times["sample"] = time.perf_counter() - t0
     if len(pts) > U16_MAX:
         raise LimitError(f"the free-space sample needs {len(pts)} vertices, more than the "
@@ -415,10 +452,12 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
         "dropped_specks": int(n_small),
         "vertices": int(len(verts)), "tets": int(len(tets)),
         "obstacles": len(obstacles), "agent_radius": r, "detail": detail, "seed": int(seed),
+        "lattice_detail": detail if lattice_detail is None else min(float(lattice_detail),
+                                                                    detail),
         "bbox": [lo.tolist(), hi.tolist()], "seconds": times,
     }
     if not len(tets):
-        raise BuildError("no free space left: every tetrahedron meets an obstacle")
+        raise BuildError(NO_FREE_SPACE)
     return verts, tets, report
 
 

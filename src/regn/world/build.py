@@ -24,45 +24,34 @@ import numpy as np
 
 from .._atomic import atomic_write, check_destination
 from ..builder.frame import check_float32_box
-from ..builder.obstacles import Sphere, check_seed
-from ..builder.world import BASE_LATTICE, BASE_SHELL_FRAC, _sphere_plan
+from ..builder.obstacles import check_seed
+from ..builder.world import BASE_LATTICE
 from ..errors import BuildError, RegnError
 from ..format.reader import parse
 from ..mesh import Mesh
 from . import links as L
+from .estimate import tile_samples
 from .faces import WallSampler
 from .grid import TileGrid
 from .manifest import Link, Manifest, Tile, sha256_of
 from .tiles import MARGIN_REL, TileJob, node_cost_job, obstacles_near, run_jobs
 
-#: A tile's estimated sample (vertices) an automatic grid stays under.
-TILE_VERTEX_BUDGET = 5000
+#: A tile's estimated sample (vertices, :mod:`regn.world.estimate`) an
+#: automatic grid keeps this share of its tiles under (a tile over it
+#: lowers its own detail).
+TILE_VERTEX_BUDGET = 7500
+TILE_QUANTILE = 0.95
 #: The most tiles an automatic grid tries per axis.
 MAX_TILES_PER_AXIS = 64
+#: The interior and wall lattice of a tile built at a given detail is at
+#: most this detail's (about 13 cells a tile axis): what is left of a REGN's
+#: budget goes to the obstacles' shells, which set the coverage.
+WORLD_LATTICE_DETAIL = 2.0
 
 
-def _estimate(grid, sampler_h, obstacles, r, detail):
-    """The largest estimated vertex count of a tile of ``grid``."""
-    ext = grid.tile_extent
-    cells = BASE_LATTICE * detail ** (1 / 3)
-    base = (cells + 1) ** 3 + 6 * (cells + 1) ** 2
-    frac = BASE_SHELL_FRAC / np.sqrt(detail)
-    count = np.zeros(grid.n)
-    for ob in obstacles:
-        if isinstance(ob, Sphere):
-            R = ob.radius + r
-            c = np.asarray(ob.centre)
-            n, _, _ = _sphere_plan(R, min(max(frac * R, 1e-6 * ext.max()), sampler_h))
-        else:
-            blo, bhi = ob.bounds()
-            c = (np.asarray(blo) + np.asarray(bhi)) / 2
-            R = 0.5 * float(np.linalg.norm(np.asarray(bhi) - np.asarray(blo))) + r
-            n = 4 * np.pi * R * R / (frac * R) ** 2 * 2.2
-        i0 = [max(0, np.searchsorted(grid.planes[k], c[k] - R, "right") - 1) for k in range(3)]
-        i1 = [min(grid.n[k] - 1, np.searchsorted(grid.planes[k], c[k] + R, "right") - 1)
-              for k in range(3)]
-        count[i0[0]:i1[0] + 1, i0[1]:i1[1] + 1, i0[2]:i1[2] + 1] += n
-    return base + float(count.max())
+def lattice_detail(detail):
+    """The tiles' lattice detail at a world's ``detail`` (None: the detail's)."""
+    return None if detail is None else min(float(detail), WORLD_LATTICE_DETAIL)
 
 
 def choose_grid(lo, hi, tile_size, obstacles, r, detail):
@@ -79,14 +68,32 @@ def choose_grid(lo, hi, tile_size, obstacles, r, detail):
                              f"more than {MAX_TILES_PER_AXIS ** 3}")
         return TileGrid(lo, hi, n)
     d = 1.0 if detail is None else float(detail)
-    for m in range(1, MAX_TILES_PER_AXIS + 1):
+    lattice = d if detail is None else lattice_detail(detail)
+
+    def fits(m):
         n = np.maximum(1, np.round(ext / (ext.max() / m))).astype(np.int64)
         grid = TileGrid(lo, hi, n)
         h = float(grid.tile_extent.max()) / (BASE_LATTICE * d ** (1 / 3))
-        if _estimate(grid, h, obstacles, r, d) <= TILE_VERTEX_BUDGET:
-            return grid
-    raise BuildError(f"no grid of up to {MAX_TILES_PER_AXIS} tiles an axis fits the "
-                     "obstacles at this detail: give --tile-size, or a lower --detail")
+        counts = tile_samples(grid, h, obstacles, r, d, lattice)
+        return grid, float(np.quantile(counts, TILE_QUANTILE)) <= TILE_VERTEX_BUDGET
+
+    # the first guess from one tile's count; then up (or down) one at a time
+    m = min(MAX_TILES_PER_AXIS, max(1, int(np.ceil(
+        (tile_samples(TileGrid(lo, hi, (1, 1, 1)), float(ext.max()) / (BASE_LATTICE * d ** (1 / 3)),
+                      obstacles, r, d, lattice).sum() / TILE_VERTEX_BUDGET) ** (1 / 3)))))
+    grid, ok = fits(m)
+    while not ok and m < MAX_TILES_PER_AXIS:
+        m += 1
+        grid, ok = fits(m)
+    if not ok:
+        raise BuildError(f"no grid of up to {MAX_TILES_PER_AXIS} tiles an axis fits the "
+                         "obstacles at this detail: give --tile-size, or a lower --detail")
+    while m > 1:
+        smaller, ok = fits(m - 1)
+        if not ok:
+            break
+        grid, m = smaller, m - 1
+    return grid
 
 
 def _names(out, grid):
@@ -153,7 +160,7 @@ def _link(grid, meshes, ids):
             np.array(node_points).reshape(-1, 3), linked / max(walls, 1))
 
 
-def _node_tables(manifest, directory, names, grid, workers, client):
+def _node_tables(manifest, directory, names, grid, workers, client, threads=None):
     """Each tile's nodes and their costs inside it, and its query structures
     (:mod:`regn.world.prepared`), one job a tile."""
     from .prepared import sidecar_path
@@ -180,7 +187,8 @@ def _node_tables(manifest, directory, names, grid, workers, client):
         # the tile's query structures beside it (regn.world.prepared)
         atomic_write(sidecar_path(manifest, res[0]), res[2], overwrite=True)
 
-    run_jobs(with_bytes(), workers=workers, client=client, on_done=done, fn=node_cost_job)
+    run_jobs(with_bytes(), workers=workers, client=client, on_done=done, fn=node_cost_job,
+             threads=threads)
 
 
 def _summary(results, grid, seconds, link_cover):
@@ -192,6 +200,7 @@ def _summary(results, grid, seconds, link_cover):
     per_tile = [{"index": list(idx), "seconds": results[idx]["seconds"],
                  "peak_rss": results[idx]["peak_rss"], "vertices": r.get("vertices"),
                  "tets": r.get("tets"), "faces": r.get("faces"), "detail": r.get("detail"),
+                 "lattice_detail": r.get("lattice_detail"),
                  "coverage": r.get("coverage"), "obstacles": r.get("obstacles")}
                 for idx, r in zip(grid.indices(), reps)]
     return {"tiles": len(reps), "grid": list(grid.n),
@@ -206,7 +215,8 @@ def _obstacle_plan(lo, hi, obstacles, tile_size, r, detail, options, builder):
     """``(grid, jobs, report)`` of a world of obstacles."""
     grid = choose_grid(lo, hi, tile_size, obstacles, r, detail)
     sampler = WallSampler(grid, obstacles, agent_radius=r,
-                          detail=1.0 if detail is None else detail, seed=options["seed"])
+                          detail=1.0 if detail is None else detail, seed=options["seed"],
+                          lattice_detail=options["lattice_detail"])
 
     def jobs():
         for idx in grid.indices():
@@ -220,7 +230,7 @@ def _obstacle_plan(lo, hi, obstacles, tile_size, r, detail, options, builder):
 def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail=None,
           dims=None, seed=0, workers=None, client=None, builder=None,
           coverage_samples=200_000, force=False, progress=None, level=None,
-          level_options=None):
+          level_options=None, threads=None):
     """Build a world of tiles into the manifest ``out`` (``DIR/NAME.json``)
     and its tiles ``DIR/NAME_i_j_k.rgn``; returns the :class:`Manifest`
     written (open it with :func:`regn.load`). See the module docstring;
@@ -230,13 +240,19 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     the level builder (:mod:`regn.world.level_plan`), with
     ``level_options`` (``crack``, ``voxel_size``, ``max_voxels``,
     ``cavities``, ``min_block``: as :func:`regn.levels.generate_level`'s).
-    ``progress(stage, fraction)`` is called as tiles finish."""
+    ``progress(stage, fraction)`` is called as tiles finish. ``threads``:
+    each local worker's threads (default: the cores shared out among the
+    workers, :func:`regn.world.tiles.worker_threads`; with ``workers=1``
+    and no ``threads`` the tiles are built in this process, on every
+    core)."""
     t0 = time.perf_counter()
     check_seed(seed)
     obstacles, r = list(obstacles or ()), float(agent_radius)
     _check_outputs(out, {}, force)
     options = {"agent_radius": r, "detail": detail, "dims": dims, "seed": seed,
                "coverage_samples": coverage_samples}
+    if level is None:
+        options["lattice_detail"] = lattice_detail(detail)
     if level is not None:
         from .level_plan import level_plan
         if detail is not None:
@@ -261,7 +277,7 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
         if progress is not None:
             progress("tiles", len(results) / n_jobs)
 
-    run_jobs(jobs, workers=workers, client=client, on_done=done)
+    run_jobs(jobs, workers=workers, client=client, on_done=done, threads=threads)
     t2 = time.perf_counter()
     ids = {idx: i for i, idx in enumerate(grid.indices())}
     tiles = []
@@ -276,7 +292,7 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     manifest = Manifest(os.fspath(out), lo, hi, grid.n, grid.tile_extent, tiles, links,
                         node_link, node_faces, node_points, r, detail, int(seed))
     meshes.cache.clear()
-    _node_tables(manifest, directory, names, grid, workers, client)
+    _node_tables(manifest, directory, names, grid, workers, client, threads)
     t3 = time.perf_counter()
     manifest.build = _summary(results, grid, {"sample_walls": t1 - t0, "tiles": t2 - t1,
                                               "links": t3 - t2, "total": t3 - t0}, cover)

@@ -52,12 +52,17 @@ RING_NUDGE = 1e-3
 class WallSampler:
     """The wall points of every tile of a :class:`TileGrid` (module docstring)."""
 
-    def __init__(self, grid, obstacles, *, agent_radius=0.0, detail=1.0, seed=0):
+    def __init__(self, grid, obstacles, *, agent_radius=0.0, detail=1.0, seed=0,
+                 lattice_detail=None):
         self.grid = grid
         self.seed = int(seed)
         detail = float(detail)
         ext = grid.tile_extent
+        # the shells' spacing cap (and the edge keep-out) follow the detail,
+        # the walls' lattice the lattice detail (at most the detail)
         self.h = float(ext.max()) / (BASE_LATTICE * detail ** (1 / 3))
+        lattice = detail if lattice_detail is None else min(float(lattice_detail), detail)
+        self.lattice_h = float(ext.max()) / (BASE_LATTICE * lattice ** (1 / 3))
         self.merge = SAMPLE_MERGE_REL * float(np.linalg.norm(ext))
         inflated = [ob.inflated(agent_radius) for ob in obstacles]
         spheres = [ob for ob in inflated if isinstance(ob, Sphere)]
@@ -107,7 +112,7 @@ class WallSampler:
         u, v = [k for k in range(3) if k != e]
         P = self.grid.planes
         e0, e1 = P[e][ie], P[e][ie + 1]
-        n = max(1, int(round((e1 - e0) / self.h)))
+        n = max(1, int(round((e1 - e0) / self.lattice_h)))
         t = (np.arange(1, n) + self._rng(2, e, pu, pv, ie).uniform(-JITTER, JITTER, n - 1)) / n
         along = [e0 + (e1 - e0) * t]
         d2 = (self.centres[:, u] - P[u][pu]) ** 2 + (self.centres[:, v] - P[v][pv]) ** 2
@@ -115,7 +120,7 @@ class WallSampler:
         half = np.sqrt(self.shell[cut] ** 2 - d2[cut])
         along += [self.centres[cut, e] - half, self.centres[cut, e] + half]
         s = np.concatenate(along)
-        eps = EDGE_KEEP_OUT * (e1 - e0) / n
+        eps = EDGE_KEEP_OUT * (e1 - e0) / max(1, int(round((e1 - e0) / self.h)))
         s = s[(s > e0 + eps) & (s < e1 - eps)]
         pts = np.empty((len(s), 3))
         pts[:, e], pts[:, u], pts[:, v] = s, P[u][pu], P[v][pv]
@@ -133,8 +138,8 @@ class WallSampler:
         P = self.grid.planes
         c = P[ax][p]
         u0, u1, v0, v1 = P[u][iu], P[u][iu + 1], P[v][iv], P[v][iv + 1]
-        nu = max(1, int(round((u1 - u0) / self.h)))
-        nv = max(1, int(round((v1 - v0) / self.h)))
+        nu = max(1, int(round((u1 - u0) / self.lattice_h)))
+        nv = max(1, int(round((v1 - v0) / self.lattice_h)))
         rng = self._rng(1, ax, p, iu, iv)
         I, J = np.meshgrid(np.arange(1, nu), np.arange(1, nv), indexing="ij")
         jit = rng.uniform(-JITTER, JITTER, (2,) + I.shape)
@@ -154,7 +159,8 @@ class WallSampler:
             uu.append(self.centres[i, u] + rr * np.cos(th))
             vv.append(self.centres[i, v] + rr * np.sin(th))
         uu, vv = np.concatenate(uu), np.concatenate(vv)
-        eu, ev = EDGE_KEEP_OUT * (u1 - u0) / nu, EDGE_KEEP_OUT * (v1 - v0) / nv
+        eu = EDGE_KEEP_OUT * (u1 - u0) / max(1, int(round((u1 - u0) / self.h)))
+        ev = EDGE_KEEP_OUT * (v1 - v0) / max(1, int(round((v1 - v0) / self.h)))
         inside = (uu > u0 + eu) & (uu < u1 - eu) & (vv > v0 + ev) & (vv < v1 - ev)
         pts = np.empty((int(inside.sum()), 3))
         pts[:, ax], pts[:, u], pts[:, v] = c, uu[inside], vv[inside]

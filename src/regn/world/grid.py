@@ -14,6 +14,10 @@ def f32(x):
     return np.asarray(x, np.float64).astype(np.float32).astype(np.float64)
 
 
+#: Inner tile planes fall on multiples of this many float32 steps.
+PLANE_STEPS = 16
+
+
 class TileGrid:
     """``n`` (3,) tiles per axis over the box ``lo``..``hi``; every tile
     boundary is float32-exact (a tile's REGN box is its box exactly)."""
@@ -26,7 +30,14 @@ class TileGrid:
             raise BuildError(f"tiles per axis must be >= 1, got {self.n}")
         self.planes = []
         for k in range(3):
-            e = f32(np.linspace(self.lo[k], self.hi[k], self.n[k] + 1))
+            e = np.linspace(self.lo[k], self.hi[k], self.n[k] + 1)
+            # inner planes on multiples of PLANE_STEPS float32 steps of the
+            # axis's largest coordinate: a tile's extent is then a float32
+            # number that whole cell counts (1, 2, 4 ...) divide exactly, so
+            # its REGN's grid frame is its box exactly
+            q = PLANE_STEPS * float(np.spacing(np.float32(max(abs(self.lo[k]),
+                                                               abs(self.hi[k])))))
+            e = f32(np.round(e / q) * q)
             e[0], e[-1] = self.lo[k], self.hi[k]
             if np.any(np.diff(e) <= 0):
                 raise BuildError(f"{self.n[k]} tiles along axis {k} are too thin for "

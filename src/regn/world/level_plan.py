@@ -5,9 +5,11 @@ grid (:func:`regn.levels.build.level_solid`: cavities, cracks and the
 agent's growth are decided across tile walls, so a tile's part of the
 solid is the same as in a single build of the whole level). The grid is
 cut along voxel planes into tiles (``tile_size`` metres, or, by default,
-as many as the level's octree corners need at :data:`TILE_POINTS` a tile,
-at the level ``min_block`` asks or else the coarsest whose blocks hold
-:data:`PLAN_COVER` of the free voxels); their wall points come from the whole level's voxels
+the fewest whose tiles hold at most :data:`TILE_BUDGET` points — the
+level's octree corners at the level ``min_block`` asks or else the
+coarsest whose blocks hold :data:`PLAN_COVER` of the free voxels, and
+their wall points —, grown one axis at a time and cut where the corners
+share out evenly, :func:`balanced_cuts`); their wall points come from the whole level's voxels
 (:class:`regn.world.faces.LevelWallSampler`), at the finest leaves that
 keep a tile's walls within :data:`WALL_POINTS`. Each job carries the
 tile's box, its block of free voxels and its wall points, and is built by
@@ -23,11 +25,9 @@ from .faces import LevelWallSampler
 from .grid import TileGrid, f32
 from .tiles import TileJob, level_tile_builder
 
-#: The octree corners an automatic tile size first aims a tile at ...
-TILE_POINTS = 4000
-#: ... and the most any tile may have, its wall points among them (a tile
-#: fits about 7 000 points, at about 9 faces a point), more tiles tried
-#: this often until none has more.
+#: The most points (octree corners and wall points) any tile of an
+#: automatic cut may have (a tile fits about 7 000 points, at about 9
+#: faces a point); the wall points are checked this often.
 TILE_BUDGET = 5500
 FIT_ROUNDS = 8
 #: A tile's wall points, at most, where a coarser wall level helps.
@@ -99,6 +99,30 @@ def _cuts(n_vox, n_tiles, size=None):
     return np.unique(c)
 
 
+def balanced_cuts(weight, n_tiles):
+    """Voxel indices of ``n_tiles`` tiles along one axis holding about the
+    same share of ``weight`` (per voxel slab: the octree corners in it),
+    each at least :data:`ALIGN` voxels wide where the axis allows, on
+    multiples of :data:`ALIGN` where the tiles are big enough: an axis
+    whose corners crowd in a few slabs gets thin tiles there and wide ones
+    across the open."""
+    n_vox = len(weight)
+    w = np.asarray(weight, np.float64) + 1e-3 * max(float(np.mean(weight)), 1e-12)
+    cum = np.concatenate([[0.0], np.cumsum(w)])
+    c = np.searchsorted(cum, np.linspace(0, cum[-1], n_tiles + 1)[1:-1])
+    align = ALIGN if n_vox >= ALIGN * n_tiles * 2 else 1
+    c = np.round(c / align).astype(np.int64) * align
+    c = np.unique(np.concatenate([[0], np.clip(c, 0, n_vox), [n_vox]]))
+    # no tile thinner than one alignment step (merge into the neighbour)
+    keep = [0]
+    for x in c[1:]:
+        if x - keep[-1] >= min(align, n_vox) or x == n_vox:
+            keep.append(int(x))
+    if len(keep) > 2 and keep[-1] - keep[-2] < min(align, n_vox):
+        keep.pop(-2)
+    return np.array(keep, np.int64)
+
+
 def tile_counts(vgrid, tile_size, want=1.0):
     """(3,) tiles per axis: of ``tile_size`` metres (one or three), or, for
     ``"auto"``, about ``want`` near-cubic tiles."""
@@ -120,15 +144,72 @@ def tile_counts(vgrid, tile_size, want=1.0):
     return n
 
 
-def _per_tile(lattice, cuts):
-    """(nx, ny, nz) the lattice points in each tile's box (walls counted on both sides)."""
-    out = lattice
-    for k in range(3):
-        c = np.asarray(cuts[k])
-        cum = np.concatenate([np.zeros_like(np.take(out, [0], axis=k), np.int64),
-                              np.cumsum(out, axis=k, dtype=np.int64)], axis=k)
-        out = np.take(cum, c[1:] + 1, axis=k) - np.take(cum, c[:-1], axis=k)
+def _integral(lattice):
+    """The 3-D prefix sums of ``lattice`` (zero-padded in front), for
+    :func:`_inner`."""
+    S = np.zeros(tuple(np.asarray(lattice.shape) + 1), np.int32)
+    S[1:, 1:, 1:] = lattice.cumsum(0, dtype=np.int32).cumsum(1).cumsum(2)
+    return S
+
+
+def _inner(S, cuts):
+    """(nx, ny, nz) the lattice points in each tile's box (walls counted on
+    both sides), from the prefix sums ``S``."""
+    a = [np.asarray(c[:-1]) for c in cuts]
+    b = [np.asarray(c[1:]) + 1 for c in cuts]
+    out = 0
+    for d in np.ndindex(2, 2, 2):
+        sign = (-1) ** (3 - sum(d))
+        out = out + sign * S[np.ix_(*[(b if d[k] else a)[k] for k in range(3)])].astype(np.int64)
     return out
+
+
+def _grow(S, marginals, n, shape, bound):
+    """``n`` grown one tile along one axis at a time, the axis whose step
+    gives the fewest tiles times the most corners in a tile, until no
+    tile's corners pass ``bound`` (or :data:`MAX_TILES`)."""
+    n = np.array(n, np.int64)
+    while True:
+        cuts = [balanced_cuts(marginals[k], int(n[k])) for k in range(3)]
+        if _inner(S, cuts).max() <= bound:
+            return n
+        best = None
+        for k in range(3):
+            if n[k] >= shape[k]:
+                continue
+            m = n.copy()
+            m[k] += 1
+            c = [balanced_cuts(marginals[j], int(m[j])) for j in range(3)]
+            score = np.prod([len(x) - 1 for x in c]) * int(_inner(S, c).max())
+            if best is None or score < best[0]:
+                best = (score, m)
+        if best is None or np.prod(best[1]) > MAX_TILES:
+            return n
+        n = best[1]
+
+
+def _auto_cuts(lattice, vgrid, lo, hi, free, jitter, seed):
+    """``(cuts, grid, sampler, worst)`` of an automatic level world: tiles
+    grown from the fewest the corners need (:func:`_grow`, balanced cuts)
+    until no tile passes :data:`TILE_BUDGET` points, its wall points
+    among them."""
+    S = _integral(lattice)
+    marginals = [lattice.sum(axis=tuple(j for j in range(3) if j != k))[:-1].astype(np.float64)
+                 for k in range(3)]
+    shape = np.asarray(vgrid.shape)
+    n = tile_counts(vgrid, "auto", int(lattice.sum()) / TILE_BUDGET)
+    bound = TILE_BUDGET - WALL_POINTS // 2
+    for _ in range(FIT_ROUNDS):
+        n = _grow(S, marginals, n, shape, bound)
+        cuts = [balanced_cuts(marginals[k], int(n[k])) for k in range(3)]
+        grid = tile_planes(vgrid, lo, hi, cuts)
+        sampler, worst = wall_sampler(grid, cuts, free, jitter, seed)
+        inner = _inner(S, cuts)
+        most = max(int(inner[idx]) + len(sampler.tile(idx)) for idx in grid.indices())
+        if most <= TILE_BUDGET or np.all(n >= shape):
+            break
+        bound -= max(most - TILE_BUDGET, TILE_BUDGET // 50)
+    return cuts, grid, sampler, worst
 
 
 def tile_planes(vgrid, lo, hi, cuts):
@@ -185,21 +266,15 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
     lattice = corner_lattice(leaves, vgrid.shape, plan) if auto else None
     del leaves
     points = int(lattice.sum()) if auto else 0
-    want = points / TILE_POINTS
-    for _ in range(FIT_ROUNDS):
-        n = tile_counts(vgrid, "auto" if auto else tile_size, want)
-        cuts = [_cuts(vgrid.shape[k], int(n[k]), None if auto else
-                      np.broadcast_to(np.asarray(tile_size, np.float64), (3,))[k] / vgrid.h[k])
-                for k in range(3)]
+    if auto:
+        cuts, grid, sampler, worst = _auto_cuts(lattice, vgrid, lo, hi, free, jitter,
+                                                options["seed"])
+    else:
+        n = tile_counts(vgrid, tile_size)
+        size = np.broadcast_to(np.asarray(tile_size, np.float64), (3,))
+        cuts = [_cuts(vgrid.shape[k], int(n[k]), size[k] / vgrid.h[k]) for k in range(3)]
         grid = tile_planes(vgrid, lo, hi, cuts)
         sampler, worst = wall_sampler(grid, cuts, free, jitter, options["seed"])
-        if not auto:
-            break
-        inner = _per_tile(lattice, cuts)
-        most = max(int(inner[idx]) + len(sampler.tile(idx)) for idx in grid.indices())
-        if most <= TILE_BUDGET or np.all(n >= np.asarray(vgrid.shape)):
-            break
-        want = max(want * 1.2, np.prod(n) * most / TILE_BUDGET)
     del lattice
     tile_options = dict(options, jitter=jitter, source=level.name,
                         min_block=level_options.get("min_block"))

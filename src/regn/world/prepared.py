@@ -9,24 +9,48 @@ reading the tile costs; a world keeping ``max_tiles`` of many tiles reads
 tiles again and again, and would pay it each time.
 
 So the world build writes them once, beside each tile, as
-``<tile>.query`` (a JSON index and the arrays, read through a map of
-the file) (:func:`prepare`, ``regn.world.prepare(path)``,
-for a world built without them), stamped with the tile's sha256 and
+``<tile>.query`` (:func:`prepare`, ``regn.world.prepare(path)``, for a
+world built without them), stamped with the tile's sha256 and
 :data:`VERSION`; :func:`install` puts them where the queries look for
-their structures when the world reads the tile. A missing, stale or
-unreadable file is ignored: the tile's queries then build their own, as
-for any REGN. They change no answer (``tests/test_worlds.py`` compares).
+their structures when the world reads the tile. They change no answer
+(``tests/test_world_memory.py`` compares every array).
+
+What is kept, and how small (format version 4): only what costs more than
+about a millisecond to make again (:data:`DERIVED` is made from the rest
+when the tile's first search asks for it). Arrays a query reads a few
+pages of (:data:`WIDE`) are kept in the type the queries read, and used
+where they lie in the file's map (only the pages read take memory); the
+others are stored in the narrowest type that holds their values exactly
+(:func:`narrow`: indices of a u16 tile fit 16 bits, vertices float32) and
+widened back when the tile is read. The file: :data:`MAGIC`, the
+header's length (8 bytes, little endian), a JSON header (version, the
+tile's sha256, the sha256 of the array bytes, each array's offset, stored
+type, shape and type in memory), then the arrays, each on a 64-byte
+boundary.
+
+A missing file, or one of another format version, is not used: the
+tile's queries build their own structures, as for any REGN (a warning
+names an old file). A file stamped for another tile (stale) or whose
+bytes do not match its own sha256 or the tile (corrupt) is refused with a
+:class:`regn.FormatError` naming it: rewrite it with
+``regn.world.prepare("w/world.json")`` or delete it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import warnings
+from functools import cached_property
 
 import numpy as np
 
-#: The layout of the arrays kept; a file of another version is ignored.
-VERSION = 3
+from ..errors import FormatError
+from ..mesh import Mesh
+
+#: The layout of the arrays kept; a file of another version is not used.
+VERSION = 4
 SUFFIX = ".query"
 MAGIC = b"REGNPREP"
 ALIGN = 64
@@ -35,7 +59,19 @@ ALIGN = 64
 #: records are not checked again: the sha256 stamp says they are the ones
 #: checked when the file was written)
 MESH_ARRAYS = ("vertices", "tets", "tet_faces", "neighbors", "opposite_slot",
-               "face_vertices", "face_centroids", "boundary_faces")
+               "face_vertices", "face_centroids", "boundary_faces", "face_tets")
+#: Arrays the queries use that are made from the kept ones when the tile's
+#: first path search asks for them (a gather each), not kept.
+DERIVED = ("path_centroids", "path_tet_faces", "path_is_portal")
+#: Arrays kept in the type the queries read, to be used where they lie in the
+#: file's map: a query reads a few pages of them (after 60 paths on the
+#: 125-tile world, 1-44 % of their pages had been read), and a narrowed
+#: array is widened whole into the process's own memory when first used.
+#: The others (indices that fit 16 bits, mostly) are narrowed
+#: (:func:`narrow`): that costs their whole width in memory while the tile
+#: is loaded, if they are used at all, for a quarter of the disc.
+WIDE = ("path_edge_int", "loc_W", "fine_indices", "fine_indptr", "exit_normal",
+        "mesh_face_centroids")
 
 
 def sidecar_path(manifest, i) -> str:
@@ -43,7 +79,8 @@ def sidecar_path(manifest, i) -> str:
 
 
 def tile_arrays(mesh) -> dict:
-    """The arrays :func:`install` puts back (building them on ``mesh``)."""
+    """Every array :func:`install` puts back (building them on ``mesh``),
+    :data:`DERIVED` included."""
     from ..query.locating.locate import _fine, _prep
     from ..query.locating.sample import components
     from ..query.paths.path import graph_arrays
@@ -58,26 +95,43 @@ def tile_arrays(mesh) -> dict:
     return out
 
 
+def narrow(v) -> np.ndarray:
+    """``v`` in the narrowest type that holds every value exactly (whole
+    numbers: the smallest integer type spanning their range; float64:
+    float32 when every value, NaN and -0 included, comes back bit for bit)."""
+    v = np.asarray(v)
+    if v.size and v.dtype.kind in "iu" and v.dtype.itemsize > 1:
+        lo, hi = int(v.min()), int(v.max())
+        for dt in (np.uint8, np.int8, np.uint16, np.int16, np.int32):
+            if dt().itemsize >= v.dtype.itemsize:
+                break
+            if np.iinfo(dt).min <= lo and hi <= np.iinfo(dt).max:
+                return v.astype(dt)
+    if v.size and v.dtype == np.float64:
+        f = v.astype(np.float32)
+        if np.array_equal(f.astype(np.float64).view(np.uint64), v.view(np.uint64)):
+            return f
+    return v
+
+
 def sidecar_bytes(mesh, sha256) -> bytes:
-    """The file's bytes: :data:`MAGIC`, the header's length (8 bytes, little
-    endian), a JSON header (version, the tile's sha256, each array's offset,
-    dtype and shape), then the arrays, each on a 64-byte boundary."""
-    arrays = tile_arrays(mesh)
-    index, offset = {}, 0
+    """The file's bytes (see the module docstring)."""
+    arrays = {k: v for k, v in tile_arrays(mesh).items() if k not in DERIVED}
+    index, offset, parts = {}, 0, []
     for k, v in arrays.items():
-        v = np.asarray(v, order="C")         # (0-d arrays stay 0-d)
-        arrays[k] = v
-        index[k] = [offset, v.dtype.str, list(v.shape)]
-        offset += v.nbytes + (-v.nbytes % ALIGN)
-    head = json.dumps({"version": VERSION, "sha256": sha256, "arrays": index}).encode()
+        v = np.asarray(v)
+        kept = np.ascontiguousarray(v if k in WIDE else narrow(v))   # (0-d stay 0-d)
+        index[k] = [offset, kept.dtype.str, list(v.shape), v.dtype.str]
+        pad = -kept.nbytes % ALIGN
+        parts += [kept.tobytes(), bytes(pad)]
+        offset += kept.nbytes + pad
+    body = b"".join(parts)
+    head = json.dumps({"version": VERSION, "sha256": sha256,
+                       "data_sha256": hashlib.sha256(body).hexdigest(),
+                       "arrays": index}).encode()
     start = len(MAGIC) + 8 + len(head)
-    start += -start % ALIGN
-    out = bytearray(start + offset)
-    out[:len(MAGIC) + 8] = MAGIC + len(head).to_bytes(8, "little")
-    out[len(MAGIC) + 8:len(MAGIC) + 8 + len(head)] = head
-    for k, (off, _, _) in index.items():
-        out[start + off:start + off + arrays[k].nbytes] = arrays[k].tobytes()
-    return bytes(out)
+    return b"".join([MAGIC, len(head).to_bytes(8, "little"), head,
+                     bytes(-start % ALIGN), body])
 
 
 def write_sidecar(manifest, i, mesh) -> str:
@@ -88,54 +142,170 @@ def write_sidecar(manifest, i, mesh) -> str:
     return path
 
 
-def _read(path, sha256):
-    """The arrays of a sidecar file, as views of a private (copy-on-write)
-    map of it; None when it is missing, unreadable or not this tile's."""
+def _refuse(path, manifest, why):
+    return FormatError(f"{path}: {why}; rewrite it with regn.world.prepare"
+                       f"({manifest.path!r}) or delete it")
+
+
+def read_sidecar(path, manifest, i, *, check=True):
+    """The arrays of tile ``i``'s sidecar ``path``, as kept (views of a
+    private map of the file); None when there is none or it is of another
+    format version. Raises FormatError when it is another tile's (its
+    sha256 stamp) or damaged (``check``: the sha256 of its array bytes too)."""
     import mmap
     try:
         with open(path, "rb") as fh:
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:           # (an empty file cannot be mapped)
+        raise _refuse(path, manifest, f"cannot read it ({e})") from None
+    try:
         n = int.from_bytes(data[len(MAGIC):len(MAGIC) + 8], "little")
         if data[:len(MAGIC)] != MAGIC or n > len(data):
+            raise _refuse(path, manifest, "not a regn query-structure file")
+        try:
+            head = json.loads(bytes(data[len(MAGIC) + 8:len(MAGIC) + 8 + n]))
+            version = head.get("version")
+        except (ValueError, AttributeError):
+            raise _refuse(path, manifest, "its header is damaged") from None
+        if version != VERSION:
+            warnings.warn(f"{path}: query structures of format version {version}, not "
+                          f"{VERSION}: not used (regn.world.prepare({manifest.path!r}) "
+                          "rewrites them)", RuntimeWarning, stacklevel=4)
             return None
-        head = json.loads(bytes(data[len(MAGIC) + 8:len(MAGIC) + 8 + n]))
-        if head.get("version") != VERSION or head.get("sha256") != sha256:
-            return None
+        if head.get("sha256") != manifest.tiles[i].sha256:
+            raise _refuse(path, manifest, f"made for another tile (sha256 "
+                          f"{str(head.get('sha256'))[:12]}..., {manifest.where(i)} is "
+                          f"{manifest.tiles[i].sha256[:12]}...): stale")
         start = len(MAGIC) + 8 + n
         start += -start % ALIGN
+        if check and _file_sha256(path, start) != head.get("data_sha256"):
+            raise _refuse(path, manifest, "its arrays do not match their sha256: damaged")
         out = {}
-        for k, (off, dtype, shape) in head["arrays"].items():
-            dt = np.dtype(dtype)
-            count = int(np.prod(shape))
-            out[k] = np.frombuffer(data, dt, count, start + off).reshape(shape)
-        return out
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        for k, (off, stored, shape, _) in head["arrays"].items():
+            out[k] = np.frombuffer(data, np.dtype(stored), int(np.prod(shape)),
+                                   start + off).reshape(shape)
+        return out, {k: np.dtype(v[3]) for k, v in head["arrays"].items()}
+    except FormatError:
+        raise
+    except (ValueError, KeyError, TypeError) as e:
+        raise _refuse(path, manifest, f"its layout is damaged ({e})") from None
 
 
-def install(manifest, i, mesh) -> bool:
+def _file_sha256(path, start) -> str:
+    """sha256 of the file from ``start`` on, read through the file, not the
+    map: hashing through the map would make every page of it resident in
+    the process for as long as the tile is loaded."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _widen(v, dtype):
+    return v if v.dtype == dtype else v.astype(dtype)
+
+
+def install(manifest, i, mesh, *, check=True) -> bool:
     """Give ``mesh`` (tile ``i``, just read) the structures kept beside it;
-    False (and nothing changed) when there are none for this tile."""
+    False (and nothing changed) when there are none of this format.
+    FormatError for a stale or damaged file (see :func:`read_sidecar`;
+    ``check``: the sha256 of its arrays too). A :class:`KeptMesh` widens
+    its mesh arrays when first used, a :class:`regn.Mesh` gets them now."""
     from ..query.common import scratch
-    a = _read(sidecar_path(manifest, i), manifest.tiles[i].sha256)
-    if a is None:
+    path = sidecar_path(manifest, i)
+    got = read_sidecar(path, manifest, i, check=check)
+    if got is None:
         return False
-    T = len(a["loc_W"])
-    if T != mesh.n_tets or len(a["path_face_order"]) != mesh.n_faces:
-        return False
+    a, types = got
+    T, F = len(a["loc_W"]), len(a["path_face_order"])
+    if T != mesh.n_tets or F != mesh.n_faces or len(a["mesh_tets"]) != T:
+        raise _refuse(path, manifest, f"its arrays are for {T} tetrahedra and {F} faces, "
+                      f"the tile has {mesh.n_tets} and {mesh.n_faces}: damaged")
+    held = {k: (a[f"mesh_{k}"], types[f"mesh_{k}"]) for k in MESH_ARRAYS}
+    if isinstance(mesh, KeptMesh):
+        mesh.__dict__["_kept_arrays"] = held
+    else:
+        for k, (v, dtype) in held.items():   # what the cached properties would compute
+            mesh.__dict__[k] = v = _widen(v, dtype)
+            v.flags.writeable = False
+    w = {k: _widen(a[k], types[k]) for k in a if not k.startswith(("mesh_", "path_"))}
+    w["components"].flags.writeable = False
     s = scratch(mesh)
-    for k in MESH_ARRAYS:                    # what the cached properties would compute
-        v = a[f"mesh_{k}"]
-        v.flags.writeable = False
-        mesh.__dict__[k] = v
-    lab = a["components"]
-    lab.flags.writeable = False
-    s["components"] = lab
-    s["loc"] = {"W": a["loc_W"], "nbv": a["loc_nbv"], "T": T,
-                "fine": {k[5:]: a[k] for k in a if k.startswith("fine_")}}
-    s["path_arrays"] = {k[5:]: a[k] for k in a if k.startswith("path_")}
-    s["exits"] = (a["exit_face"], a["exit_normal"])
+    s["components"] = w["components"]
+    s["loc"] = {"W": w["loc_W"], "nbv": w["loc_nbv"], "T": T,
+                "fine": {k[5:]: w[k] for k in w if k.startswith("fine_")}}
+    s["exits"] = (w["exit_face"], w["exit_normal"])
+    s["path_arrays"] = _PathArrays({k[5:]: (a[k], types[k]) for k in a if k.startswith("path_")},
+                                   a["mesh_tet_faces"], a["mesh_boundary_faces"],
+                                   a["mesh_face_centroids"])
     return True
+
+
+class _PathArrays(dict):
+    """What :func:`regn.query.paths.path.graph_arrays` returns, made when the
+    tile's first search asks: the kept arrays widened, :data:`DERIVED` made
+    as that function makes them."""
+
+    def __init__(self, held, tet_faces, boundary_faces, face_centroids):
+        super().__init__()
+        self._held = held
+        self._mesh = tet_faces, boundary_faces, face_centroids   # (as kept: indices)
+
+    def __bool__(self):
+        return True
+
+    def __missing__(self, key):
+        if key in self._held:
+            v = _widen(*self._held.pop(key))
+            self[key] = v
+            return v
+        order = self["face_order"]
+        tet_faces, boundary_faces, face_centroids = self._mesh
+        if key == "centroids":
+            v = face_centroids[order]
+        elif key == "tet_faces":
+            rank = np.empty(len(order), np.int64)
+            rank[order] = np.arange(len(order))
+            v = rank[tet_faces]
+        elif key == "is_portal":
+            is_portal = np.ones(len(order), bool)
+            is_portal[boundary_faces] = False
+            v = is_portal[order]
+        else:
+            raise KeyError(key)
+        self[key] = v
+        return v
+
+
+class KeptMesh(Mesh):
+    """A world's tile read with its ``.query`` file: its cached mesh arrays
+    (:data:`MESH_ARRAYS`) are widened from the file when first used (a
+    tile's queries use some of them, and only on some tiles), else made as
+    :class:`regn.Mesh` makes them."""
+
+
+def _kept_property(name):
+    plain = Mesh.__dict__[name]
+
+    def get(self):
+        held = self.__dict__.get("_kept_arrays")
+        if held and name in held:
+            v = _widen(*held.pop(name))
+            v.flags.writeable = False
+            return v
+        return plain.func(self)
+    get.__doc__ = plain.__doc__
+    prop = cached_property(get)
+    prop.__set_name__(KeptMesh, name)
+    return prop
+
+
+for _name in MESH_ARRAYS:
+    setattr(KeptMesh, _name, _kept_property(_name))
 
 
 def prepare(path, progress=None) -> int:
@@ -152,3 +322,40 @@ def prepare(path, progress=None) -> int:
         if progress is not None:
             progress(i + 1, n)
     return n
+
+
+def search_arrays(mesh) -> dict:
+    """The tile's search graph arrays (:func:`regn.query.paths.path.graph_arrays`):
+    those kept beside the tile, or the mesh's search state's, or made (and
+    left where the mesh's own search takes them)."""
+    from ..query.common import scratch
+    from ..query.paths.path import graph_arrays
+    s = scratch(mesh)
+    a = s.get("path_arrays")
+    if a is not None:
+        return a
+    if "path" in s:
+        g = s["path"]
+        graph = g["graph"]
+        F = len(graph.face_order)
+        return {"edge_int": graph.edge_int, "centroids": graph.node[:F, 4:7],
+                "tet_faces": graph.tet_faces, "face_order": graph.face_order,
+                "admissible": g["admissible"]}
+    a = s["path_arrays"] = graph_arrays(mesh)
+    return a
+
+
+def first_tets(world, t) -> np.ndarray:
+    """(F,) each face's first tetrahedron in tile ``t`` (the mesh's
+    ``face_tets[:, 0]`` from the search arrays kept beside the tile,
+    without checking the tile's records again)."""
+    from ..query.paths._path_kernels import ET0
+    x = world.extra(t)
+    if "first_tets" not in x:
+        mesh = world.tile(t)
+        a = search_arrays(mesh)
+        fo = np.asarray(a["face_order"], np.int64)
+        ft0 = np.empty(len(fo), np.int64)
+        ft0[fo] = np.asarray(a["edge_int"])[:len(fo), ET0]
+        x["first_tets"] = ft0
+    return x["first_tets"]

@@ -101,7 +101,8 @@ def _reachable_nodes(world, t, point):
     lab = components(mesh)
     tet = int(mesh.locate(np.asarray(point)[None])[0])
     inside = world.node_inside(nodes, t)
-    tets = np.asarray(mesh.face_tets)[world.node_faces_in(nodes, t), 0]
+    from .prepared import first_tets
+    tets = first_tets(world, t)[world.node_faces_in(nodes, t)]
     keep = (tet >= 0) & (lab[tets] == lab[max(tet, 0)])
     return nodes[keep], inside[keep]
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..builder.obstacles import Sphere
-from ..errors import LimitError, RegnError
+from ..errors import BuildError, LimitError, RegnError
 
 #: Jobs submitted ahead of the workers, at most.
 WINDOW = 32
@@ -52,22 +52,43 @@ class TileJob:
 def sphere_tile_builder(lo, hi, obstacles, options):
     """regn's own tile builder: :func:`regn.generate` with the given walls.
     A given detail is the tile's highest: where the tile does not fit at it,
-    the detail falls by :data:`DETAIL_STEP` until it does (the walls stay
-    as sampled at the world's detail), and the report says which it took."""
+    the detail is lowered as :func:`regn.generate` lowers its own (the walls
+    stay as sampled at the world's detail), and the report says which it
+    took. ``options["lattice_detail"]``, if given, is the interior
+    lattice's (:data:`regn.world.build.WORLD_LATTICE_DETAIL`), so the
+    samples go to the obstacles' shells."""
     from ..builder.generate import generate
+    from ..builder.world import NO_FREE_SPACE
     detail = options.get("detail")
-    for _ in range(DETAIL_TRIES):
-        try:
-            return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
-                            dims=options.get("dims"), detail=detail,
-                            seed=options.get("seed", 0),
-                            coverage_samples=options.get("coverage_samples", 200_000),
-                            boundary=options["boundary"])
-        except LimitError:
-            if detail is None:
-                raise
-            detail *= DETAIL_STEP
-    raise LimitError(f"no detail from {options.get('detail')} down to {detail:.3g} fits")
+    try:
+        return generate((lo, hi), obstacles, agent_radius=options.get("agent_radius", 0.0),
+                        dims=options.get("dims"), detail=detail, seed=options.get("seed", 0),
+                        coverage_samples=options.get("coverage_samples", 200_000),
+                        boundary=options["boundary"],
+                        lattice_detail=options.get("lattice_detail"),
+                        lower_detail=detail is not None)
+    except BuildError as e:
+        if str(e) != NO_FREE_SPACE:
+            raise
+    return _rock_tile(lo, hi, obstacles, options)
+
+
+def _rock_tile(lo, hi, obstacles, options):
+    """A tile where no tetrahedron stays clear of the obstacles: a REGN
+    without tetrahedra (it verifies; queries find nothing there)."""
+    from ..builder.obstacles import obstacles_contain
+    from ..builder.tetmesh import build
+    mesh = build(np.zeros((0, 3)), np.zeros((0, 4), np.int64), bbox=(lo, hi))
+    n = min(int(options.get("coverage_samples", 200_000)), 100_000)
+    p = np.random.default_rng(0).uniform(lo, hi, (n, 3))
+    free = float((~obstacles_contain(obstacles, p, options.get("agent_radius", 0.0))).mean()) \
+        if n else 0.0
+    mesh.build_report = {"coverage": 0.0 if free else None, "free_fraction": free,
+                         "vertices": 0, "tets": 0, "faces": 0, "detail": options.get("detail"),
+                         "lattice_detail": options.get("lattice_detail"),
+                         "obstacles": len(obstacles), "clearance_violations": 0,
+                         "clearance_ok": True}
+    return mesh
 
 
 def level_tile_builder(lo, hi, obstacles, options):
@@ -82,11 +103,6 @@ def level_tile_builder(lo, hi, obstacles, options):
                       dims=options.get("dims"),
                       coverage_samples=options.get("coverage_samples", 200_000),
                       source=options.get("source"))
-
-
-#: A tile that does not fit at the detail asked tries this much lower, so often.
-DETAIL_STEP = 0.7
-DETAIL_TRIES = 10
 
 
 def run_job(job: TileJob) -> dict:
@@ -127,11 +143,34 @@ def obstacles_near(obstacles, lo, hi, agent_radius, margin):
     return out
 
 
-def executor(workers=None, client=None):
+def worker_threads(workers=None, threads=None):
+    """The threads each of ``workers`` local build processes uses: ``threads``
+    if given, else the cores shared out (one each when there are as many
+    workers as cores: a tile's build is mostly single-threaded, and a
+    second thread only competes with the other worker)."""
+    if threads is not None:
+        return max(1, int(threads))
+    cores = os.cpu_count() or 1
+    return max(1, cores // max(1, int(workers or cores)))
+
+
+def _init_worker(threads):
+    """A build process's start: at most ``threads`` threads for numba, regn's
+    batches and BLAS."""
+    import sys
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[k] = str(threads)
+    if "numba" not in sys.modules:
+        os.environ["NUMBA_NUM_THREADS"] = str(threads)
+    from .._jit import limit_threads
+    limit_threads(threads)
+
+
+def executor(workers=None, client=None, threads=None):
     """``(executor, owned)``: a dask executor when ``client`` (a
     ``distributed.Client`` or a scheduler address) is given, else a process
-    pool of ``workers`` (default: every core). ``owned``: the caller shuts
-    it down."""
+    pool of ``workers`` (default: every core), each process using
+    :func:`worker_threads` threads. ``owned``: the caller shuts it down."""
     if client is not None:
         try:
             import distributed
@@ -149,7 +188,9 @@ def executor(workers=None, client=None):
     from concurrent.futures import ProcessPoolExecutor
     n = workers or os.cpu_count() or 1
     return ProcessPoolExecutor(max_workers=int(n),
-                               mp_context=multiprocessing.get_context(_start_method())), True
+                               mp_context=multiprocessing.get_context(_start_method()),
+                               initializer=_init_worker,
+                               initargs=(worker_threads(n, threads),)), True
 
 
 def _start_method():
@@ -193,15 +234,16 @@ def node_cost_job(job) -> tuple:
     return key, costs, sidecar_bytes(mesh, sha)
 
 
-def run_jobs(jobs, *, workers=None, client=None, on_done=None, fn=run_job):
+def run_jobs(jobs, *, workers=None, client=None, on_done=None, fn=run_job, threads=None):
     """Run ``fn`` on every job; ``on_done(result)`` as each finishes (in the
     order they finish). A failed job cancels the rest and its error
-    propagates."""
-    if workers == 1 and client is None:
+    propagates. ``workers`` 1 (and no ``threads``): in this process, on
+    every core's threads; else on a pool (:func:`executor`)."""
+    if workers == 1 and client is None and threads is None:
         for job in jobs:
             on_done(fn(job))
         return
-    ex, owned = executor(workers, client)
+    ex, owned = executor(workers, client, threads)
     jobs = iter(jobs)
     pending = set()
     try:

@@ -3,6 +3,8 @@
 * the manifest reads (:func:`regn.world.manifest.read_manifest`);
 * each tile's file is there, of the size and sha256 the manifest gives, and
   passes :func:`regn.verify` (``strict`` as asked), its box the tile's box;
+  its ``.query`` file, when there is one, is this tile's and undamaged
+  (:func:`regn.world.prepared.read_sidecar`);
 * each link's faces are the faces the two tiles share on their plane (the
   same triangles, found again from the tiles), and each portal node sits
   on a face of its link.
@@ -39,6 +41,7 @@ class WorldReport:
 
 def _tile(m, i, strict):
     from ..checks import verify
+    from .prepared import read_sidecar, sidecar_path
     t = m.tiles[i]
     row = {"id": t.id, "file": t.file, "ok": False, "problem": None}
     try:
@@ -52,6 +55,7 @@ def _tile(m, i, strict):
             row["problem"] = f"{m.where(i)}: face or tetrahedron count is not the manifest's"
             return row, mesh
         rep = verify(bytes(data), strict=strict, path=m.tile_path(i))
+        read_sidecar(sidecar_path(m, i), m, i)      # a stale or damaged .query: FormatError
     except RegnError as e:
         row["problem"] = str(e)
         return row, None

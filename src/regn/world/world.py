@@ -8,7 +8,10 @@
 Tiles are read on first use and kept, at most ``max_tiles`` of them, the
 least recently used dropped first; each is memory-mapped (the file's pages
 are the operating system's to keep or drop) and checked against the
-manifest's size and sha256 when read. A world's tetrahedra and faces are
+manifest's size and sha256 when read; ``max_bytes`` also bounds the
+loaded tiles' footprints (:meth:`World.footprint`: file maps, query
+structures, search state; :mod:`regn.world.memory`). A dropped tile keeps
+nothing in memory. A world's tetrahedra and faces are
 numbered tile after tile in the manifest's order: tile i's tetrahedron t is
 ``tet_offset[i] + t`` (:meth:`World.split_tets` goes back).
 
@@ -45,14 +48,25 @@ class World:
 
     #: What the command line asks to tell a world from a Mesh.
     is_world = True
+    #: A point's path across tiles as one compiled walk (regn.world.walk);
+    #: False: the search per tile of regn.world.route (kept for radius paths).
+    compiled_walk = True
 
-    def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, check=True):
+    def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, max_bytes=None, check=True,
+                 trim=False):
         if not (isinstance(max_tiles, int) and max_tiles >= 1):
             raise QueryError(f"max_tiles must be a whole number >= 1, got {max_tiles!r}")
+        if max_bytes is not None and not (isinstance(max_bytes, int) and max_bytes > 0):
+            raise QueryError(f"max_bytes must be a whole number > 0, got {max_bytes!r}")
         self.manifest = m = manifest
         self.path = m.path
         self.max_tiles = max_tiles
+        self.max_bytes = max_bytes
         self.check = check
+        self.trim = trim
+        #: None, or (set it to {} to record) tile -> the largest footprint it
+        #: was seen holding (looked at as it is dropped: costs a walk of its arrays)
+        self.peak_bytes = None
         self.grid = _grid_of(m)
         self._by_index = {t.index: i for i, t in enumerate(m.tiles)}
         self._cache = OrderedDict()
@@ -69,6 +83,7 @@ class World:
         self._inside = {}
         self._extra = {}
         self._checked = {}          # tile -> (size, mtime, inode) when its sha256 matched
+        self._checked_query = {}    # the same for its .query file
 
     @classmethod
     def open(cls, path, **options) -> "World":
@@ -103,24 +118,96 @@ class World:
             self._cache.move_to_end(i)
             return mesh
         data = self._read(i)
-        mesh = Mesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
         if prepared:
-            from .prepared import install
-            install(self.manifest, i, mesh)
+            from .prepared import KeptMesh
+            mesh = KeptMesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
+        else:
+            mesh = Mesh.from_parts(parse(data, path=self.manifest.tile_path(i)))
+        if prepared:
+            self._install(i, mesh)
         # a tile that may be dropped again soon does not build the path search's
         # landmark table (regn.query.paths.landmarks: up to a second a tile)
-        mesh.skip_landmarks = self.max_tiles < self.n_tiles
+        mesh.skip_landmarks = self.max_tiles < self.n_tiles or self.max_bytes is not None
         self.tiles_read += 1
         self._cache[i] = mesh
-        while len(self._cache) > self.max_tiles:
-            gone, _ = self._cache.popitem(last=False)
-            self._extra.pop(gone, None)
+        self._evict()
         return mesh
+
+    def _install(self, i, mesh):
+        """Tile ``i``'s kept query structures onto ``mesh``
+        (:mod:`regn.world.prepared`), their sha256 checked the first time
+        (again only when the file's size, time or inode change)."""
+        import os
+
+        from .prepared import install, sidecar_path
+        try:
+            st = os.stat(sidecar_path(self.manifest, i))
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            stamp = None
+        check = self.check and (stamp is None or self._checked_query.get(i) != stamp)
+        if install(self.manifest, i, mesh, check=check) and check:
+            self._checked_query[i] = stamp
+
+    def _evict(self):
+        """Drop the least recently used tiles while more than ``max_tiles``
+        are loaded, or (``max_bytes``) while their footprints add up to more
+        (never the last one); then give freed memory back (``trim``)."""
+        dropped = False
+        while len(self._cache) > self.max_tiles:
+            self._drop(next(iter(self._cache)))
+            dropped = True
+        if self.max_bytes is not None:
+            sizes = {t: self.footprint(t) for t in self._cache}
+            while len(self._cache) > 1 and sum(sizes.values()) > self.max_bytes:
+                gone = next(iter(self._cache))
+                sizes.pop(gone)
+                self._drop(gone)
+                dropped = True
+        if dropped and self.trim:
+            from .memory import trim
+            trim()
+
+    def _drop(self, t):
+        if self.peak_bytes is not None:
+            self.footprint(t)
+        self._cache.pop(t)
+        self._extra.pop(t, None)
+        slots = getattr(self, "_tile_slots", None)   # (regn.world.walk)
+        if slots is not None and slots.capacity <= self.max_tiles and t in slots.used:
+            slots.release(t)
+
+    def footprint(self, t, *, split=False):
+        """Bytes loaded tile ``t`` holds: its file's map, its query
+        structures (mapped and widened), its search state and what is kept
+        with it (:func:`regn.world.memory.footprint`; ``split``: the dict
+        ``{"own", "mapped"}``); 0 when it is not loaded."""
+        from .memory import footprint
+        mesh = self._cache.get(int(t))
+        if mesh is None:
+            return {"own": 0, "mapped": 0} if split else 0
+        f = footprint(mesh, self._extra.get(int(t), {}))
+        total = f["own"] + f["mapped"]
+        if self.peak_bytes is not None:
+            self.peak_bytes[int(t)] = max(self.peak_bytes.get(int(t), 0), total)
+        return f if split else total
+
+    def memory(self) -> dict:
+        """The loaded tiles' footprints: ``{"tiles": {t: {"own", "mapped"}},
+        "own": bytes, "mapped": bytes}`` (see :meth:`footprint`)."""
+        tiles = {t: self.footprint(t, split=True) for t in self._cache}
+        return {"tiles": tiles, "own": sum(f["own"] for f in tiles.values()),
+                "mapped": sum(f["mapped"] for f in tiles.values())}
 
     def clear(self) -> None:
         """Drop every loaded tile (they are read again when next used)."""
-        self._cache.clear()
-        self._extra.clear()
+        for t in list(self._cache):
+            self._drop(t)
+        if getattr(self, "_tile_slots", None) is not None:
+            self._tile_slots.clear()
+        if self.trim:
+            from .memory import trim
+            trim()
 
     def _read(self, i):
         """Tile ``i``'s bytes: its sha256 is checked the first time, and again
@@ -239,7 +326,8 @@ class World:
         opts = {"smooth": smooth}
         if radius:
             opts["radius"] = radius
-        if tile[0] == tile[1]:
+        walk = not radius and self.compiled_walk
+        if tile[0] == tile[1] and (partial or not walk):
             p = self.tile(tile[0]).find_path(ends[0], ends[1], partial=partial, **opts)
             if p.found and smooth:
                 from .route import straighten
@@ -247,6 +335,11 @@ class World:
                 p.length = float(np.linalg.norm(np.diff(p.points, axis=0), axis=1).sum())
             if p.found or p.status != NAMES[UNREACHABLE]:
                 return self._in_world(p, int(tile[0]))
+        if walk:
+            from .walk import walk_path
+            p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth)
+            if p is not None:
+                return p
         return world_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), opts)
 
     def _in_world(self, p, t):
@@ -411,6 +504,6 @@ def _grid_of(m):
         np.unique(np.concatenate([[t.lo[k], t.hi[k]] for t in m.tiles])) for k in range(3)])
 
 
-def load_world(path, *, max_tiles=DEFAULT_MAX_TILES, check=True) -> World:
+def load_world(path, *, max_tiles=DEFAULT_MAX_TILES, max_bytes=None, check=True) -> World:
     """Open the world whose manifest is ``path``."""
-    return World.open(path, max_tiles=max_tiles, check=check)
+    return World.open(path, max_tiles=max_tiles, max_bytes=max_bytes, check=check)

@@ -1,0 +1,320 @@
+"""Compiled kernels of a path across tiles in one walk (:mod:`regn.world.walk`).
+
+The tiles taking part sit in *slots*; each per-tile array is one entry of a
+numba typed List indexed by slot (see :class:`regn.world.walk.TileSlots`
+for what each list holds). A search node is a face of a tile, coded
+``slot << 32 | face`` (the face in the tile's internal, Z-order numbering of
+:mod:`regn.query.paths.path`); a face link (face ``fa`` of tile a is face
+``fb`` of tile b) is an edge of cost 0 between the two nodes.
+
+* :func:`world_astar`: A* over the union of the slots' face graphs (the
+  tiles' own edge blocks, plus edges through a tetrahedron into its linked
+  wall faces at their centroid distance, the builder's cost rule), from a
+  point in one tile to a point in another; the bound is the straight
+  distance to the goal.
+* :func:`corridor`: the route's portal triangles (one of each linked
+  pair), its tetrahedra and faces in world numbering.
+* :func:`world_walk`: the segment walk of
+  :func:`regn.query.sight._raycast_kernels.walk_segment`, going on into
+  the next tile through a linked face.
+* :func:`taut_path`: the single mesh's smoother
+  (:mod:`regn.query.paths._smooth_kernels`) on the whole corridor, then
+  :func:`straighten`, dropping the points the path sees past (segments
+  checked by :func:`world_walk`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from numba.typed import List
+
+from .._jit import kernel
+from ..query.paths._path_kernels import ET0, ET1
+from ..query.paths._smooth_kernels import solve
+from ..query.sight._raycast_kernels import RING, walk_segment
+from ..status import CLEAR, HIT, OK, UNREACHABLE
+
+SHIFT = 32
+MASK = (1 << 32) - 1
+#: world_astar's status when it gave up (max_expand)
+GAVE_UP = -2
+#: tiles a segment walk may pass through
+MAX_HOPS = 4096
+#: a walk going on into the next tile starts this far (of the rest of the
+#: segment) past the linked face
+HOP_NUDGE = 1e-9
+#: straighten: give up looking further ahead after this many points in a
+#: row out of sight (as regn.world.route.LOOKAHEAD)
+LOOKAHEAD = 3
+
+
+@kernel
+def _d3(cen, f, p):
+    return math.sqrt((cen[f, 0] - p[0]) ** 2 + (cen[f, 1] - p[1]) ** 2
+                     + (cen[f, 2] - p[2]) ** 2)
+
+
+@kernel
+def _dff(ca, fa, cb, fb):
+    return math.sqrt((ca[fa, 0] - cb[fb, 0]) ** 2 + (ca[fa, 1] - cb[fb, 1]) ** 2
+                     + (ca[fa, 2] - cb[fb, 2]) ** 2)
+
+
+@kernel(inline=True)
+def _relax(dist, stamp, par, via, cen, heap, qid, b, v, nd, parent, t, anchor, hw):
+    """Reach face v of slot b at cost nd (from node ``parent`` through
+    tetrahedron t) if it is not expanded yet and that is cheaper than
+    before in this query (stamp 2 qid: reached, 2 qid + 1: expanded)."""
+    st = stamp[v]
+    if st == 2 * qid + 1:
+        return
+    if st != 2 * qid or nd < dist[v]:
+        stamp[v] = 2 * qid
+        dist[v] = nd
+        par[v] = parent
+        via[v] = t
+        heapq.heappush(heap, (nd + hw * _d3(cen, v, anchor[b]) + anchor[b, 3],
+                              (b << SHIFT) | v))
+
+
+@kernel
+def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, allowed, qid,
+                s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
+    """``(status, cost, codes, vias)``: the cheapest route from point ``s``
+    (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
+    ``allowed``: its nodes in order and the tetrahedron each was reached
+    through (-1 across a link); ``slot_of[tile]`` is a tile's slot (-1:
+    none). ``qid`` stamps this query's search state (DIST, PAR, VIA; a
+    face is expanded once: the guess below need not be consistent).
+    The search is led by a guess of each face's cost to the goal: ``hw``
+    times its straight distance to its slot's anchor ``anchor[slot, :3]``
+    plus ``anchor[slot, 3]`` (the goal and 0 for an admissible A* with
+    hw <= 1). After ``max_expand`` faces expanded it gives up (status
+    :data:`GAVE_UP`). ``counts`` adds the heap pops and the faces
+    expanded."""
+    empty = np.zeros(0, np.int64)
+    best = math.inf
+    if s_slot == g_slot and s_tet == g_tet:
+        best = math.sqrt((s[0] - g[0]) ** 2 + (s[1] - g[1]) ** 2 + (s[2] - g[2]) ** 2)
+    heap = [(0.0, np.int64(0))]
+    heap.pop()
+    tf = TFI[s_slot]
+    for k in range(4):
+        f = tf[s_tet, k]
+        _relax(DIST[s_slot], STAMP[s_slot], PAR[s_slot], VIA[s_slot], CEN[s_slot], heap, qid,
+               s_slot, f, _d3(CEN[s_slot], f, s), np.int64(-1), s_tet, anchor, hw)
+    gf = TFI[g_slot][g_tet]
+    end = np.int64(-1)
+    expanded = 0
+    while len(heap):
+        key, code = heapq.heappop(heap)
+        counts[0] += 1
+        if key >= best:
+            break
+        a = code >> SHIFT
+        u = code & MASK
+        cen, dist, stamp, par, via = CEN[a], DIST[a], STAMP[a], PAR[a], VIA[a]
+        d = dist[u]
+        if stamp[u] != 2 * qid:
+            continue                                  # expanded already
+        h = hw * _d3(cen, u, anchor[a]) + anchor[a, 3]
+        if key > (d + h) * (1.0 + 1e-12) + 1e-9:
+            continue                                  # a stale entry
+        stamp[u] = 2 * qid + 1
+        counts[1] += 1
+        expanded += 1
+        if expanded > max_expand:
+            return GAVE_UP, best, empty, empty
+        if a == g_slot and (u == gf[0] or u == gf[1] or u == gf[2] or u == gf[3]):
+            c = d + _d3(cen, u, g)
+            if c < best:
+                best, end = c, code
+        ef, ei, acr, tfi = EF[a], EI[a], ACR[a], TFI[a]
+        for k in range(6):
+            c = ef[u, 2 * k]
+            if not c >= 0.0:
+                continue
+            _relax(dist, stamp, par, via, cen, heap, qid, a, np.int64(ei[u, 2 * k + 1]),
+                   d + c, code, np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
+        linked = acr[u] >= 0
+        for side in range(2):
+            t = ei[u, ET0 + side]
+            if t < 0:
+                continue
+            for q in range(4):
+                v = tfi[t, q]
+                if v == u:
+                    continue
+                if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
+                    _relax(dist, stamp, par, via, cen, heap, qid, a, v,
+                           d + _dff(cen, u, cen, v), code, np.int64(t), anchor, hw)
+        if linked:
+            x = acr[u]
+            b = slot_of[x >> SHIFT]
+            if b >= 0 and allowed[b]:
+                _relax(DIST[b], STAMP[b], PAR[b], VIA[b], CEN[b], heap, qid, b,
+                       RANK[b][x & MASK], d, code, np.int64(-1), anchor, hw)
+    if not best < math.inf:
+        return UNREACHABLE, best, empty, empty
+    n = 0
+    c = end
+    while c >= 0:
+        n += 1
+        c = PAR[c >> SHIFT][c & MASK]
+    codes = np.empty(n, np.int64)
+    vias = np.empty(n, np.int64)
+    c = end
+    for i in range(n - 1, -1, -1):
+        codes[i] = c
+        vias[i] = VIA[c >> SHIFT][c & MASK]
+        c = PAR[c >> SHIFT][c & MASK]
+    return OK, best, codes, vias
+
+
+@kernel
+def corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, s_tet,
+             g_slot, g_tet):
+    """``(tri (k,3,3), tets, portals, tiles)`` of a route from
+    :func:`world_astar`: the portal triangles in order (the first face of
+    each linked pair: the second is the same triangle), the tetrahedra and
+    portals in world numbering, the tiles in order."""
+    n = len(codes)
+    tri = np.empty((n, 3, 3))
+    portals = np.empty(n, np.int64)
+    tets = np.empty(n + 2, np.int64)
+    tiles = np.empty(n + 1, np.int64)
+    tiles[0] = tile_of_slot[s_slot]
+    nt = 1
+    k = 0
+    tets[0] = tet_off[tiles[0]] + s_tet
+    m = 1
+    for i in range(n):
+        a = codes[i] >> SHIFT
+        f = FO[a][codes[i] & MASK]
+        tile = tile_of_slot[a]
+        if vias[i] >= 0 and i > 0:
+            t = tet_off[tile] + vias[i]
+            if tets[m - 1] != t:
+                tets[m] = t
+                m += 1
+        if i > 0 and (codes[i - 1] >> SHIFT) != a:
+            tiles[nt] = tile
+            nt += 1
+            continue
+        vx = VX[a]
+        for r in range(3):
+            v = FV[a][f, r]
+            for c in range(3):
+                tri[k, r, c] = vx[v, c]
+        portals[k] = face_off[tile] + f
+        k += 1
+    t = tet_off[tile_of_slot[g_slot]] + g_tet
+    if tets[m - 1] != t:
+        tets[m] = t
+        m += 1
+    return tri[:k], tets[:m], portals[:k], tiles[:nt]
+
+
+@kernel
+def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, ax, ay, az, bx, by, bz, slot, tet, seen):
+    """Walk segment a -> b from tetrahedron ``tet`` of slot ``slot`` (a in
+    it), through linked faces into the next tiles (slots of ``slot_of``):
+    ``(clear, slot, tet)``, the tetrahedron holding b when clear."""
+    crossed = np.empty(0, np.int64)
+    px, py, pz = ax, ay, az
+    for _ in range(MAX_HOPS):
+        W_ = W[slot]
+        out, t, j, sf, _n = walk_segment(W_, NBV[slot], px, py, pz, bx, by, bz, tet,
+                                         W_.shape[0] + 8, crossed, seen)
+        if out == CLEAR:
+            return True, slot, t
+        if out != HIT:
+            return False, slot, t
+        x = ACRF[slot][FBV[slot][t, j]]
+        if x < 0:
+            return False, slot, t
+        nb = slot_of[x >> SHIFT]
+        if nb < 0:
+            return False, slot, t
+        f = min(sf + HOP_NUDGE, 1.0)
+        px, py, pz = px + f * (bx - px), py + f * (by - py), pz + f * (bz - pz)
+        slot = nb
+        tet = FT0[nb][x & MASK]
+    return False, slot, tet
+
+
+@kernel
+def taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_iter, X):
+    """The path through the corridor ``tri`` from s (in tetrahedron ``tet``
+    of ``slot``) to g, made taut: the single mesh's smoother
+    (:func:`regn.query.paths._smooth_kernels.solve`, one point in each
+    portal, within ``rtol`` of the shortest) into X, then the points it
+    sees past dropped (:func:`straighten`, twice: the second pass on the
+    points kept by the first). Returns the points kept."""
+    solve(s, g, tri, rtol, max_iter, X)
+    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, X, X.shape[0])
+    P = np.empty((len(keep), 3))
+    for i in range(len(keep)):
+        for c in range(3):
+            P[i, c] = X[keep[i], c]
+    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, P, P.shape[0])
+    out = np.empty((len(keep), 3))
+    for i in range(len(keep)):
+        for c in range(3):
+            out[i, c] = P[keep[i], c]
+    return out
+
+
+@kernel
+def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
+    """The indices of ``pts[:n]`` kept when the turning points the path can
+    see past are dropped: from each kept point the next is the farthest
+    later one in sight (:func:`world_walk`), looking ahead until
+    :data:`LOOKAHEAD` in a row are out of sight. ``tet`` of ``slot`` holds
+    pts[0]. A point that sees not even the next keeps all the rest."""
+    seen = np.empty((RING, 2), np.int64)
+    keep = np.empty(n, np.int64)
+    keep[0] = 0
+    m = 1
+    i = 0
+    while i < n - 1:
+        j = -1
+        js, jt = slot, tet
+        k = i + 1
+        misses = 0
+        while k < n and misses < LOOKAHEAD:
+            ok, ks, kt = world_walk(W, NBV, FBV, ACRF, FT0, slot_of, pts[i, 0], pts[i, 1],
+                                    pts[i, 2], pts[k, 0], pts[k, 1], pts[k, 2], slot, tet, seen)
+            if ok:
+                j, js, jt, misses = k, ks, kt, 0
+            else:
+                misses += 1
+            k += 1
+        if j < 0:
+            for r in range(i + 1, n):
+                keep[m] = r
+                m += 1
+            break
+        keep[m] = j
+        m += 1
+        i, slot, tet = j, js, jt
+    return keep[:m]
+
+
+@kernel
+def new_list(blank, n):
+    """A typed List of ``n`` times ``blank`` (made here, in a cached kernel:
+    a typed List built from Python compiles its methods in every process)."""
+    out = List()
+    for _ in range(n):
+        out.append(blank)
+    return out
+
+
+@kernel
+def put(lst, i, a):
+    """``lst[i] = a`` (see :func:`new_list`)."""
+    lst[i] = a

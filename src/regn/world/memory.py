@@ -1,0 +1,96 @@
+"""What a loaded tile holds in memory, and giving freed memory back.
+
+A tile in a world's cache holds its file (a read-only map), its query
+structures (:mod:`regn.world.prepared`: a private map of the ``.query``
+file and the arrays widened from it) and, once searched, the path
+search's state (face rows, heaps, output buffers: plain memory).
+:func:`footprint` adds them up, each buffer once: ``mapped`` is the
+length of file maps (pages the system may drop and read again), ``own``
+the process's own memory (arrays and anonymous maps). A world's byte
+budget (``regn.load(..., max_bytes=)``) counts both.
+
+When a tile is dropped its arrays go back to the allocator; glibc keeps
+freed heap memory for later (its threshold for giving large blocks their
+own map rises as they are freed), so the process's resident size would
+stay high: :func:`trim` asks it to give free memory back (``malloc_trim``
+through ctypes; nothing elsewhere).
+"""
+
+from __future__ import annotations
+
+import mmap
+
+import numpy as np
+
+#: Levels of containers the walk goes down (mesh -> scratch -> dict ->
+#: record -> array is four).
+DEPTH = 8
+
+
+def footprint(mesh, *extra) -> dict:
+    """``{"own": bytes, "mapped": bytes}`` of the arrays and maps reachable
+    from ``mesh`` (its cached arrays and records), its query scratch
+    (:func:`regn.query.common.scratch`) and ``extra`` (dicts kept with it),
+    each buffer counted once."""
+    from ..query.common import scratch
+    seen, total = set(), {"own": 0, "mapped": 0}
+    for root in (vars(mesh), scratch(mesh)) + extra:
+        _walk(root, seen, total, 0)
+    return total
+
+
+def _walk(obj, seen, total, depth):
+    if depth > DEPTH or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        while isinstance(obj.base, np.ndarray):
+            obj = obj.base
+        base = obj.base.obj if isinstance(obj.base, memoryview) else obj.base
+        if base is None:
+            total["own"] += obj.nbytes
+        else:
+            _walk(base, seen, total, depth + 1)
+    elif isinstance(obj, mmap.mmap):
+        try:
+            obj.size()                      # a file's map (anonymous ones have no file)
+            total["mapped"] += len(obj)
+        except (OSError, ValueError):       # anonymous, or closed
+            total["own"] += len(obj) if not obj.closed else 0
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _walk(v, seen, total, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _walk(v, seen, total, depth + 1)
+    elif isinstance(obj, memoryview):
+        _walk(obj.obj, seen, total, depth + 1)
+    elif type(obj).__module__.startswith("regn."):     # regn's own records
+        for name in getattr(type(obj), "__slots__", ()):
+            _walk(getattr(obj, name, None), seen, total, depth + 1)
+        _walk(getattr(obj, "__dict__", None), seen, total, depth + 1)
+
+
+_LIBC = []
+
+
+def trim() -> bool:
+    """Give the allocator's free memory back to the system (glibc's
+    ``malloc_trim(0)``); False where that is not available."""
+    if not _LIBC:
+        _LIBC.append(None)
+        try:
+            import ctypes
+            import ctypes.util
+            name = ctypes.util.find_library("c")
+            lib = ctypes.CDLL(name) if name else None
+            if lib is not None and hasattr(lib, "malloc_trim") \
+                    and hasattr(lib, "gnu_get_libc_version"):
+                lib.malloc_trim.argtypes = [ctypes.c_size_t]
+                _LIBC[0] = lib
+        except (OSError, AttributeError):
+            pass
+    if _LIBC[0] is None:
+        return False
+    _LIBC[0].malloc_trim(0)
+    return True

@@ -1,0 +1,331 @@
+"""A path across tiles as one compiled walk (the default for a point's path).
+
+:mod:`regn.world.route`'s coarse step picks the tiles the path goes
+through (A* over the manifest's portal nodes, reading only the start's and
+the goal's tiles). Then, instead of a search per tile and a Python sweep
+over the crossings:
+
+1. one A* runs over the union of those tiles' face graphs
+   (:func:`regn.world._walk_kernels.world_astar`): a node is a face of a
+   tile, a linked face pair one zero-cost edge; the tiles' own edge blocks
+   (:func:`regn.query.paths.path.graph_arrays`, kept beside each tile) are
+   searched where they lie;
+2. its corridor, across the tile walls, is smoothed as one by the single
+   mesh's smoother (:func:`regn.query.paths._smooth_kernels.solve`);
+3. the points the path can see past are dropped (the taut pass of
+   :func:`regn.world.route.straighten`, compiled: the segment walk of
+   :mod:`regn.query.sight` going on through linked faces).
+
+The search is led by the coarse route: a face's guess of its cost to the
+goal is :data:`BOUND_WEIGHT` times its straight distance to where the
+route leaves its tile plus the route's polyline from there on (not a
+bound: the search finds a good corridor, not always the cheapest; each
+face is expanded once). A second search with the plain weight
+:data:`RETRY_WEIGHT` on a small budget gives short routes the cheapest
+corridor when it is found within it.
+
+The tiles taking part sit in :class:`TileSlots`: each tile's arrays, once
+per time it is loaded, in numba typed lists indexed by slot. There are
+``max(max_tiles, 2)`` slots, given up with their tile (or, least recently
+used first, when more are needed); a route through more tiles than that
+is cut at its crossings into windows that each fit, each window searched
+and made taut on its own and joined at the crossing's portal node.
+
+A radius path and ``partial`` inside one tile are answered as before
+(:func:`regn.world.route.world_path`, the tile's own search).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from ..query.paths.path import Path
+from ..status import NAMES, OK, UNREACHABLE
+
+#: the search's guess of a face's cost to the goal: this times the straight
+#: distance to where the route leaves the face's tile plus the route's
+#: polyline from there on (regn.world._walk_kernels.world_astar)
+BOUND_WEIGHT = 1.5
+#: ... then again with this weight, given up after RETRY_WORK times the
+#: faces the first search expanded or RETRY_MIN, the more; the cheaper
+#: route is taken (a short route's closer search costs little and may pass
+#: a rock on its other side)
+RETRY_WEIGHT = 1.0
+RETRY_WORK = 1
+RETRY_MIN = 2000
+
+#: the smoother's certified gap (the single mesh's is 1e-4): the taut pass
+#: after it takes the points the path sees past anyway
+SMOOTH_RTOL = 1e-3
+
+#: the arrays of a slot: (name, dtype, ndim, read-only)
+FIELDS = (("EF", np.float32, 2, True), ("EI", np.int32, 2, True), ("CEN", np.float64, 2, True),
+          ("TFI", np.int64, 2, True), ("ACR", np.int64, 1, True), ("RANK", np.int64, 1, True),
+          ("FO", np.int64, 1, True), ("DIST", np.float64, 1, False),
+          ("PAR", np.int64, 1, False), ("VIA", np.int64, 1, False),
+          ("STAMP", np.int64, 1, False), ("W", np.float64, 2, True),
+          ("NBV", np.int64, 2, True), ("FBV", np.int64, 2, True), ("ACRF", np.int64, 1, True),
+          ("FT0", np.int64, 1, True), ("FV", np.int64, 2, True), ("VX", np.float64, 2, True))
+
+
+def _ro(a, dtype):
+    v = np.ascontiguousarray(a, dtype).view()
+    v.flags.writeable = False
+    return v
+
+
+def _links_of(world):
+    """Per tile: the manifest's links it takes part in (made once)."""
+    out = getattr(world, "_links_of", None)
+    if out is None:
+        out = [[] for _ in range(world.n_tiles)]
+        for lk in world.manifest.links:
+            out[lk.a].append(lk)
+            out[lk.b].append(lk)
+        world._links_of = out
+    return out
+
+
+def tile_arrays(world, t) -> dict:
+    """Tile ``t``'s arrays for the walk (:data:`FIELDS`), from its search
+    graph and locate tables (read from beside the tile, or built)."""
+    from ..query.locating.locate import locate_tables
+    from ..query.paths._path_kernels import ET0
+    from .prepared import search_arrays
+    mesh = world.tile(t)
+    a = search_arrays(mesh)
+    edge_int = np.asarray(a["edge_int"])
+    F, T = int(mesh.n_faces), int(mesh.n_tets)
+    fo = np.asarray(a["face_order"], np.int64)
+    rank = np.empty(F, np.int64)
+    rank[fo] = np.arange(F)
+    ft0 = np.empty(F, np.int64)
+    ft0[fo] = edge_int[:F, ET0]
+    acrf = np.full(F, -1, np.int64)
+    for lk in _links_of(world)[t]:
+        if lk.a == t:
+            acrf[lk.faces[:, 0]] = (np.int64(lk.b) << 32) | lk.faces[:, 1]
+        else:
+            acrf[lk.faces[:, 1]] = (np.int64(lk.a) << 32) | lk.faces[:, 0]
+    tables = locate_tables(mesh)
+    tf = np.asarray(mesh.tet_faces, np.int64)
+    fbv = np.empty((T, 4), np.int64)
+    fbv[np.repeat(np.arange(T), 4), np.asarray(mesh.opposite_slot).reshape(-1)] = tf.reshape(-1)
+    out = {"EF": edge_int.view(np.float32), "EI": edge_int, "CEN": a["centroids"],
+           "TFI": a["tet_faces"], "ACR": acrf[fo], "RANK": rank, "FO": fo, "W": tables.W,
+           "NBV": tables.nbv, "FBV": fbv, "ACRF": acrf, "FT0": ft0,
+           "FV": np.asarray(mesh.face_vertices), "VX": np.asarray(mesh.vertices)}
+    for name, dtype, _, ro in FIELDS:
+        if ro:
+            out[name] = _ro(out[name], dtype)
+    for name in ("DIST", "PAR", "VIA", "STAMP"):
+        out[name] = np.zeros(F, np.float64 if name == "DIST" else np.int64)
+    out["admissible"] = bool(a["admissible"])
+    return out
+
+
+class TileSlots:
+    """The tiles a walk may use, each in a slot of the typed lists (see the
+    module docstring); ``capacity`` slots, least recently used given up
+    first."""
+
+    def __init__(self, world, capacity):
+        from ._walk_kernels import new_list
+        self.world = world
+        self.capacity = int(capacity)
+        self.slot_of = np.full(world.n_tiles, -1, np.int64)
+        self.tile_of_slot = np.full(self.capacity, -1, np.int64)
+        self.admissible = np.ones(self.capacity, bool)
+        self.used = OrderedDict()             # tile -> slot, least recently used first
+        self.free = list(range(self.capacity - 1, -1, -1))
+        self.qid = 0
+        self.counts = np.zeros(4, np.int64)   # the searches' pops, expansions (for benchmarks)
+        self.arrays = {}                      # slot -> its arrays (as in the lists)
+        self.lists = {}
+        for name, dtype, ndim, ro in FIELDS:
+            blank = np.zeros((0,) * ndim, dtype)
+            self.lists[name] = new_list(_ro(blank, dtype) if ro else blank, self.capacity)
+        self.blank = {name: self.lists_blank(dtype, ndim, ro) for name, dtype, ndim, ro in FIELDS}
+
+    @staticmethod
+    def lists_blank(dtype, ndim, ro):
+        blank = np.zeros((0,) * ndim, dtype)
+        return _ro(blank, dtype) if ro else blank
+
+    def take(self, tiles):
+        """Slots for ``tiles`` (at most ``capacity`` of them), loading and
+        placing those not in one; the (n_slots,) flags of those slots."""
+        from ._walk_kernels import put
+        keep = {int(t) for t in tiles}
+        for t in tiles:
+            t = int(t)
+            if t in self.used:
+                self.used.move_to_end(t)
+                self.world.tile(t)               # (its place in the tile LRU too)
+                continue
+            if not self.free:
+                for old in self.used:
+                    if old not in keep:
+                        break
+                self.release(old)
+            s = self.free.pop()
+            arrays = tile_arrays(self.world, t)
+            for name, *_ in FIELDS:
+                put(self.lists[name], s, arrays[name])
+            self.admissible[s] = arrays["admissible"]
+            self.arrays[s] = arrays
+            self.slot_of[t] = s
+            self.tile_of_slot[s] = t
+            self.used[t] = s
+        allowed = np.zeros(self.capacity, bool)
+        allowed[self.slot_of[list(keep)]] = True
+        return allowed
+
+    def release(self, t):
+        """Give up tile ``t``'s slot (its arrays dropped)."""
+        from ._walk_kernels import put
+        s = self.used.pop(int(t))
+        for name, *_ in FIELDS:
+            put(self.lists[name], s, self.blank[name])
+        self.slot_of[t] = -1
+        self.tile_of_slot[s] = -1
+        self.arrays.pop(s, None)
+        self.free.append(s)
+
+    def clear(self):
+        for t in list(self.used):
+            self.release(t)
+
+
+def tile_slots(world) -> TileSlots:
+    s = getattr(world, "_tile_slots", None)
+    if s is None:
+        s = world._tile_slots = TileSlots(world, max(world.max_tiles, 2))
+    return s
+
+
+def _windows(tiles, capacity):
+    """Cut the route's tiles into runs of at most ``capacity`` tiles:
+    ``[(first, last)]`` indices into ``tiles`` (window i ends where window
+    i + 1 starts, at crossing ``last``)."""
+    out, i, n = [], 0, len(tiles)
+    while True:
+        j = min(i + capacity - 1, n - 1)
+        out.append((i, j))
+        if j == n - 1:
+            return out
+        i = j + 1
+
+
+def walk_path(world, start, goal, s_tile, g_tile, smooth=True) -> Path:
+    """The path from ``start`` (in tile ``s_tile``) to ``goal`` (``g_tile``)
+    as one compiled walk (module docstring); None when the coarse route's
+    tiles hold no way (the caller then asks :mod:`regn.world.route`)."""
+    from .route import _coarse, _crossings
+    slots = tile_slots(world)
+    if s_tile == g_tile:                  # inside the tile, if it has a way
+        got = _window(world, slots, slots.take([s_tile]), start, s_tile, goal, g_tile,
+                      [(s_tile, goal)], smooth)
+        if got is not None:
+            return _path(got[0], [got[1]], [got[2]], [got[3]], [int(t) for t in got[4]])
+    coarse = _coarse(world, s_tile, start, g_tile, goal)
+    if coarse is None:
+        return Path(False, NAMES[UNREACHABLE])
+    crossings = _crossings(coarse[0], g_tile)
+    tiles = [s_tile] + [b for _, _, b in crossings]
+    pts, tets, portals, crossed, cost = [], [], [], [], 0.0
+    for first, last in _windows(tiles, slots.capacity):
+        a = start if first == 0 else world.node_inside([crossings[first - 1][0]], tiles[first])[0]
+        b = goal if last == len(tiles) - 1 else \
+            world.node_inside([crossings[last][0]], tiles[last])[0]
+        allowed = slots.take(tiles[first:last + 1])
+        # each tile's guide: where the route leaves it
+        exits = [(tiles[i], world.manifest.node_points[crossings[i][0]])
+                 for i in range(first, last)] + [(tiles[last], b)]
+        got = _window(world, slots, allowed, a, tiles[first], b, tiles[last], exits, smooth)
+        if got is None:
+            return None
+        c, p, te, po, ti = got
+        if first:                  # the linked face between this window and the last
+            n = crossings[first - 1][0]
+            portals.append(world.face_offset[tiles[first - 1]]
+                           + world.node_faces_in([n], tiles[first - 1]))
+            p[0] = world.manifest.node_points[n]
+            pts[-1] = pts[-1][:-1]
+        cost += c
+        pts.append(p)
+        tets.append(te)
+        portals.append(po)
+        crossed += [int(t) for t in ti]
+    return _path(cost, pts, tets, portals, crossed)
+
+
+def _anchors(slots, exits, hw):
+    """(n_slots, 4): each tile's anchor point and the rest of the route's
+    polyline from there to its end times ``hw`` (a tile the route passes
+    twice: its later exit)."""
+    pts = np.array([p for _, p in exits], np.float64).reshape(-1, 3)
+    rest = np.concatenate([np.cumsum(np.linalg.norm(np.diff(pts, axis=0), axis=1)[::-1])[::-1],
+                           [0.0]])
+    out = np.zeros((slots.capacity, 4))
+    for (t, _), p, r in zip(exits, pts, rest):
+        out[slots.slot_of[t], :3] = p
+        out[slots.slot_of[t], 3] = hw * r
+    return out
+
+
+def _path(cost, pts, tets, portals, crossed) -> Path:
+    points = np.vstack(pts)
+    length = float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+    path = Path(True, NAMES[OK], cost, np.concatenate(tets), np.concatenate(portals), points,
+                length)
+    path.tiles = [t for i, t in enumerate(crossed) if i == 0 or t != crossed[i - 1]]
+    return path
+
+
+def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth):
+    """One A* over the slots ``allowed`` from ``a`` to ``b`` and its
+    corridor smoothed: ``(cost, points, tets, portals, tiles)`` or None.
+    ``exits``: ``[(tile, point)]``, the route's way on from each tile (the
+    last: ``b``), which leads the search (:func:`_anchors`)."""
+    from . import _walk_kernels as K
+    a_tet = int(world.tile(a_tile).locate(np.asarray(a)[None])[0])
+    b_tet = int(world.tile(b_tile).locate(np.asarray(b)[None])[0])
+    if a_tet < 0 or b_tet < 0:
+        return None
+    L = slots.lists
+    s_slot, g_slot = int(slots.slot_of[a_tile]), int(slots.slot_of[b_tile])
+    s = np.asarray(a, np.float64)
+    g = np.asarray(b, np.float64)
+    args = (L["EF"], L["EI"], L["CEN"], L["TFI"], L["ACR"], L["RANK"], L["DIST"], L["PAR"],
+            L["VIA"], L["STAMP"], slots.slot_of, allowed)
+    ends = (s_slot, a_tet, s, g_slot, b_tet, g)
+    # a quick search leaning on the guide, then a closer one allowed a few
+    # times its work (which answers short routes)
+    slots.qid += 1
+    before = int(slots.counts[1])
+    got = K.world_astar(*args, slots.qid, *ends, _anchors(slots, exits, BOUND_WEIGHT),
+                        BOUND_WEIGHT, 1 << 62, slots.counts)
+    if got[0] != OK:
+        return None
+    if RETRY_WEIGHT < BOUND_WEIGHT:
+        cap = max(RETRY_WORK * (int(slots.counts[1]) - before), RETRY_MIN)
+        slots.qid += 1
+        closer = K.world_astar(*args, slots.qid, *ends, _anchors(slots, exits, RETRY_WEIGHT),
+                               RETRY_WEIGHT, cap, slots.counts)
+        if closer[0] == OK and closer[1] < got[1]:
+            got = closer
+    _, cost, codes, vias = got
+    tri, tets, portals, tiles = K.corridor(
+        codes, vias, L["FO"], L["FV"], L["VX"], slots.tile_of_slot, world.face_offset,
+        world.tet_offset, s_slot, a_tet, g_slot, b_tet)
+    if not smooth or len(tri) == 0:
+        pts = np.vstack([s, tri.mean(axis=1), g]) if not smooth else np.vstack([s, g])
+    else:
+        from ..query.paths.smooth import MAX_SWEEPS
+        walk = (L["W"], L["NBV"], L["FBV"], L["ACRF"], L["FT0"], slots.slot_of)
+        X = np.empty((len(tri) + 2, 3))
+        pts = K.taut_path(*walk, s_slot, a_tet, s, g, tri, SMOOTH_RTOL, MAX_SWEEPS, X)
+    return float(cost), pts, tets, portals, tiles

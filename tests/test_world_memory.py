@@ -1,0 +1,247 @@
+"""A world's memory and its tiles' kept query structures (regn.world.memory,
+regn.world.prepared): dropped tiles let go of everything, the byte budget,
+sidecars that give the same answers, and stale or damaged sidecars refused.
+
+One tiny world (a 16 km cube, 5 asteroids, 2x2x2 tiles at detail 1) is
+built once and shared; tests that spoil files work on copies."""
+
+import gc
+import json
+import shutil
+import weakref
+
+import numpy as np
+import pytest
+
+import regn
+from regn.builder.obstacles import random_asteroid_field
+from regn.cli import main
+from regn.errors import FormatError
+from regn.world import build as build_world
+from regn.world import prepared
+from regn.world.manifest import read_manifest
+from regn.world.memory import footprint, trim
+from regn.world.prepared import narrow, tile_arrays
+
+H = 8_000.0
+
+
+@pytest.fixture(scope="module")
+def world_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiny")
+    build_world(((-H,) * 3, (H,) * 3), random_asteroid_field(5, seed=3, half_extent=H),
+                out=str(d / "world.json"), tile_size=H, workers=1, detail=1,
+                coverage_samples=2000)
+    return d
+
+
+@pytest.fixture()
+def copy(world_dir, tmp_path):
+    d = tmp_path / "w"
+    shutil.copytree(world_dir, d)
+    return d
+
+
+def _pairs(n, seed=5):
+    return np.random.default_rng(seed).uniform(-0.9 * H, 0.9 * H, (n, 2, 3))
+
+
+def _maps_of(path):
+    try:
+        with open("/proc/self/maps") as fh:
+            return [line for line in fh if line.rstrip().endswith(str(path))]
+    except OSError:
+        pytest.skip("no /proc/self/maps")
+
+
+# --- memory ----------------------------------------------------------------------------
+def test_an_evicted_tile_lets_go_of_its_mesh_and_maps(world_dir):
+    w = regn.load(world_dir / "world.json", max_tiles=1)
+    mesh = w.tile(0)
+    a, b = mesh.random_points(2, seed=1)
+    assert mesh.find_path(a, b).found               # search state built on the tile
+    assert _maps_of(world_dir / "world_0_0_0.rgn") and _maps_of(world_dir / "world_0_0_0.query")
+    gone = weakref.ref(mesh)
+    del mesh
+    w.tile(1)
+    gc.collect()
+    assert gone() is None
+    assert w.loaded == [1]
+    assert not _maps_of(world_dir / "world_0_0_0.rgn")
+    assert not _maps_of(world_dir / "world_0_0_0.query")
+    w.clear()
+    gc.collect()
+    assert not _maps_of(world_dir / "world_0_0_1.rgn")
+
+
+def test_footprint_counts_the_files_and_the_search_state(world_dir):
+    w = regn.load(world_dir / "world.json", max_tiles=2)
+    w.peak_bytes = {}
+    m = w.manifest
+    mesh = w.tile(0)
+    f0 = w.footprint(0, split=True)
+    files = m.tiles[0].bytes + (world_dir / "world_0_0_0.query").stat().st_size
+    assert f0["mapped"] == files                     # the tile's map and its sidecar's
+    a, b = mesh.random_points(2, seed=2)
+    mesh.find_path(a, b)
+    f1 = w.footprint(0, split=True)
+    assert f1["mapped"] == files and f1["own"] > f0["own"] + 8 * mesh.n_faces
+    assert w.footprint(0) == f1["own"] + f1["mapped"] == w.peak_bytes[0]
+    assert w.footprint(5) == 0                        # not loaded
+    assert w.memory()["own"] == f1["own"]
+    assert footprint(mesh) == f1
+    assert trim() in (True, False)
+
+
+def test_byte_budget_drops_tiles_before_the_tile_count_does(world_dir):
+    one = regn.load(world_dir / "world.json").footprint   # (a fresh tile's bytes)
+    w = regn.load(world_dir / "world.json", max_tiles=8)
+    w.tile(0)
+    size = w.footprint(0)
+    w = regn.load(world_dir / "world.json", max_tiles=8, max_bytes=int(2.5 * size))
+    for t in range(4):
+        w.tile(t)
+        assert sum(w.footprint(u) for u in w.loaded) <= int(2.5 * size)
+    assert w.loaded == [2, 3]
+    assert one(0) == 0
+    with pytest.raises(regn.QueryError):
+        regn.load(world_dir / "world.json", max_bytes=0)
+
+
+# --- sidecars --------------------------------------------------------------------------
+def test_narrow_keeps_every_value():
+    assert narrow(np.array([0, 255], np.int64)).dtype == np.uint8
+    assert narrow(np.array([-1, 100], np.int64)).dtype == np.int8
+    assert narrow(np.array([-1, 65535], np.int64)).dtype == np.int32
+    assert narrow(np.array([0, 65535], np.int64)).dtype == np.uint16
+    assert narrow(np.array([2 ** 40], np.int64)).dtype == np.int64
+    f = np.array([0.5, -0.0, np.nan, 1e30], np.float32).astype(np.float64)
+    assert narrow(f).dtype == np.float32
+    assert np.array_equal(narrow(f).astype(np.float64).view(np.uint64), f.view(np.uint64))
+    assert narrow(np.array([0.1])).dtype == np.float64      # 0.1 is no float32
+    assert narrow(np.array(7, np.int64)).shape == ()
+
+
+def test_sidecar_round_trip_gives_the_same_arrays(world_dir):
+    """Every array install puts back (widened and derived ones too) equals,
+    type and bits, what the tile builds for itself."""
+    from regn.query.common import scratch
+    w = regn.load(world_dir / "world.json")
+    for t in range(w.n_tiles):
+        built = tile_arrays(w.tile(t, prepared=False))
+        w.clear()
+        mesh = w.tile(t)
+        s = scratch(mesh)
+        assert isinstance(mesh, prepared.KeptMesh)
+        assert not set(prepared.MESH_ARRAYS) & set(vars(mesh))     # widened when used
+        kept = {f"mesh_{k}": getattr(mesh, k) for k in prepared.MESH_ARRAYS}
+        assert not mesh.__dict__["_kept_arrays"]                  # ... from the file,
+        assert mesh._ref_tet is None                              # not from the records
+        kept.update({k: s["path_arrays"][k[5:]] for k in built if k.startswith("path_")})
+        kept.update(loc_W=s["loc"]["W"], loc_nbv=s["loc"]["nbv"], components=s["components"])
+        kept.update({f"fine_{k}": v for k, v in s["loc"]["fine"].items()})
+        kept["exit_face"], kept["exit_normal"] = s["exits"]
+        assert set(kept) == set(built)
+        for k, v in built.items():
+            v, got = np.asarray(v), np.asarray(kept[k])
+            assert got.dtype == v.dtype and got.shape == v.shape, k
+            assert got.tobytes() == v.tobytes(), k
+        w.clear()
+
+
+def test_sidecar_gives_the_same_answers(world_dir, copy):
+    for f in copy.glob("*.query"):
+        f.unlink()
+    kept, plain = regn.load(world_dir / "world.json"), regn.load(copy / "world.json")
+    for a, b in _pairs(6):
+        p, q = kept.find_path(a, b), plain.find_path(a, b)
+        assert p.status == q.status and p.tiles == q.tiles
+        if p.found:
+            assert np.array_equal(p.points, q.points)
+        r, s = kept.raycast(a, b), plain.raycast(a, b)
+        assert r.status == s.status and r.face == s.face
+    pts = _pairs(20).reshape(-1, 3)
+    assert np.array_equal(kept.locate(pts), plain.locate(pts))
+
+
+def test_sidecars_keep_indices_in_16_bits_and_no_derived_array(world_dir):
+    mesh = regn.load(world_dir / "world.json").tile(0, prepared=False)
+    full = sum(np.asarray(v).nbytes for v in tile_arrays(mesh).values())
+    path = world_dir / "world_0_0_0.query"
+    kept, types = prepared.read_sidecar(path, read_manifest(world_dir / "world.json"), 0)
+    assert not set(prepared.DERIVED) & set(kept)
+    for k in ("mesh_tets", "mesh_tet_faces", "mesh_face_vertices", "path_face_order"):
+        assert kept[k].dtype == np.uint16 and types[k] == np.int64
+    assert kept["mesh_vertices"].dtype == np.float32
+    assert kept["loc_W"].dtype == np.float64 and kept["fine_indices"].dtype == np.int32
+    assert path.stat().st_size < 0.75 * full
+
+
+def test_another_tiles_sidecar_is_refused(copy, capsys):
+    shutil.copy(copy / "world_0_0_0.query", copy / "world_0_0_1.query")
+    w = regn.load(copy / "world.json")
+    with pytest.raises(FormatError, match=r"world_0_0_1\.query: made for another tile.*stale"):
+        w.tile(1)
+    assert w.tile(0).n_tets > 0
+    a, b = w.manifest.tiles[1].lo + 1.0, w.manifest.tiles[1].hi - 1.0
+    assert main(["path", str(copy / "world.json"), *map(str, a), *map(str, b)]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("regn:") and "world_0_0_1.query" in err[0]
+    assert "prepare" in err[0]
+
+
+def test_verify_names_a_stale_sidecar(copy, capsys):
+    from regn.world.verify import verify_world
+    shutil.copy(copy / "world_0_0_0.query", copy / "world_0_0_1.query")
+    rep = verify_world(copy / "world.json")
+    bad = [t for t in rep.tiles if not t["ok"]]
+    assert not rep.ok and len(bad) == 1 and "world_0_0_1.query" in bad[0]["problem"]
+    assert main(["verify", str(copy / "world.json")]) != 0
+    assert "world_0_0_1.query" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spoil", ["flip", "truncate", "empty", "header"])
+def test_a_damaged_sidecar_is_refused(copy, spoil):
+    p = copy / "world_0_0_1.query"
+    data = bytearray(p.read_bytes())
+    if spoil == "flip":
+        data[-100] ^= 0x40
+    elif spoil == "truncate":
+        data = data[:len(data) // 2]
+    elif spoil == "empty":
+        data = b""
+    else:
+        data[20:30] = b"!" * 10
+    p.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match=r"world_0_0_1\.query"):
+        regn.load(copy / "world.json").tile(1)
+
+
+def test_a_sidecar_changed_after_its_check_is_checked_again(copy):
+    w = regn.load(copy / "world.json", max_tiles=1)
+    w.tile(1)
+    w.tile(0)
+    p = copy / "world_0_0_1.query"
+    data = bytearray(p.read_bytes())
+    data[-100] ^= 0x40
+    p.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match="damaged"):
+        w.tile(1)
+
+
+def test_an_old_sidecar_is_not_used(copy):
+    p = copy / "world_0_0_1.query"
+    data = p.read_bytes()
+    n = int.from_bytes(data[8:16], "little")
+    head = json.loads(data[16:16 + n])
+    head["version"] = 3
+    text = json.dumps(head).encode().ljust(n)
+    p.write_bytes(data[:16] + text + data[16 + n:])
+    w = regn.load(copy / "world.json")
+    with pytest.warns(RuntimeWarning, match="format version 3"):
+        mesh = w.tile(1)
+    a, b = mesh.random_points(2, seed=4)
+    assert mesh.find_path(a, b).found               # the tile built its own structures
+    assert prepared.prepare(copy / "world.json") == 8
+    w.clear()
+    assert prepared.install(w.manifest, 1, w.tile(1, prepared=False))

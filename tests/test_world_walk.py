@@ -1,0 +1,149 @@
+"""A point's path across tiles as one compiled walk (regn.world.walk).
+
+Two small worlds: a 40 km cube of 2x2x2 tiles (as tests/test_worlds.py),
+and a row of 6 tiles (60 x 10 x 10 km) for routes longer than the tile
+budget. The walk is checked against the search per tile it replaces
+(``World.compiled_walk = False``, regn.world.route), against a tile's own
+search, and against the world's line of sight."""
+
+import numpy as np
+import pytest
+
+import regn
+from regn.builder.obstacles import Sphere, random_asteroid_field
+from regn.world import build as build_world
+
+H = 20_000.0
+BOX = ((-H,) * 3, (H,) * 3)
+ROW = ((-30_000.0, -5_000.0, -5_000.0), (30_000.0, 5_000.0, 5_000.0))
+
+
+@pytest.fixture(scope="module")
+def cube(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cube")
+    build_world(BOX, random_asteroid_field(12, seed=3, half_extent=H), out=str(d / "world.json"),
+                tile_size=H, workers=1, coverage_samples=0)
+    return d / "world.json"
+
+
+@pytest.fixture(scope="module")
+def row(tmp_path_factory):
+    """6 tiles in a row, a rock in the middle of every other one."""
+    d = tmp_path_factory.mktemp("row")
+    rocks = [Sphere((x, 0.0, 0.0), 2_500.0) for x in (-25_000.0, -5_000.0, 15_000.0)]
+    build_world(ROW, rocks, out=str(d / "world.json"), tile_size=10_000.0, workers=1,
+                coverage_samples=0)
+    return d / "world.json"
+
+
+def _pairs(world, n, seed, lo, hi):
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        a, b = rng.uniform(lo, hi, (2, 3))
+        if world.locate([a])[0] >= 0 and world.locate([b])[0] >= 0:
+            out.append((a, b))
+    return out
+
+
+def _clear(world, p):
+    return bool(world.line_of_sight(p.points[:-1], p.points[1:]).all())
+
+
+def test_walk_matches_the_search_per_tile(cube):
+    """Same reachability; lengths within 1 % on most pairs (each within
+    3 %); every segment clear; the ends where asked."""
+    new = regn.load(cube)
+    old = regn.load(cube)
+    old.compiled_walk = False
+    ratios, crossing = [], 0
+    for a, b in _pairs(new, 30, 11, -0.95 * H, 0.95 * H):
+        p, q = new.find_path(a, b), old.find_path(a, b)
+        assert p.found == q.found
+        if not p.found:
+            continue
+        assert np.allclose(p.points[0], a) and np.allclose(p.points[-1], b)
+        assert _clear(new, p)
+        assert p.length >= np.linalg.norm(b - a) * (1 - 1e-9)
+        ratios.append(p.length / q.length)
+        crossing += len(p.tiles) > 1
+    r = np.array(ratios)
+    assert len(r) >= 25 and crossing >= 15
+    assert abs(np.median(r) - 1) <= 0.005
+    assert np.mean(np.abs(r - 1) <= 0.01) >= 0.9
+    assert np.all(np.abs(r - 1) <= 0.03)
+
+
+def test_search_inside_one_tile_is_the_tiles_own_optimum(cube, monkeypatch):
+    """With the plain Euclidean bound (weight 1, no second search) the
+    compiled search's cost inside one tile is the tile's own optimal cost
+    (the single mesh's bidirectional A*, the same stored costs)."""
+    from regn.world import walk
+    monkeypatch.setattr(walk, "BOUND_WEIGHT", 1.0)
+    monkeypatch.setattr(walk, "RETRY_WEIGHT", 1.0)
+    world = regn.load(cube)
+    t = 0
+    lo, hi = world.manifest.tiles[t].lo, world.manifest.tiles[t].hi
+    mesh = world.tile(t)
+    done = 0
+    for a, b in _pairs(world, 40, 5, lo + 1.0, hi - 1.0):
+        if world.tile_at([a])[0] != t or world.tile_at([b])[0] != t:
+            continue
+        own = mesh.find_path(a, b)
+        if not own.found:
+            continue
+        p = world.find_path(a, b)
+        assert p.found and p.tiles == [t]
+        assert p.cost == pytest.approx(own.cost, rel=1e-6)
+        done += 1
+    assert done >= 10
+
+
+def test_unsmoothed_path_is_the_corridor(cube):
+    world = regn.load(cube)
+    a, b = np.array([-15e3, -14e3, -13e3]), np.array([15e3, 14e3, 13.5e3])
+    p = world.find_path(a, b)
+    q = world.find_path(a, b, smooth=False)
+    assert p.found and q.found and len(q.tiles) >= 2
+    assert len(q.points) == len(q.portals) + 2        # s, one point per portal, g
+    assert q.length >= p.length
+    assert _clear(world, q)
+
+
+def test_long_route_under_a_budget_of_two_tiles(row):
+    """A route through all 6 tiles with max_tiles=2 (cut into windows of 2
+    tiles) is found, clear, at most 2 tiles loaded, within 2 % of the
+    route found with every tile loaded."""
+    a, b = np.array([-29_000.0, 3_000.0, -3_000.0]), np.array([29_000.0, -3_000.0, 3_000.0])
+    small = regn.load(row, max_tiles=2)
+    full = regn.load(row, max_tiles=8)
+    p, q = small.find_path(a, b), full.find_path(a, b)
+    assert p.found and q.found
+    assert len(p.tiles) == 6 and p.tiles == q.tiles
+    assert len(small.loaded) <= 2
+    assert _clear(full, p) and _clear(full, q)
+    assert p.length == pytest.approx(q.length, rel=0.02)
+    assert np.allclose(p.points[0], a) and np.allclose(p.points[-1], b)
+    # the rocks are in the way: neither path is the straight line
+    assert q.length > np.linalg.norm(b - a) * 1.0001
+
+
+def test_radius_path_in_a_tile_keeps_clearance(row):
+    """A radius is answered by the tile's own search (the walk takes a
+    point's paths only): the path keeps the radius."""
+    world = regn.load(row)
+    a, b = np.array([-9_000.0, 3_000.0, -3_000.0]), np.array([-1_000.0, -3_000.0, 3_000.0])
+    p = world.find_path(a, b, radius=300.0)
+    assert p.found and p.tiles == [int(world.tile_at([a])[0])]
+    assert world.line_of_sight(p.points[:-1], p.points[1:], radius=300.0).all()
+
+
+def test_cli_path_on_a_world(cube, capsys):
+    import json
+
+    from regn.cli import main
+    rc = main(["path", str(cube), "-15000", "-14000", "-13000", "15000", "14000", "13500",
+               "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["found"]
+    assert out["points"][0] == pytest.approx([-15000, -14000, -13000])

@@ -33,8 +33,7 @@ def _env(cache):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, NUMBA_CPU_NAME=pack.PACK_CPU[0],
                NUMBA_CPU_FEATURES=pack.PACK_CPU[1], REGN_COMPILE_AHEAD="0")
     env[pack.ENV] = "0"
-    env.pop("PYTHONPATH", None)
-    env["PYTHONPATH"] = _ROOT
+    env["PYTHONPATH"] = _ROOT              # this checkout's regn, nothing else
     return env
 
 

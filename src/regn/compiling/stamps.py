@@ -30,6 +30,10 @@ _ROOT = os.path.dirname(_PACKAGE)
 #: ``import regn.a``: the regn modules a file may take code or constants from
 _IMPORT = re.compile(r"^\s*from\s+(\.+[\w.]*|regn[\w.]*)\s+import\s+([\w, ()]+)|"
                      r"^\s*import\s+(regn[\w.]*)", re.M)
+#: modules that hold no code compiled into a kernel (how kernels are compiled,
+#: cached and packed): left out of every stamp, so editing them voids no
+#: cache entry and no kernel pack
+_NOT_KERNEL_CODE = ("regn.compiling", "regn._first_compile")
 _STAMPS: dict = {}
 _READ: dict = {}
 
@@ -76,7 +80,7 @@ def _imports(path, text):
         found.append(_file_of(".".join(base)))
         for name in re.findall(r"\w+", names):       # ``from . import module``
             found.append(_file_of(".".join(base + [name])))
-    return [f for f in found if f]
+    return [f for f in found if f and not _module_of(f).startswith(_NOT_KERNEL_CODE)]
 
 
 def source_stamp(path) -> str:

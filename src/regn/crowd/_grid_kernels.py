@@ -51,36 +51,45 @@ def bucket(i, j, k, mask):
 
 
 @kernel
+def _counting_sort(keys, nkeys, seq):
+    """(start (nkeys+1,), out): the items ``seq`` ordered by ``keys[item]``
+    (0 .. nkeys-1), stably; key c's items are out[start[c]:start[c+1]]."""
+    start = np.zeros(nkeys + 1, np.int64)
+    for q in range(seq.shape[0]):
+        start[keys[seq[q]] + 1] += 1
+    for c in range(nkeys):
+        start[c + 1] += start[c]
+    fill = start[:-1].copy()
+    out = np.empty(seq.shape[0], np.int64)
+    for q in range(seq.shape[0]):
+        c = keys[seq[q]]
+        out[fill[c]] = seq[q]
+        fill[c] += 1
+    return start, out
+
+
+@kernel
 def build_hash(pos, lo, cell, mask):
     """(start (B+1,), order (N,), skey (N,), spos (N,3)): the agents at
     ``pos`` sorted by bucket (B = mask + 1); bucket b holds
     order[start[b]:start[b+1]], in agent order; skey[s] and spos[s] are the
     cube key and position of agent order[s]."""
     n = pos.shape[0]
-    nb = mask + 1
     bid = np.empty(n, np.int64)
     kid = np.empty(n, np.int64)
-    start = np.zeros(nb + 1, np.int64)
     for a in range(n):
         i = coord(pos[a, 0], lo[0], cell)
         j = coord(pos[a, 1], lo[1], cell)
         k = coord(pos[a, 2], lo[2], cell)
-        b = bucket(i, j, k, mask)
-        bid[a] = b
+        bid[a] = bucket(i, j, k, mask)
         kid[a] = key(i, j, k)
-        start[b + 1] += 1
-    for b in range(nb):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
-    order = np.empty(n, np.int64)
+    start, order = _counting_sort(bid, mask + 1, np.arange(n))
     skey = np.empty(n, np.int64)
     spos = np.empty((n, 3))
-    for a in range(n):
-        s = fill[bid[a]]
-        order[s] = a
+    for s in range(n):
+        a = order[s]
         skey[s] = kid[a]
         spos[s, 0], spos[s, 1], spos[s, 2] = pos[a, 0], pos[a, 1], pos[a, 2]
-        fill[bid[a]] += 1
     return start, order, skey, spos
 
 
@@ -119,29 +128,12 @@ def build_rows(pos, lo, cell, dims):
         k = min(coord(pos[a, 2], lo[2], cell), dims[2] - 1)
         row[a] = k * dims[1] + j
     # by column, then (stably) by row: a two-pass radix sort
-    cstart = np.zeros(dims[0] + 1, np.int64)
-    for a in range(n):
-        cstart[col[a] + 1] += 1
-    for c in range(dims[0]):
-        cstart[c + 1] += cstart[c]
-    bycol = np.empty(n, np.int64)
-    for a in range(n):
-        bycol[cstart[col[a]]] = a
-        cstart[col[a]] += 1
-    rstart = np.zeros(nr + 1, np.int64)
-    for a in range(n):
-        rstart[row[a] + 1] += 1
-    for r in range(nr):
-        rstart[r + 1] += rstart[r]
-    fill = rstart[:-1].copy()
-    order = np.empty(n, np.int64)
+    bycol = _counting_sort(col, dims[0], np.arange(n))[1]
+    rstart, order = _counting_sort(row, nr, bycol)
     scol = np.empty(n, np.int64)
     spos = np.empty((n, 3))
-    for q in range(n):
-        a = bycol[q]
-        s = fill[row[a]]
-        fill[row[a]] += 1
-        order[s] = a
+    for s in range(n):
+        a = order[s]
         scol[s] = col[a]
         spos[s, 0], spos[s, 1], spos[s, 2] = pos[a, 0], pos[a, 1], pos[a, 2]
     return rstart, order, scol, spos

@@ -15,7 +15,8 @@ Every figure comes from a process of its own, as a user would start it:
   peak of the whole process tree (compile-ahead workers included, sampled);
 * ``regn --help``, ``regn info MAP`` and ``regn path MAP ...`` as whole
   processes (cache warm), the median of several runs, and which heavy
-  modules each one imports;
+  modules each one imports; ``regn path`` once more while a warm service
+  holds the map (``regn serve MAP --background``);
 * on a ~15 000-tetrahedron Delaunay map (``bench_query.make``), in a fresh
   process: 10 000 ``find_path`` calls one after another (median, mean, p99,
   max per call), with and without ``mesh.prepare()`` first; each batch query's
@@ -144,16 +145,29 @@ def heavy_imports(cli_args, env):
 
 
 def start_up_rows(map_path, env):
-    """regn --help, regn info MAP, regn path MAP ... as whole processes."""
+    """regn --help, regn info MAP, regn path MAP ... as whole processes; the
+    last in its own process and asking a warm service (``regn serve MAP
+    --background``)."""
     py = [sys.executable, "-m", "regn"]
-    cmds = [("regn --help", ["--help"]),
-            ("regn info MAP", ["info", map_path]),
-            ("regn path MAP A B", ["path", map_path, "-40000", "-40000", "-40000",
-                                   "40000", "40000", "40000"])]
+    path = ["path", map_path, "-40000", "-40000", "-40000", "40000", "40000", "40000"]
+    cmds = [("regn --help", ["--help"]), ("regn info MAP", ["info", map_path]),
+            ("regn path MAP A B", path)]
     rows = []
+    alone = dict(env, REGN_WARM="0")
     for label, args in cmds:
-        med, lo, hi = median_process(py + args, env)
-        rows.append((label, med, lo, hi, heavy_imports(args, env)))
+        med, lo, hi = median_process(py + args, alone)
+        rows.append((label, med, lo, hi, heavy_imports(args, alone)))
+    with tempfile.TemporaryDirectory(prefix="rw", dir="/tmp") as run:
+        served = dict(env, XDG_RUNTIME_DIR=run)
+        subprocess.run(py + ["serve", map_path, "--background", "--idle", "600"],
+                       env=served, check=True, capture_output=True, timeout=600)
+        try:
+            med, lo, hi = median_process(py + path, served)
+            rows.append(("regn path MAP A B, warm service", med, lo, hi,
+                         heavy_imports(path, served)))
+        finally:
+            subprocess.run(py + ["serve", map_path, "--stop"], env=served,
+                           capture_output=True, timeout=60, check=False)
     return rows
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 import sys
 
-from ..export.data import to_jsonable
+
+def to_jsonable(obj):
+    """:func:`regn.export.data.to_jsonable` (numpy imported on first use: a
+    query answered by a warm service prints without it)."""
+    from ..export.data import to_jsonable as convert
+    return convert(obj)
 
 
 def plain(docstring: str) -> str:
@@ -20,10 +25,12 @@ def load_mesh(path):
     return load(path)
 
 
-def print_json(obj, stream=None):
+def print_json(obj, stream=None, plain=False):
+    """One JSON document on a line; ``plain``: ``obj`` holds JSON types only
+    (a warm service's answer), printed without numpy's conversions."""
     # json.dumps, not json.dump: only the one-shot path uses the C encoder
     stream = stream or sys.stdout
-    stream.write(json.dumps(to_jsonable(obj), allow_nan=False))
+    stream.write(json.dumps(obj if plain else to_jsonable(obj), allow_nan=False))
     stream.write("\n")
 
 

@@ -5,8 +5,6 @@ JSON document of each query's answer (one implementation, so ``regn X
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import QueryError
 from ..inputs.numbers import number
 
@@ -70,6 +68,7 @@ def path_options(mesh, *, cost_scale=None, exclude=None, spheres=(), boxes=(),
 
 
 def _row(values, n, what):
+    import numpy as np
     a = np.asarray(values)
     if a.dtype.kind not in "iuf" or a.shape != (n,):
         raise QueryError(f"{what} must be {n} numbers, got {values!r}")
@@ -80,6 +79,7 @@ def exclude_mask(e, n_tets, source="exclude"):
     """``exclude`` as a bool mask: a bool array as is, integers as indices."""
     if e is None:
         return None
+    import numpy as np
     e = np.asarray(e)
     if e.dtype == np.bool_:
         return e

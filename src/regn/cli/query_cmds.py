@@ -114,28 +114,57 @@ def _clearance(args) -> int:
 def _path(args) -> int:
     if args.output is not None:                 # fail before the search
         _check_path_output(args)
-    mesh = load_mesh(args.file)
-    r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                       smooth=not args.no_smooth, radius=args.radius, partial=args.partial,
-                       **Q.path_options_of_args(mesh, args))
-    if args.output is not None:
-        # stderr: stdout stays the query's own (parseable) output
-        if r.found:
-            from ..export.polyline import write_path
-            t = write_path(mesh, r, args.output, units=args.units)
-            print(f"wrote {args.output}: {len(t['points'])} points, length "
-                  f"{t['total_length']:.6g} {args.units}", file=sys.stderr)
-        else:
-            print(f"regn: no path ({r.status}): {args.output} not written", file=sys.stderr)
+    doc = _ask_warm(args, "path", start=[args.x0, args.y0, args.z0],
+                    goal=[args.x1, args.y1, args.z1], smooth=not args.no_smooth,
+                    partial=args.partial)
+    served = doc is not None
+    if not served:
+        mesh = load_mesh(args.file)
+        r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
+                           smooth=not args.no_smooth, radius=args.radius,
+                           partial=args.partial, **Q.path_options_of_args(mesh, args))
+        if args.output is not None:
+            _write_path(args, mesh, r)
+        doc = Q.path_doc(r)
     if args.json:
-        print_json(Q.path_doc(r))
+        print_json(doc, plain=served)
     else:
-        print(f"status {r.status}")
-        if r.found:
-            print(f"cost {r.cost:.6f}\nlength {r.length:.6f}\ntets {len(r.tets)}")
-            for p in r.points:
+        print(f"status {doc['status']}")
+        if doc["found"]:
+            print(f"cost {doc['cost']:.6f}\nlength {doc['length']:.6f}\n"
+                  f"tets {len(doc['tets'])}")
+            for p in doc["points"]:
                 print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f}")
-    return 0 if r.found else 1
+    return 0 if doc["found"] else 1
+
+
+def _ask_warm(args, query, **fields):
+    """The answer of the map's warm service (:mod:`.warm`), or None: none
+    runs, or the query needs what only this process has (an -o file to
+    write, .npy cost factors or exclusions to read)."""
+    if getattr(args, "output", None) is not None or getattr(args, "cost_scale", None) \
+            is not None or getattr(args, "exclude", None) is not None:
+        return None
+    from . import warm
+    if not warm.enabled():
+        return None
+    fields["radius"] = args.radius
+    for key in ("block_sphere", "block_box", "block_scale"):
+        value = getattr(args, key, None)
+        if value:
+            fields[key] = value
+    return warm.ask(args.file, {"id": 0, "query": query, **fields})
+
+
+def _write_path(args, mesh, r):
+    # stderr: stdout stays the query's own (parseable) output
+    if r.found:
+        from ..export.polyline import write_path
+        t = write_path(mesh, r, args.output, units=args.units)
+        print(f"wrote {args.output}: {len(t['points'])} points, length "
+              f"{t['total_length']:.6g} {args.units}", file=sys.stderr)
+    else:
+        print(f"regn: no path ({r.status}): {args.output} not written", file=sys.stderr)
 
 
 def _check_path_output(args):
@@ -195,19 +224,24 @@ def _field(args) -> int:
 
 
 def _raycast(args) -> int:
-    mesh = load_mesh(args.file)
-    r = mesh.raycast((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                     radius=args.radius)
+    doc = _ask_warm(args, "raycast", a=[args.x0, args.y0, args.z0],
+                    b=[args.x1, args.y1, args.z1])
+    served = doc is not None
+    if not served:
+        mesh = load_mesh(args.file)
+        doc = Q.raycast_doc(mesh.raycast((args.x0, args.y0, args.z0),
+                                         (args.x1, args.y1, args.z1), radius=args.radius))
     if args.json:
-        print_json(Q.raycast_doc(r))
+        print_json(doc, plain=served)
     else:
-        print(f"status {r.status}")
-        if r.status == "hit":
-            p, n = r.point, r.normal
-            print(f"face {r.face}\nt {r.t:.9f}\npoint {p[0]:.6f} {p[1]:.6f} {p[2]:.6f}\n"
+        print(f"status {doc['status']}")
+        if doc["status"] == "hit":
+            p, n = doc["point"], doc["normal"]
+            print(f"face {doc['face']}\nt {doc['t']:.9f}\n"
+                  f"point {p[0]:.6f} {p[1]:.6f} {p[2]:.6f}\n"
                   f"normal {n[0]:.6f} {n[1]:.6f} {n[2]:.6f}")
-        print(f"tets {len(r.tets)}")
-    return 0 if r.clear else 1
+        print(f"tets {len(doc['tets'])}")
+    return 0 if doc["clear"] else 1
 
 
 def _raycasts(args) -> int:

@@ -16,16 +16,20 @@ several threads use separate search slots (:func:`regn.query.paths.path.search_s
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 import threading
+import time
 from collections import OrderedDict
 
 import numpy as np
 
 from ..errors import QueryError, RegnError
-from ..inputs.numbers import whole
+from ..inputs.numbers import number, whole
 from . import _queries as Q
+from . import warm
 from ._common import load_mesh, to_jsonable
 from ._crowd_session import FIELDS as CROWD_FIELDS
 
@@ -48,6 +52,7 @@ FIELDS = {
     "paths": {"segments": True, "smooth": False, "radius": False, "partial": False,
               **PATH_OPTIONS},
     "field": {"goal": True, "points": False, **PATH_OPTIONS},
+    "status": {},
     **CROWD_FIELDS,
 }
 
@@ -64,6 +69,16 @@ def add_parser(subparsers, name, help_text):
                    help=f"longest request line accepted (default {MAX_REQUEST})")
     p.add_argument("--workers", type=whole, metavar="N",
                    help="threads of one 'paths' request (default: one per core)")
+    p.add_argument("--background", action="store_true",
+                   help="start a warm service for FILE and return once it answers: "
+                        "'regn path FILE ...' and 'regn raycast FILE ...' then ask it "
+                        "instead of loading FILE (docs/queries.md)")
+    p.add_argument("--idle", type=number, default=warm.DEFAULT_IDLE, metavar="SECONDS",
+                   help="with --background: exit after this long without a request "
+                        f"(default {warm.DEFAULT_IDLE})")
+    p.add_argument("--stop", action="store_true",
+                   help="stop FILE's warm service (exit 1 when none runs)")
+    p.add_argument("--unix", help=argparse.SUPPRESS)     # the background service's socket
     p.set_defaults(func=_serve)
     return p
 
@@ -113,9 +128,13 @@ def _rows(req, key, width):
 class Service:
     """Answers request lines for one mesh (thread-safe)."""
 
-    def __init__(self, mesh, workers=None):
+    def __init__(self, mesh, workers=None, source=None):
         self.mesh = mesh
         self.workers = workers
+        self.source = source
+        self.idle = None                # seconds without a request before a warm service exits
+        self.started = time.time()
+        self.answered = 0               # queries answered (status requests not counted)
         self._fields = OrderedDict()
         self._fields_lock = threading.Lock()
         self._crowd = None
@@ -173,6 +192,9 @@ class Service:
         missing = [k for k, required in fields.items() if required and k not in req]
         if missing:
             raise QueryError(f"{query}: missing field(s) {', '.join(missing)}")
+        if query != "status":
+            with self._fields_lock:
+                self.answered += 1
         if query in CROWD_FIELDS:
             if self._world_lock is not None:
                 raise QueryError(f"{query}: crowds are not available for a world (serve "
@@ -189,6 +211,12 @@ class Service:
             return self._crowd
 
     # --- the queries ----------------------------------------------------------------
+    def _status(self, req):
+        """Which map, which process, how long, how many requests so far."""
+        return {"file": self.source, "pid": os.getpid(), "world": self._world_lock is not None,
+                "up_seconds": round(time.time() - self.started, 3), "idle_exit": self.idle,
+                "answered": self.answered}
+
     def _locate(self, req):
         return Q.locate_doc(self.mesh.locate(_rows(req, "points", 3)))
 
@@ -328,6 +356,12 @@ def _serve(args) -> int:
         raise QueryError("--workers must be at least 1")
     if args.port is not None and not 0 <= args.port <= 65535:
         raise QueryError(f"--port must be in 0..65535, got {args.port}")
+    if not args.idle > 0:
+        raise QueryError(f"--idle must be more than 0 seconds, got {args.idle}")
+    if args.stop:
+        return _stop(args)
+    if args.background:
+        return _background(args)
     server = None
     if args.port is not None:       # bind first: a taken port fails before the load
         try:
@@ -336,12 +370,17 @@ def _serve(args) -> int:
             raise RegnError(f"cannot listen on {args.host}:{args.port}: "
                             f"{e.strerror or e}") from None
     try:
-        service = Service(load_mesh(args.file), workers=args.workers)
+        service = Service(load_mesh(args.file), workers=args.workers,
+                          source=os.path.abspath(args.file))
         service.warm_up()
     except BaseException:
         if server is not None:
             server.server_close()
         raise
+    if args.unix is not None:
+        service.idle = args.idle
+        warm.serve_unix(service, args.unix, args.max_request, args.idle, answer_stream)
+        return 0
     if server is None:
         out = sys.stdout.buffer
 
@@ -365,3 +404,32 @@ def _serve(args) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _background(args) -> int:
+    """``--background``: start FILE's warm service (or find it running)."""
+    if args.port is not None:
+        raise QueryError("--background listens on a private Unix socket: not with --port")
+    if not os.path.isfile(args.file):
+        raise RegnError(f"{args.file}: no such file")
+    tty = sys.stderr.isatty()
+
+    def say(text):
+        if tty:
+            print(f"\rregn serve: {text}", end="", file=sys.stderr, flush=True)
+    where = warm.start(args.file, idle=args.idle, workers=args.workers, say=say)
+    if tty:
+        print(file=sys.stderr)
+    doc = warm.status(args.file) or {}
+    print(f"regn serve: {args.file} warm (pid {doc.get('pid')}, socket {where}); "
+          f"'regn path' and 'regn raycast' on it ask the service; it exits after "
+          f"{doc.get('idle_exit', args.idle):g} s without a request ('regn serve {args.file} --stop' before)")
+    return 0
+
+
+def _stop(args) -> int:
+    if warm.stop(args.file):
+        print(f"regn serve: stopped the warm service of {args.file}")
+        return 0
+    print(f"regn serve: no warm service of {args.file} runs")
+    return 1

@@ -1,0 +1,253 @@
+"""A warm service: one background ``regn serve`` holding a map, which the
+query commands (``regn path``, ``regn raycast``) ask instead of loading it.
+
+A process that loads a map pays for Python's, numpy's and numba's imports
+and numba's target set-up before its first answer (about 1.5–2 s on a
+2-core machine, cache warm); a shell script asking many single queries pays
+it each time. ``regn serve MAP --background`` starts a service that holds
+MAP, its query structures and its kernels, listening on a Unix socket, and
+returns once it answers. While it runs, ``regn path MAP ...`` finds its
+socket, sends the query as one JSON line (the protocol of ``regn serve``)
+and prints the answer exactly as it would have printed its own; it imports
+neither numpy nor numba. Without a service (none started, stopped, exited
+after ``--idle`` seconds without a request, or ``REGN_WARM=0``) the command
+answers in its own process as before.
+
+The socket is found by the map alone: its name is a hash of the map's real
+path, device, inode, size and modification time, so a rewritten map is not
+answered by the service of its old contents. Sockets live in a directory
+only this user can enter (``$XDG_RUNTIME_DIR/regn``, else
+``/tmp/regn-UID``); one owned by someone else or open to others is not
+used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import sys
+import time
+
+from ..errors import QueryError, RegnError
+
+#: seconds a background service waits for a request before it exits
+DEFAULT_IDLE = 900
+#: a Unix socket's path holds at most 107 bytes: the directory's share
+_LONGEST_DIR = 107 - len("/") - 24 - len(".sock")
+#: seconds ``--background`` waits for the service to load its map
+START_TIMEOUT = 600
+
+
+def runtime_dir(create=False):
+    """This user's directory of warm-service sockets, or None when it is
+    missing (and not ``create``) or not private to this user."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    uid = os.getuid()
+    where = os.path.join(base, "regn") if base and os.path.isdir(base) else ""
+    if not where or len(where) > _LONGEST_DIR:       # a socket's path is short
+        where = os.path.join("/tmp", f"regn-{uid}")
+    if create:
+        try:
+            os.mkdir(where, 0o700)
+        except FileExistsError:
+            pass
+    try:
+        st = os.lstat(where)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
+        return None
+    return where
+
+
+def _key(path):
+    """The service name of map ``path``: a hash of what identifies its
+    contents (None when it cannot be read)."""
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    ident = f"{real}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+    return hashlib.sha256(ident.encode()).hexdigest()[:24]
+
+
+def socket_path(path, create=False):
+    """Where the warm service of map ``path`` listens (None: no usable place)."""
+    key = _key(path)
+    where = runtime_dir(create) if key else None
+    return os.path.join(where, key + ".sock") if where else None
+
+
+def enabled() -> bool:
+    return os.environ.get("REGN_WARM", "1") != "0"
+
+
+def ask(path, request):
+    """The warm service's answer (a dict, without ``id``) to ``request``, or
+    None when no service holds map ``path``. An error answer raises
+    :class:`QueryError` with the service's message, as the query would
+    have raised in this process."""
+    if not enabled():
+        return None
+    where = socket_path(path)
+    if where is None or not os.path.exists(where):
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(where)
+            s.sendall(json.dumps(request).encode() + b"\n")
+            s.shutdown(socket.SHUT_WR)
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:                 # gone (or going): answer here instead
+        return None
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    if "error" in doc:
+        raise QueryError(doc["error"])
+    doc.pop("id", None)
+    return doc
+
+
+def status(path):
+    """The warm service's status document for map ``path`` (None: none runs)."""
+    try:
+        return ask(path, {"query": "status"})
+    except QueryError:
+        return None
+
+
+def stop(path) -> bool:
+    """Stop the warm service of map ``path``; whether one was running."""
+    doc = status(path)
+    if doc is None:
+        return False
+    try:
+        os.kill(int(doc["pid"]), 15)
+    except (OSError, KeyError, ValueError):
+        return False
+    where = socket_path(path)
+    for _ in range(200):                 # until it has removed its socket
+        if where is None or not os.path.exists(where):
+            break
+        time.sleep(0.05)
+    return True
+
+
+def start(path, idle=DEFAULT_IDLE, workers=None, say=None):
+    """Start a background service for map ``path`` (unless one runs) and
+    wait until it answers; its socket path. ``say(text)`` reports progress."""
+    where = socket_path(path, create=True)
+    if where is None:
+        raise RegnError(f"serve --background: {path}: no private directory for the "
+                        "service's socket (check $XDG_RUNTIME_DIR or /tmp)")
+    if status(path) is not None:
+        return where
+    if os.path.exists(where):             # a service that died: its socket stays
+        os.unlink(where)
+    log = where[:-len(".sock")] + ".log"
+    cmd = [sys.executable, "-m", "regn", "serve", path, "--unix", where,
+           "--idle", repr(float(idle))]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
+    import subprocess
+    with open(log, "wb") as err:
+        child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=err, start_new_session=True, close_fds=True)
+    t0 = time.monotonic()
+    while status(path) is None:
+        if child.poll() is not None:
+            raise RegnError(_failure(path, log))
+        if time.monotonic() - t0 > START_TIMEOUT:
+            child.kill()
+            raise RegnError(f"serve --background: {path}: the service did not answer "
+                            f"within {START_TIMEOUT} s (its log: {log})")
+        if say:
+            say(f"loading {path} ({time.monotonic() - t0:.0f} s)")
+        time.sleep(0.1)
+    return where
+
+
+def _failure(path, log):
+    """The service's own error line from its log (it exited before answering)."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+    except OSError:
+        lines = []
+    said = next((ln[len("regn: "):] for ln in reversed(lines) if ln.startswith("regn: ")),
+                lines[-1] if lines else "it exited before answering")
+    return f"serve --background: {said}"
+
+
+# --- the service's side ------------------------------------------------------------
+def serve_unix(service, where, limit, idle, answer_stream):
+    """Answer requests on a Unix socket at ``where`` until no request came
+    for ``idle`` seconds (or SIGTERM). The socket is bound under a temporary
+    name and renamed into place once the service is ready, so a client
+    never meets a service still loading; it is removed on the way out."""
+    import signal
+    import socketserver
+    import threading
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            with lock:
+                active[0] += 1
+            try:
+                answer_stream(self.server.service, self.rfile, self.wfile.write, limit)
+            except OSError:
+                pass                      # the client went away
+            finally:
+                with lock:
+                    active[0] -= 1
+                    last[0] = time.monotonic()
+
+    lock, active, last = threading.Lock(), [0], [time.monotonic()]
+    tmp = os.path.join(os.path.dirname(where), f"{os.getpid()}.tmp")
+    server = socketserver.ThreadingUnixStreamServer(tmp, Handler)
+    server.daemon_threads = True
+    server.service = service
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, where)
+    ino = os.stat(where).st_ino
+
+    def watch():
+        while True:
+            time.sleep(min(1.0, idle / 4))
+            with lock:
+                quiet = active[0] == 0 and time.monotonic() - last[0] > idle
+            if quiet:
+                server.shutdown()
+                return
+
+    def stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        try:
+            if os.stat(where).st_ino == ino:      # still ours (not a newer service's)
+                os.unlink(where)
+                log = where[:-len(".sock")] + ".log"
+                if os.path.getsize(log) == 0:     # nothing went wrong: no log to keep
+                    os.unlink(log)
+        except OSError:
+            pass

@@ -1,0 +1,151 @@
+"""``regn serve MAP --background``: a warm service that ``regn path`` and
+``regn raycast`` ask instead of loading the map, answering exactly as the
+command would have in its own process."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import regn
+
+SRC = os.path.dirname(os.path.dirname(regn.__file__))
+
+
+def _env(runtime, **extra):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), PYTHONPATH=SRC, **extra)
+    env.pop("REGN_WARM", None)
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def short_dir():
+    """A directory with a short path (a Unix socket's path is at most 107
+    bytes; pytest's tmp_path can be longer: regn then uses /tmp/regn-UID)."""
+    d = tempfile.mkdtemp(prefix="rw", dir="/tmp")
+    os.chmod(d, 0o700)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def cli(runtime, *args, **extra):
+    return subprocess.run([sys.executable, "-m", "regn", *map(str, args)],
+                          capture_output=True, text=True, env=_env(runtime, **extra), check=False,
+                          timeout=600)
+
+
+def status(runtime, path):
+    code = ("import json, sys; from regn.cli import warm; "
+            f"print(json.dumps(warm.status({str(path)!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(runtime), check=True).stdout
+    return json.loads(out)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, holes_map):
+    """(runtime dir, map path) with a warm service running for the map."""
+    where = tmp_path_factory.mktemp("warm")
+    runtime = tempfile.mkdtemp(prefix="rw", dir="/tmp")
+    path = where / "holes.rgn"
+    regn.save(holes_map, path)
+    r = cli(runtime, "serve", path, "--background", "--idle", 300)
+    assert r.returncode == 0, r.stderr
+    assert "warm (pid" in r.stdout
+    yield runtime, path
+    cli(runtime, "serve", path, "--stop")
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _queries(mesh):
+    a, b = mesh.random_points(2, seed=4)
+    far = b * 100.0                               # outside the map
+    ab = [*a, *b]
+    return [["path", *ab], ["path", *ab, "--json"], ["path", *ab, "--no-smooth"],
+            ["path", *ab, "--radius", 2000.0, "--json"], ["path", *a, *far],
+            ["path", *ab, "--block-sphere", *((a + b) / 2), 500.0],
+            ["path", *ab, "--radius", -1], ["raycast", *ab], ["raycast", *ab, "--json"],
+            ["raycast", *a, *far]]
+
+
+def test_warm_answers_are_the_commands_own(served, holes_map):
+    runtime, path = served
+    before = status(runtime, path)["answered"]
+    queries = _queries(holes_map)
+    for q in queries:
+        cmd, rest = q[0], q[1:]
+        warm = cli(runtime, cmd, path, *rest)
+        cold = cli(runtime, cmd, path, *rest, REGN_WARM="0")
+        assert (warm.returncode, warm.stdout, warm.stderr) == \
+            (cold.returncode, cold.stdout, cold.stderr), q
+    # every query went to the service (--radius -1 too: the library's error,
+    # raised there and printed here)
+    assert status(runtime, path)["answered"] - before == len(queries)
+
+
+def test_a_served_query_imports_neither_numpy_nor_numba(served, holes_map):
+    runtime, path = served
+    a, b = holes_map.random_points(2, seed=5)
+    code = ("import sys; from regn.cli import main; "
+            f"code = main(['path', {str(path)!r}, *{[repr(float(v)) for v in (*a, *b)]!r}]); "
+            "assert 'numpy' not in sys.modules and 'numba' not in sys.modules; "
+            "sys.exit(code)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=_env(runtime), check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("status ok\n")
+
+
+def test_a_changed_map_is_not_answered_by_its_old_service(served, holes_map, tmp_path):
+    runtime, path = served
+    copy = tmp_path / "copy.rgn"
+    copy.write_bytes(path.read_bytes())
+    assert status(runtime, copy) is None             # another file: its own key
+    before = status(runtime, path)["answered"]
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    try:
+        assert status(runtime, path) is None
+        a, b = holes_map.random_points(2, seed=6)
+        r = cli(runtime, "path", path, *a, *b)
+        assert r.returncode == 0 and r.stdout.startswith("status ok")
+    finally:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert status(runtime, path)["answered"] == before
+
+
+def test_idle_service_exits_and_removes_its_socket(tmp_path, small_map, short_dir):
+    runtime = Path(short_dir)
+    path = tmp_path / "small.rgn"
+    regn.save(small_map, path)
+    assert cli(runtime, "serve", path, "--background", "--idle", 1).returncode == 0
+    assert list((runtime / "regn").glob("*.sock"))
+    for _ in range(600):
+        if not list((runtime / "regn").glob("*.sock")):
+            break
+        time.sleep(0.1)
+    assert not list((runtime / "regn").glob("*.sock"))
+    r = cli(runtime, "serve", path, "--stop")
+    assert r.returncode == 1 and "no warm service" in r.stdout
+
+
+def test_bad_map_or_unsafe_directory_is_one_line(tmp_path, short_dir):
+    runtime = Path(short_dir)
+    junk = tmp_path / "junk.rgn"
+    junk.write_bytes(b"REGN" + b"\0" * 60)
+    r = cli(runtime, "serve", junk, "--background")
+    assert r.returncode == 2 and r.stderr.startswith("regn: serve --background: ")
+    assert len(r.stderr.strip().splitlines()) == 1 and "junk.rgn" in r.stderr
+    assert not list((runtime / "regn").glob("*.sock"))
+    os.chmod(runtime / "regn", 0o777)                # open to others: never used
+    r = cli(runtime, "serve", junk, "--background")
+    assert r.returncode == 2 and "no private directory" in r.stderr
+    r = cli(runtime, "serve", junk, "--background", "--idle", 0)
+    assert r.returncode == 2 and "--idle must be more than 0" in r.stderr

@@ -120,22 +120,23 @@ def world(directory, name, workers):
     return row
 
 
-def main(argv):
-    directory = argv[0]
-    workers = None
-    if "--workers" in argv:
-        i = argv.index("--workers")
-        workers = int(argv[i + 1])
-        argv = argv[:i] + argv[i + 2:]
-    modes = ("single", "world")
-    if "--world-only" in argv:
-        argv = [a for a in argv if a != "--world-only"]
-        modes = ("world",)
-    names = argv[1:] or ["rooms.obj", "caves.npy"]
-    for name in names:
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("directory", help="the folder make_levels.py wrote (levels.json)")
+    ap.add_argument("names", nargs="*", default=["rooms.obj", "caves.npy"],
+                    help="levels of that folder (default: rooms.obj caves.npy)")
+    ap.add_argument("--workers", type=int, default=0, help="tile build processes")
+    ap.add_argument("--world-only", action="store_true", help="no single-REGN run")
+    args = ap.parse_args(argv)
+    if not os.path.isfile(os.path.join(args.directory, "levels.json")):
+        ap.error(f"{args.directory}: no levels.json (run benchmarks/make_levels.py first)")
+    modes = ("world",) if args.world_only else ("single", "world")
+    for name in args.names:
         for mode in modes:
-            args = [sys.executable, __file__, "--one", directory, name, mode, str(workers or 0)]
-            proc = subprocess.run(args, capture_output=True, text=True, check=False)
+            cmd = [sys.executable, __file__, "--one", args.directory, name, mode,
+                   str(args.workers)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if proc.returncode:
                 print(name, mode, "FAILED", proc.stderr.strip().splitlines()[-3:])
                 continue
@@ -145,9 +146,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--one":
+    if sys.argv[1:2] == ["--one"]:
         d, name, mode, workers = sys.argv[2:6]
         fn = single if mode == "single" else (lambda d, n: world(d, n, int(workers) or None))
         print(json.dumps(fn(d, name)))
     else:
-        main(sys.argv[1:])
+        main()

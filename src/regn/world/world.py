@@ -205,6 +205,7 @@ class World:
             self._drop(t)
         if getattr(self, "_tile_slots", None) is not None:
             self._tile_slots.clear()
+        self.__dict__.pop("_wall_sets", None)    # (regn.world.clearance)
         if self.trim:
             from .memory import trim
             trim()
@@ -307,8 +308,9 @@ class World:
         """Shortest flight from ``start`` to ``goal`` across tiles, a
         :class:`regn.query.paths.path.Path` (tets and portals in world
         numbering; ``path.tiles`` the tiles crossed): see
-        :mod:`regn.world.route`. ``radius`` is passed to each tile's search;
-        ``partial`` applies inside one tile only. Cost scales, exclusions and
+        :mod:`regn.world.walk`; for a sphere of ``radius`` > 0
+        :mod:`regn.world.radius` (linked faces are no walls, the walls
+        over a shared plane are); ``partial`` applies inside one tile only. Cost scales, exclusions and
         blockers are per tile and not taken (QueryError)."""
         from .route import world_path
         if any(v is not None for v in options.values()):
@@ -325,7 +327,12 @@ class World:
             return Path(False, NAMES[GOAL_OUTSIDE])
         opts = {"smooth": smooth}
         if radius:
-            opts["radius"] = radius
+            from ..mesh import _partial, _radius
+            _partial(partial, radius)           # (a radius with partial: QueryError)
+            if _radius(radius) > 0.0:
+                from .radius import radius_path
+                return radius_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]),
+                                   float(radius), smooth)
         walk = not radius and self.compiled_walk
         if tile[0] == tile[1] and (partial or not walk):
             p = self.tile(tile[0]).find_path(ends[0], ends[1], partial=partial, **opts)

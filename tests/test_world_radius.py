@@ -184,3 +184,45 @@ def test_cli_path_radius_on_a_manifest(field, capsys):
     assert got["length"] == pytest.approx(want.length)
     assert main(["path", str(path), "-19990", "0", "0", "0", "0", "0", "--radius", "500"]) == 1
     assert capsys.readouterr().out.splitlines()[0] == "status start_too_close"
+
+
+def test_partial_paths_across_tiles(field):
+    """A goal inside a rock, or outside the world: the path to the
+    reachable point nearest it, across tiles (status 'partial'), ending
+    where one REGN's does: on the rock's meshed surface, on the box."""
+    _, world, single = field
+    a = np.array([-15e3, -14e3, -13e3])
+    crossing = 0
+    for rock in _field():
+        g = np.array(rock.centre)
+        p, q = world.find_path(a, g, partial=True), single.find_path(a, g, partial=True)
+        assert p.status == q.status == "partial"
+        gap = np.linalg.norm(p.points[-1] - g)
+        assert rock.radius <= gap <= 1.03 * rock.radius
+        assert gap == pytest.approx(np.linalg.norm(q.points[-1] - g), rel=0.02)
+        crossing += len(p.tiles) > 1
+    assert crossing >= 10
+    p = world.find_path(a, (3 * H / 2, 0, 0), partial=True)
+    assert p.status == "partial" and np.allclose(p.points[-1], (H, 0, 0), atol=1.0)
+    assert world.find_path(a, (3 * H / 2, 0, 0)).status == "goal_outside"
+    assert world.find_path(a, (15e3, 14e3, 13.5e3), partial=True).status == "ok"
+
+
+def test_sphere_raycast_goes_through_linked_faces(field):
+    """A sphere of 500 m from (-9, -9, -12) km along +x, through the
+    shared plane x = 0, first touches the box wall x = 20 km (its centre
+    at 19.5 km): the tiles' shared walls are not walls."""
+    _, world, single = field
+    a, b = np.array([-9000.0, -9000.0, -12000.0]), np.array([30000.0, -9000.0, -12000.0])
+    for m in (world, single):
+        hit = m.raycast(a, b, radius=500.0)
+        assert hit.status == "hit"
+        assert hit.t == pytest.approx(28500.0 / 39000.0, abs=1e-9)
+        assert np.allclose(hit.point, (H, -9000.0, -12000.0), atol=1e-6)
+        assert np.allclose(hit.normal, (1.0, 0.0, 0.0), atol=1e-9)
+    assert world.line_of_sight(a, (19400.0, -9000.0, -12000.0), radius=500.0)[0]
+    assert not world.line_of_sight(a, (19600.0, -9000.0, -12000.0), radius=500.0)[0]
+    hit = world.raycast(a, b, radius=500.0)
+    tile, face = np.searchsorted(world.face_offset, hit.face, side="right") - 1, hit.face
+    assert world.manifest.tiles[tile].hi[0] == H and not world.linked[tile][
+        face - world.face_offset[tile]]

@@ -29,7 +29,19 @@ from ..query.paths._path_kernels import ET0, ET1
 from ..query.radius._portal_kernels import _link_keeps
 from ..query.sight._sweep_kernels import segment_clearance
 from ..status import OK, UNREACHABLE
-from ._walk_kernels import MASK, SHIFT, _d3, _dff
+from ._walk_kernels import MASK, SHIFT
+
+
+@kernel
+def _d3(cen, f, p):
+    return math.sqrt((cen[f, 0] - p[0]) ** 2 + (cen[f, 1] - p[1]) ** 2
+                     + (cen[f, 2] - p[2]) ** 2)
+
+
+@kernel
+def _dff(ca, fa, cb, fb):
+    return math.sqrt((ca[fa, 0] - cb[fb, 0]) ** 2 + (ca[fa, 1] - cb[fb, 1]) ** 2
+                     + (ca[fa, 2] - cb[fb, 2]) ** 2)
 
 
 @kernel(parallel=True)
@@ -74,6 +86,14 @@ def points_clearance(bvh, pts, cap, out):
             continue
         out[i] = segment_clearance(box, node, tri, tbox, flat, stack, x, y, z, x, y, z, cap,
                                    False)[0]
+
+
+@kernel
+def nearest_row(bvh, x):
+    """The BVH row of the triangle nearest point x (-1: none)."""
+    stack = np.empty(2 * bvh.depth + 4, dtype=np.int64)
+    return segment_clearance(bvh.box, bvh.node, bvh.tri, bvh.tbox, bvh.flat, stack, x[0],
+                             x[1], x[2], x[0], x[1], x[2], math.inf, False)[1]
 
 
 @kernel

@@ -22,7 +22,7 @@ the tiles. The set is made the first time a radius query needs the tile
 kept in the world (the last :data:`KEEP_SETS` or 4 ``max_tiles``, read
 without entering the tile LRU, so that making a set drops no tile a
 search holds). M is
-:data:`MARGIN_REL` of the tile's smallest side, or twice r_eff when that
+:data:`MARGIN_REL` of the tile's smallest side, or 4 r_eff when that
 is more (a larger radius makes the set again).
 
 On top of it, per tile (:func:`tile_radius`): each portal's and each
@@ -42,8 +42,8 @@ import numpy as np
 #: wall sets kept (least recently used dropped first), at least; or 4 max_tiles
 KEEP_SETS = 32
 #: a tile's wall set holds its neighbours' walls within this fraction of its
-#: smallest side (or 2 r_eff when more)
-MARGIN_REL = 0.05
+#: smallest side (or 4 r_eff when more: room for larger radii to come)
+MARGIN_REL = 0.1
 
 
 def world_r_eff(world, radius) -> float:
@@ -59,45 +59,47 @@ def world_r_eff(world, radius) -> float:
 
 def _margin(world, t, need):
     tile = world.manifest.tiles[t]
-    return max(MARGIN_REL * float(np.min(tile.hi - tile.lo)), 2.0 * need)
+    return max(MARGIN_REL * float(np.min(tile.hi - tile.lo)), 4.0 * need)
 
 
-def _walls_of(world, u) -> np.ndarray:
-    """(W,3,3) tile ``u``'s real walls, read without entering the tile LRU
-    when it is not loaded (reading neighbours must not drop the tiles a
-    search holds)."""
-    from .walls import real_walls
-    if u in world._cache:
-        return real_walls(world, u)
-    from ..format.reader import parse
-    from .prepared import KeptMesh
-    mesh = KeptMesh.from_parts(parse(world._read(u), path=world.manifest.tile_path(u)))
-    world._install(u, mesh)
-    bf = np.asarray(mesh.boundary_faces)
+def _walls_of(world, u):
+    """``(tri (W,3,3), faces (W,))``: tile ``u``'s real walls and their
+    world face numbers, read without entering the tile LRU when it is not
+    loaded (reading neighbours must not drop the tiles a search holds)."""
+    mesh = world._cache.get(u)
+    if mesh is None:
+        from ..format.reader import parse
+        from .prepared import KeptMesh
+        mesh = KeptMesh.from_parts(parse(world._read(u), path=world.manifest.tile_path(u)))
+        world._install(u, mesh)
+    bf = np.asarray(mesh.boundary_faces, np.int64)
     bf = bf[~world.linked[u][bf]]
-    return np.asarray(mesh.vertices)[np.asarray(mesh.face_vertices)[bf]]
+    return (np.asarray(mesh.vertices, np.float64)[np.asarray(mesh.face_vertices)[bf]],
+            world.face_offset[u] + bf)
 
 
-def neighbour_walls(world, t, margin) -> np.ndarray:
-    """(K,3,3) the real walls of the other tiles whose boxes come within
-    ``margin`` of tile ``t``'s box (a superset: by the triangles' boxes)."""
+def neighbour_walls(world, t, margin):
+    """``(tri (K,3,3), faces (K,))``: the real walls of the other tiles
+    whose boxes come within ``margin`` of tile ``t``'s box (a superset: by
+    the triangles' boxes), and their world face numbers."""
     tiles = world.manifest.tiles
     lo, hi = tiles[t].lo - margin, tiles[t].hi + margin
-    out = []
+    tri, faces = [np.zeros((0, 3, 3))], [np.zeros(0, np.int64)]
     for u in range(len(tiles)):
         if u == t or np.any(tiles[u].lo > hi) or np.any(tiles[u].hi < lo):
             continue
-        w = _walls_of(world, u)
-        if len(w):
-            near = np.all(w.min(axis=1) <= hi, axis=1) & np.all(w.max(axis=1) >= lo, axis=1)
-            out.append(w[near])
-    return np.concatenate(out) if out else np.zeros((0, 3, 3))
+        w, f = _walls_of(world, u)
+        near = np.all(w.min(axis=1) <= hi, axis=1) & np.all(w.max(axis=1) >= lo, axis=1)
+        tri.append(w[near])
+        faces.append(f[near])
+    return np.concatenate(tri), np.concatenate(faces)
 
 
 def tile_bvh(world, t, need=0.0):
     """``(margin, bvh)``: tile ``t``'s wall set (module docstring) for a
     margin of at least ``need``, kept in the world; bvh None when there
-    is no wall at all."""
+    is no wall at all (:func:`wall_faces`: the world face of each of its
+    triangles)."""
     from collections import OrderedDict
 
     from ..query.walls.nearest import _build_bvh
@@ -106,13 +108,24 @@ def tile_bvh(world, t, need=0.0):
     got = sets.get(t)
     if got is not None and got[0] >= need:
         sets.move_to_end(t)
-        return got
+        return got[:2]
     margin = _margin(world, t, need)
-    tri = np.concatenate([_walls_of(world, t), neighbour_walls(world, t, margin)])
-    got = sets[t] = (margin, _build_bvh(tri) if len(tri) else None)
+    own, own_faces = _walls_of(world, t)
+    near, near_faces = neighbour_walls(world, t, margin)
+    tri = np.concatenate([own, near])
+    got = sets[t] = (margin, _build_bvh(tri) if len(tri) else None,
+                     np.concatenate([own_faces, near_faces]))
     while len(sets) > max(KEEP_SETS, 4 * world.max_tiles):
         sets.popitem(last=False)
-    return got
+    return got[:2]
+
+
+def wall_faces(world, t) -> np.ndarray:
+    """(K,) the world face number of each triangle of tile ``t``'s wall set
+    in its BVH's order (``bvh.tri[k]`` is face ``wall_faces[k]``)."""
+    _, bvh = tile_bvh(world, t)
+    faces = world._wall_sets[int(t)][2]
+    return faces[bvh.row] if bvh is not None else faces[:0]
 
 
 def tile_distance(world, t, pts) -> np.ndarray:

@@ -332,17 +332,6 @@ def _smooth(c, s, g, pts, radius, r_eff):
     return out[:n].copy()
 
 
-def _tile_table(world):
-    """(nx, ny, nz) each grid cell's tile number (-1: none), made once."""
-    got = getattr(world, "_tile_table", None)
-    if got is None:
-        got = np.full(world.grid.n, -1, np.int64)
-        for ijk, t in world._by_index.items():
-            got[ijk] = t
-        world._tile_table = got
-    return got
-
-
 def keeps(world, a, b, r, allowed=None) -> bool:
     """Does segment a b keep ``r`` from every wall of the world (touching
     counts as not)? Cut at the tile planes, each piece is tested against
@@ -350,32 +339,14 @@ def keeps(world, a, b, r, allowed=None) -> bool:
     a piece outside the world, or (``allowed``) in a tile not in it, does
     not keep it. ``a`` is taken to lie in the free volume."""
     from .clearance import tile_bvh
+    from .sight import pieces
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     d = b - a
-    planes = world.grid.planes
-    cuts = [0.0, 1.0]
-    for k in range(3):
-        if d[k] != 0.0:
-            x = (planes[k][1:-1] - a[k]) / d[k]
-            cuts.extend(x[(x > 0.0) & (x < 1.0)].tolist())
-    cuts.sort()
-    table = _tile_table(world)
-    for i in range(len(cuts) - 1):
-        if cuts[i + 1] <= cuts[i]:
-            continue
-        mid = a + 0.5 * (cuts[i] + cuts[i + 1]) * d
-        ijk = []
-        for k in range(3):
-            j = int(np.searchsorted(planes[k], mid[k], side="right")) - 1
-            if not 0 <= j < len(planes[k]) - 1:
-                return False
-            ijk.append(j)
-        t = int(table[tuple(ijk)])
+    for t0, t1, t in pieces(world, a, b):
         if t < 0 or (allowed is not None and t not in allowed):
             return False
         _, bvh = tile_bvh(world, t, r)
-        if bvh is not None and not _clear(bvh, (a + cuts[i] * d)[None],
-                                          (a + cuts[i + 1] * d)[None], r)[0]:
+        if bvh is not None and not _clear(bvh, (a + t0 * d)[None], (a + t1 * d)[None], r)[0]:
             return False
     return True
 

@@ -226,3 +226,21 @@ def test_sphere_raycast_goes_through_linked_faces(field):
     tile, face = np.searchsorted(world.face_offset, hit.face, side="right") - 1, hit.face
     assert world.manifest.tiles[tile].hi[0] == H and not world.linked[tile][
         face - world.face_offset[tile]]
+
+
+def test_nearest_with_room_next_to_a_tile_plane(field):
+    """nearest(radius=r): a point 1 m from a shared plane in open space has
+    the room and stays, as in one REGN (its tile alone pushes it ~r away
+    from the plane); a point 100 m from the box's wall moves to r from it."""
+    _, world, single = field
+    p = np.array([[-1.0, -9000.0, -12000.0], [100.0 - H, -9000.0, -12000.0]])
+    got, one = world.nearest(p, radius=500.0), single.nearest(p, radius=500.0)
+    assert np.array_equal(got.points[0], p[0])
+    own = world.tile(world.tile_at(p[:1])[0]).nearest(p[:1], radius=500.0).points[0]
+    assert np.linalg.norm(own - p[0]) >= 499.0
+    assert np.array_equal(one.points[0], p[0])
+    # (both at r from the box's wall; where along it depends on each mesh's
+    # witnesses: a push off a flat wall does not settle in either)
+    assert got.points[1][0] == pytest.approx(500.0 - H, abs=0.01) == one.points[1][0]
+    assert np.all(got.tets >= 0)
+    assert world.distance_to_wall(got.points).min() >= 500.0

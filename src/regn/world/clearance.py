@@ -62,10 +62,11 @@ def _margin(world, t, need):
     return max(MARGIN_REL * float(np.min(tile.hi - tile.lo)), 4.0 * need)
 
 
-def _walls_of(world, u):
+def _walls_of(world, u, normals=False):
     """``(tri (W,3,3), faces (W,))``: tile ``u``'s real walls and their
     world face numbers, read without entering the tile LRU when it is not
-    loaded (reading neighbours must not drop the tiles a search holds)."""
+    loaded (reading neighbours must not drop the tiles a search holds);
+    with ``normals``, their (W,3) unit normals into the volume instead."""
     mesh = world._cache.get(u)
     if mesh is None:
         from ..format.reader import parse
@@ -73,7 +74,11 @@ def _walls_of(world, u):
         mesh = KeptMesh.from_parts(parse(world._read(u), path=world.manifest.tile_path(u)))
         world._install(u, mesh)
     bf = np.asarray(mesh.boundary_faces, np.int64)
-    bf = bf[~world.linked[u][bf]]
+    real = ~world.linked[u][bf]
+    if normals:
+        from ..query.walls.nearest import _wall_normals
+        return -_wall_normals(mesh)[real]
+    bf = bf[real]
     return (np.asarray(mesh.vertices, np.float64)[np.asarray(mesh.face_vertices)[bf]],
             world.face_offset[u] + bf)
 
@@ -120,6 +125,83 @@ def tile_bvh(world, t, need=0.0):
     return got[:2]
 
 
+def wall_normals(world, t) -> np.ndarray:
+    """(K,3) the unit normal into the volume of each triangle of tile
+    ``t``'s wall set, in its BVH's order (made when first asked)."""
+    _, bvh = tile_bvh(world, t)
+    got = world._wall_sets[int(t)]
+    if len(got) == 3:
+        faces = got[2]
+        tiles = np.searchsorted(world.face_offset, faces, side="right") - 1
+        out = np.zeros((len(faces), 3))
+        for u in np.unique(tiles):
+            rows = np.flatnonzero(tiles == u)
+            _, f = _walls_of(world, int(u))
+            n = _walls_of(world, int(u), normals=True)
+            order = np.argsort(f)
+            out[rows] = n[order[np.searchsorted(f[order], faces[rows])]]
+        got = world._wall_sets[int(t)] = (*got, out)
+    return got[3][bvh.row] if bvh is not None else got[3][:0]
+
+
+def nearest_free(world, pts, radius):
+    """``(points, tile)``: :meth:`regn.World.nearest` for a sphere of
+    ``radius`` > 0, as :func:`regn.query.radius.free_space.nearest_free`
+    answers for one REGN, against each point's tile's wall set: a point
+    with the room stays, others are pushed from their nearest wall point
+    (``push_clear``), and where pushes do not settle the answer comes from
+    the tile's portal witness with the room nearest the point, moved
+    towards it (``approach_clear``). Every answer is checked against the
+    wall set of the tile it ends in; NaN and -1 where none is found."""
+    from ..query.radius import _portal_kernels as PK
+    from ..query.radius.free_space import APPROACH_STEPS, MAX_PUSHES
+    r_eff = world_r_eff(world, radius)
+    out = np.full(pts.shape, np.nan)
+    tile = world.tile_at(pts)
+    inside = world.locate(pts) >= 0
+    for t in np.unique(tile[tile >= 0]):
+        rows = np.flatnonzero((tile == t) & np.isfinite(pts).all(axis=1))
+        _, bvh = tile_bvh(world, t, r_eff)
+        if bvh is None:
+            out[rows] = np.where(inside[rows, None], pts[rows], np.nan)
+            continue
+        moved = np.empty((len(rows), 3))
+        PK.push_clear(bvh, np.ascontiguousarray(wall_normals(world, t)),
+                      np.ascontiguousarray(pts[rows]), inside[rows], r_eff, MAX_PUSHES, moved)
+        bad = ~_keeps_room(world, moved, r_eff)
+        if bad.any():
+            from .walk import tile_slots
+            slots = tile_slots(world)
+            slots.take([int(t)])
+            rc = tile_radius(world, int(t), slots.arrays[int(slots.slot_of[t])], r_eff)
+            roomy = np.flatnonzero(rc["clear"] >= r_eff)
+            if len(roomy):
+                from scipy.spatial import cKDTree
+                _, i = cKDTree(rc["witness"][roomy]).query(pts[rows[bad]])
+                part = np.full((int(bad.sum()), 3), np.nan)
+                PK.approach_clear(bvh, np.ascontiguousarray(rc["witness"][roomy[i]]),
+                                  np.ascontiguousarray(pts[rows[bad]]), r_eff,
+                                  APPROACH_STEPS, part)
+                moved[bad] = part
+        out[rows] = moved
+    ok = np.isfinite(out).all(axis=1)
+    ok[ok] = _keeps_room(world, out[ok], r_eff * (1 - 1e-12))
+    out[~ok] = np.nan
+    return out
+
+
+def _keeps_room(world, pts, r_eff):
+    """(N,) each point is in the world's volume and at least r_eff from its
+    walls (its tile's wall set)."""
+    good = np.isfinite(pts).all(axis=1)
+    good[good] = world.locate(pts[good]) >= 0
+    tile = world.tile_at(np.where(good[:, None], pts, 0.0))
+    for t in np.unique(tile[good]):
+        rows = np.flatnonzero(good & (tile == t))
+        good[rows] = tile_distance(world, t, pts[rows], r_eff) >= r_eff
+    return good
+
+
 def wall_faces(world, t) -> np.ndarray:
     """(K,) the world face number of each triangle of tile ``t``'s wall set
     in its BVH's order (``bvh.tri[k]`` is face ``wall_faces[k]``)."""
@@ -128,12 +210,12 @@ def wall_faces(world, t) -> np.ndarray:
     return faces[bvh.row] if bvh is not None else faces[:0]
 
 
-def tile_distance(world, t, pts) -> np.ndarray:
+def tile_distance(world, t, pts, need=0.0) -> np.ndarray:
     """(N,) the distance from each point of tile ``t`` to the world's walls
-    when it is at most the tile's margin (else more than it: the distance
-    to its wall set); inf without walls."""
+    when it is at most the tile's margin (at least ``need``; else more than
+    it: the distance to its wall set); inf without walls."""
     from ._radius_kernels import points_clearance
-    _, bvh = tile_bvh(world, t)
+    _, bvh = tile_bvh(world, t, need)
     pts = np.ascontiguousarray(pts, np.float64).reshape(-1, 3)
     out = np.full(len(pts), np.inf)
     if bvh is not None and len(pts):

@@ -488,8 +488,14 @@ class World:
                          "(distance_to_wall is; or query the tile's .rgn)")
 
     def nearest(self, points, *, radius=0.0, workers=None):
-        """Each point's closest navigable point, found in its own tile."""
+        """Each point's closest navigable point, found in its own tile; for
+        a sphere of ``radius`` > 0 the closest with room for it, against
+        the world's walls (:func:`regn.world.clearance.nearest_free`)."""
         pts = as_points(points)
+        if radius and as_radius(radius) > 0.0:
+            from .clearance import nearest_free
+            out = nearest_free(self, pts, float(radius))
+            return _Nearest(out, self.locate(np.where(np.isfinite(out), out, np.inf)))
         tile = self.tile_at(pts)
         out = np.full(pts.shape, np.nan)
         tets = np.full(len(pts), -1, np.int64)

@@ -216,3 +216,43 @@ def radius_astar(EF, EI, CEN, TFI, ACR, XOP, RANK, DIST, PAR, VIA, STAMP, slot_o
         vias[i] = VIA[c >> SHIFT][c & MASK]
         c = PAR[c >> SHIFT][c & MASK]
     return OK, best, codes, vias
+
+
+@kernel
+def segment_pieces(px, py, pz, table, a, b):
+    """``(t (m+1,), tile (m,))``: segment a b cut where it crosses the
+    inner tile planes ``px``, ``py``, ``pz`` (each axis's planes, first and
+    last the world's box), piece i from t[i] to t[i + 1] in tile
+    ``table[i, j, k]`` of the grid cell holding its middle (-1 outside the
+    world)."""
+    cuts = np.empty(px.shape[0] + py.shape[0] + pz.shape[0] + 2)
+    cuts[0] = 0.0
+    cuts[1] = 1.0
+    n = 2
+    for k in range(3):
+        planes = px if k == 0 else (py if k == 1 else pz)
+        d = b[k] - a[k]
+        if d == 0.0:
+            continue
+        for j in range(1, planes.shape[0] - 1):
+            x = (planes[j] - a[k]) / d
+            if 0.0 < x < 1.0:
+                cuts[n] = x
+                n += 1
+    cuts = np.unique(cuts[:n])
+    m = cuts.shape[0] - 1
+    tile = np.full(m, -1, np.int64)
+    for i in range(m):
+        f = 0.5 * (cuts[i] + cuts[i + 1])
+        ijk = np.empty(3, np.int64)
+        inside = True
+        for k in range(3):
+            planes = px if k == 0 else (py if k == 1 else pz)
+            x = a[k] + f * (b[k] - a[k])
+            j = np.searchsorted(planes, x, side="right") - 1
+            if j < 0 or j >= planes.shape[0] - 1:
+                inside = False
+            ijk[k] = j
+        if inside:
+            tile[i] = table[ijk[0], ijk[1], ijk[2]]
+    return cuts, tile

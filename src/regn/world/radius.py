@@ -40,6 +40,13 @@ from ..status import GOAL_TOO_CLOSE, NAMES, OK, START_TOO_CLOSE, TOO_NARROW, UNR
 #: searches again after closing a linked face whose two tiles' witnesses
 #: differ and leave a corner of the witness polyline short of r_eff
 MAX_REPAIRS = 4
+#: the search's guess of a face's cost to go: this times its distance to the
+#: goal; then a plain A* (weight 1) on a budget of RETRY_WORK times the
+#: first's faces expanded (at least RETRY_MIN), the cheaper kept (as
+#: regn.world.walk does)
+BOUND_WEIGHT = 1.5
+RETRY_WORK = 2
+RETRY_MIN = 4000
 #: the taut pass: give up looking further ahead after this many points in a
 #: row out of sight (as regn.world.route.LOOKAHEAD)
 LOOKAHEAD = 3
@@ -173,13 +180,19 @@ def _search(world, slots, tiles, start, s_tile, goal, g_tile, r_eff):
     anchor = np.zeros((slots.capacity, 4))
     anchor[:, :3] = g
     for _ in range(MAX_REPAIRS + 1):
-        slots.qid += 1
-        head = (R["EF"], L["EI"], L["CEN"], L["TFI"], R["ACR"], R["XOP"], L["RANK"],
-                L["DIST"], L["PAR"], L["VIA"], L["STAMP"], slots.slot_of, allowed, slots.qid,
-                s_slot, a_tet, s, g_slot, b_tet, g, seed, direct)
-        got = K.radius_astar(*head, anchor, 1.0, 1 << 62, slots.counts)
-        if got[0] != OK:
-            return None
+        got, cap = None, 1 << 62
+        for hw in (BOUND_WEIGHT, 1.0):
+            slots.qid += 1
+            before = int(slots.counts[1])
+            head = (R["EF"], L["EI"], L["CEN"], L["TFI"], R["ACR"], R["XOP"], L["RANK"],
+                    L["DIST"], L["PAR"], L["VIA"], L["STAMP"], slots.slot_of, allowed,
+                    slots.qid, s_slot, a_tet, s, g_slot, b_tet, g, seed, direct)
+            this = K.radius_astar(*head, anchor, hw, cap, slots.counts)
+            if this[0] == OK and (got is None or this[1] < got[1]):
+                got = this
+            if got is None:
+                return None                 # (weight 1.5 finds a route when there is one)
+            cap = max(RETRY_WORK * (int(slots.counts[1]) - before), RETRY_MIN)
         corridor = _corridor(world, slots, got[2], got[3], s_slot, a_tet, g_slot, b_tet,
                              r_eff)
         bad = _check(corridor, s, g, r_eff)

@@ -15,8 +15,6 @@ numbering; ``tets`` are those the centre's segment crosses up to it.
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import numpy as np
 
 from ..query.sight.raycast import RaycastHit
@@ -36,25 +34,12 @@ def _tile_table(world):
 
 def pieces(world, a, b):
     """``[(t0, t1, tile)]``: segment a b cut at the tile planes (tile -1:
-    outside the world)."""
-    d = b - a
+    outside the world; :func:`regn.world._radius_kernels.segment_pieces`)."""
+    from ._radius_kernels import segment_pieces
     planes = world.grid.planes
-    cuts = [0.0, 1.0]
-    for k in range(3):
-        if d[k] != 0.0:
-            x = (planes[k][1:-1] - a[k]) / d[k]
-            cuts.extend(x[(x > 0.0) & (x < 1.0)].tolist())
-    cuts.sort()
-    table = _tile_table(world)
-    out = []
-    for t0, t1 in pairwise(cuts):
-        if t1 <= t0:
-            continue
-        mid = a + 0.5 * (t0 + t1) * d
-        ijk = [int(np.searchsorted(planes[k], mid[k], side="right")) - 1 for k in range(3)]
-        inside = all(0 <= ijk[k] < len(planes[k]) - 1 for k in range(3))
-        out.append((t0, t1, int(table[tuple(ijk)]) if inside else -1))
-    return out
+    cuts, tile = segment_pieces(planes[0], planes[1], planes[2], _tile_table(world),
+                                np.asarray(a, np.float64), np.asarray(b, np.float64))
+    return list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), tile.tolist()))
 
 
 def sweep(world, a, b, r, first=True):

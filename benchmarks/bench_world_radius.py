@@ -55,6 +55,7 @@ def _stats(x):
 def main(argv=None):
     import regn
     from regn.builder.obstacles import random_asteroid_field
+    from regn.query.paths.path import Path
     from regn.world import build as build_world
     from regn.world.route import straighten
     a = _args(argv)
@@ -88,7 +89,10 @@ def main(argv=None):
         for rep in range(2):
             for i, (s, g) in enumerate(ends):
                 w0, c0 = time.perf_counter(), time.process_time()
-                p = world.find_path(s, g, radius=r)
+                try:
+                    p = world.find_path(s, g, radius=r)
+                except regn.QueryError:           # (a route through more tiles than slots)
+                    p = Path(False, "refused: max_tiles")
                 wall, cpu = time.perf_counter() - w0, time.process_time() - c0
                 if rep == 0:
                     rows.append({"world": p.status, "length": p.length if p.found else None,
@@ -110,7 +114,8 @@ def main(argv=None):
                "world_cpu_ms": _stats([x["cpu_ms"] for x in rows]),
                "world_wall_ms": _stats([x["ms"] for x in rows]),
                "world_first_cpu_ms": _stats([x["first_cpu_ms"] for x in rows]),
-               "tiles_crossed": _stats([x["tiles"] for x in rows if x["world"] == "ok"])}
+               "tiles_crossed": _stats([x["tiles"] for x in rows if x["world"] == "ok"]),
+               "tiles_read": world.tiles_read}
         if single is not None:
             both = [x for x in rows if x["world"] == "ok" and x["single"] == "ok"]
             ratio = np.array([x["length"] / x["single_length"] for x in both])

@@ -41,6 +41,10 @@ import numpy as np
 
 #: wall sets kept (least recently used dropped first), at least; or 4 max_tiles
 KEEP_SETS = 32
+#: tiles whose witnesses are kept, at least (or 2 max_tiles), and radii
+#: whose masks are kept a tile
+KEEP_RADIUS = 16
+KEEP_MASKS = 4
 #: a tile's wall set holds its neighbours' walls within this fraction of its
 #: smallest side (or 4 r_eff when more: room for larger radii to come)
 MARGIN_REL = 0.1
@@ -225,17 +229,28 @@ def tile_distance(world, t, pts, need=0.0) -> np.ndarray:
 
 def tile_radius(world, t, arrays, r_eff) -> dict:
     """Tile ``t``'s clearance structures (module docstring) for ``r_eff``,
-    kept with the tile: ``{"bvh", "witness", "clear", "lo", "hi",
-    "masks": {r_eff: (EF, ACR, XOP)}}`` in the search graph's internal
+    kept in the world, not with the tile (a tile dropped and read again
+    finds them: they cost about twenty tile reads to make), for the last
+    :data:`KEEP_RADIUS` tiles or 2 ``max_tiles``, the last
+    :data:`KEEP_MASKS` radii each: ``{"bvh", "witness", "clear", "lo",
+    "hi", "masks": {r_eff: (EF, ACR, XOP)}}`` in the search graph's internal
     face numbering; ``arrays``: the tile's walk arrays
     (:func:`regn.world.walk.tile_arrays`)."""
+    from collections import OrderedDict
+    t = int(t)
     _, bvh = tile_bvh(world, t, r_eff)
-    x = world.extra(t)
-    rc = x.get("radius")
+    kept = world.__dict__.setdefault("_radius_sets", OrderedDict())
+    rc = kept.get(t)
     if rc is None or rc["bvh"] is not bvh:
-        rc = x["radius"] = _witnesses(world, t, arrays, bvh)
-    if r_eff not in rc["masks"]:
-        rc["masks"][r_eff] = _masks(rc, arrays, r_eff)
+        rc = kept[t] = _witnesses(world, t, arrays, bvh)
+        while len(kept) > max(KEEP_RADIUS, 2 * world.max_tiles):
+            kept.popitem(last=False)
+    kept.move_to_end(t)
+    masks = rc["masks"]
+    if r_eff not in masks:
+        masks[r_eff] = _masks(rc, arrays, r_eff)
+        while len(masks) > KEEP_MASKS:
+            masks.pop(next(iter(masks)))
     return rc
 
 

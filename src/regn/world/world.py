@@ -49,7 +49,8 @@ class World:
     #: What the command line asks to tell a world from a Mesh.
     is_world = True
     #: A point's path across tiles as one compiled walk (regn.world.walk);
-    #: False: the search per tile of regn.world.route (kept for radius paths).
+    #: False: the search per tile of regn.world.route (a point's paths; a
+    #: sphere's are regn.world.radius either way).
     compiled_walk = True
 
     def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, max_bytes=None, check=True,
@@ -206,6 +207,7 @@ class World:
         if getattr(self, "_tile_slots", None) is not None:
             self._tile_slots.clear()
         self.__dict__.pop("_wall_sets", None)    # (regn.world.clearance)
+        self.__dict__.pop("_radius_sets", None)
         if self.trim:
             from .memory import trim
             trim()

@@ -41,9 +41,9 @@ import numpy as np
 
 #: wall sets kept (least recently used dropped first), at least; or 4 max_tiles
 KEEP_SETS = 32
-#: tiles whose witnesses are kept, at least (or 2 max_tiles), and radii
-#: whose masks are kept a tile
-KEEP_RADIUS = 16
+#: tiles whose witnesses are kept, at least (or 4 max_tiles: about 200 bytes
+#: a face with one radius's masks), and radii whose masks are kept a tile
+KEEP_RADIUS = 32
 KEEP_MASKS = 4
 #: a tile's wall set holds its neighbours' walls within this fraction of its
 #: smallest side (or 4 r_eff when more: room for larger radii to come)
@@ -231,7 +231,7 @@ def tile_radius(world, t, arrays, r_eff) -> dict:
     """Tile ``t``'s clearance structures (module docstring) for ``r_eff``,
     kept in the world, not with the tile (a tile dropped and read again
     finds them: they cost about twenty tile reads to make), for the last
-    :data:`KEEP_RADIUS` tiles or 2 ``max_tiles``, the last
+    :data:`KEEP_RADIUS` tiles or 4 ``max_tiles``, the last
     :data:`KEEP_MASKS` radii each: ``{"bvh", "witness", "clear", "lo",
     "hi", "masks": {r_eff: (EF, ACR, XOP)}}`` in the search graph's internal
     face numbering; ``arrays``: the tile's walk arrays
@@ -243,7 +243,7 @@ def tile_radius(world, t, arrays, r_eff) -> dict:
     rc = kept.get(t)
     if rc is None or rc["bvh"] is not bvh:
         rc = kept[t] = _witnesses(world, t, arrays, bvh)
-        while len(kept) > max(KEEP_RADIUS, 2 * world.max_tiles):
+        while len(kept) > max(KEEP_RADIUS, 4 * world.max_tiles):
             kept.popitem(last=False)
     kept.move_to_end(t)
     masks = rc["masks"]

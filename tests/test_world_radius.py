@@ -4,7 +4,8 @@ next to a tile's shared walls (regn.world.clearance, regn.world.radius).
 The field of tests/test_worlds.py (a 40 km cube, 12 asteroids) as 2x2x2
 tiles and as one REGN; and a 4 km cube holding one ball of 2.3 km (the
 ball pokes out of every face: what is free is the cube's twelve edges, the
-widest 219 m round) as 2x2x2 tiles and as one REGN."""
+widest 219 m round) as 2x2x2 tiles and as one REGN; a slab between two
+rocks with a 500 m gap on the tiles' shared planes."""
 
 import numpy as np
 import pytest
@@ -244,3 +245,28 @@ def test_nearest_with_room_next_to_a_tile_plane(field):
     assert got.points[1][0] == pytest.approx(500.0 - H, abs=0.01) == one.points[1][0]
     assert np.all(got.tets >= 0)
     assert world.distance_to_wall(got.points).min() >= 500.0
+
+
+def test_a_radius_wider_than_the_gap_between_two_rocks(tmp_path):
+    """A slab 8 x 8 x 2 km between two rocks of 4 km that leave a gap of
+    500 m at the origin, on the tiles' shared planes (2x2x1 tiles): the
+    only way from x = -3 km to x = 3 km. Both say ok at 200 and 260 m (a
+    sphere may pass where the gap widens towards the slab's faces) and
+    too_narrow at 300 m and more, with the same lengths."""
+    box = ((-4000.0, -4000.0, -1000.0), (4000.0, 4000.0, 1000.0))
+    rocks = [Sphere((0.0, 4250.0, 0.0), 4000.0), Sphere((0.0, -4250.0, 0.0), 4000.0)]
+    build_world(box, rocks, out=str(tmp_path / "world.json"), tile_size=4000.0, workers=1,
+                coverage_samples=0, detail=8.0)
+    world = regn.load(tmp_path / "world.json")
+    single = regn.generate(box, rocks, detail=8.0, coverage_samples=0)
+    a, b = np.array([-3000.0, 0.0, 0.0]), np.array([3000.0, 0.0, 0.0])
+    assert world.distance_to_wall([[0.0, 0.0, 0.0]])[0] == pytest.approx(
+        single.distance_to_wall([[0.0, 0.0, 0.0]])[0], rel=0.01)
+    for r, status in ((200.0, "ok"), (260.0, "ok"), (300.0, "too_narrow"),
+                      (600.0, "too_narrow")):
+        p, q = world.find_path(a, b, radius=r), single.find_path(a, b, radius=r)
+        assert p.status == q.status == status, r
+        if p.found:
+            assert p.length / _taut_length(single, q, r) == pytest.approx(1.0, abs=0.02)
+            assert len(p.tiles) >= 2
+    assert world.find_path(a, b, radius=200.0).length == pytest.approx(6000.0)

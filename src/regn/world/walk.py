@@ -31,8 +31,8 @@ used first, when more are needed); a route through more tiles than that
 is cut at its crossings into windows that each fit, each window searched
 and made taut on its own and joined at the crossing's portal node.
 
-A radius path and ``partial`` inside one tile are answered as before
-(:func:`regn.world.route.world_path`, the tile's own search).
+A sphere's path (``radius`` > 0) is this walk masked for the radius
+(:mod:`regn.world.radius`); ``partial`` is :mod:`regn.world.partial`.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import QueryError
 from ..format.reader import parse
 from ..mesh import Mesh
-from ..query.common import as_points
+from ..query.common import as_points, as_radius
 from ..query.paths.batch import Paths
 from ..query.paths.path import Path
 from ..query.sight.raycast import RaycastHit, RaycastHits
@@ -49,7 +49,8 @@ class World:
     #: What the command line asks to tell a world from a Mesh.
     is_world = True
     #: A point's path across tiles as one compiled walk (regn.world.walk);
-    #: False: the search per tile of regn.world.route (kept for radius paths).
+    #: False: the search per tile of regn.world.route (a point's paths; a
+    #: sphere's are regn.world.radius either way).
     compiled_walk = True
 
     def __init__(self, manifest, *, max_tiles=DEFAULT_MAX_TILES, max_bytes=None, check=True,
@@ -205,6 +206,8 @@ class World:
             self._drop(t)
         if getattr(self, "_tile_slots", None) is not None:
             self._tile_slots.clear()
+        self.__dict__.pop("_wall_sets", None)    # (regn.world.clearance)
+        self.__dict__.pop("_radius_sets", None)
         if self.trim:
             from .memory import trim
             trim()
@@ -307,13 +310,25 @@ class World:
         """Shortest flight from ``start`` to ``goal`` across tiles, a
         :class:`regn.query.paths.path.Path` (tets and portals in world
         numbering; ``path.tiles`` the tiles crossed): see
-        :mod:`regn.world.route`. ``radius`` is passed to each tile's search;
-        ``partial`` applies inside one tile only. Cost scales, exclusions and
+        :mod:`regn.world.walk`; for a sphere of ``radius`` > 0
+        :mod:`regn.world.radius` (linked faces are no walls, the walls
+        over a shared plane are); ``partial``: to the reachable point of the
+        world nearest an unreachable goal (:mod:`regn.world.partial`). Cost
+        scales, exclusions and
         blockers are per tile and not taken (QueryError)."""
         from .route import world_path
         if any(v is not None for v in options.values()):
             raise QueryError(f"a world's find_path does not take {sorted(options)} "
                              "(per-tile options): query the tile")
+        if partial is not False and not radius:
+            from ..mesh import _partial
+            if _partial(partial, 0.0):
+                from ..query.paths.partial import REPLACES
+                p = self.find_path(start, goal, smooth=smooth)
+                if p.status not in REPLACES:
+                    return p
+                from .partial import partial_path
+                return partial_path(self, start, goal, p, smooth)
         ends = as_points(np.vstack([np.asarray(start, np.float64).reshape(-1, 3),
                                     np.asarray(goal, np.float64).reshape(-1, 3)]))
         if len(ends) != 2:
@@ -325,10 +340,15 @@ class World:
             return Path(False, NAMES[GOAL_OUTSIDE])
         opts = {"smooth": smooth}
         if radius:
-            opts["radius"] = radius
+            from ..mesh import _partial, _radius
+            _partial(partial, radius)           # (a radius with partial: QueryError)
+            if _radius(radius) > 0.0:
+                from .radius import radius_path
+                return radius_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]),
+                                   float(radius), smooth)
         walk = not radius and self.compiled_walk
-        if tile[0] == tile[1] and (partial or not walk):
-            p = self.tile(tile[0]).find_path(ends[0], ends[1], partial=partial, **opts)
+        if tile[0] == tile[1] and not walk:
+            p = self.tile(tile[0]).find_path(ends[0], ends[1], **opts)
             if p.found and smooth:
                 from .route import straighten
                 p.points = straighten(self, p.points, radius)
@@ -376,9 +396,13 @@ class World:
     def raycast(self, a, b, *, radius=0.0) -> RaycastHit:
         """Walk segment a -> b through the tiles: clear, or the first wall
         hit (a tile's linked faces are not walls); ``face`` is in world
-        numbering, ``tets`` the world tetrahedra crossed."""
+        numbering, ``tets`` the world tetrahedra crossed. A sphere of
+        ``radius`` > 0: :mod:`regn.world.sight`."""
         a = as_points(a, "a")[0]
         b = as_points(b, "b")[0]
+        if radius and as_radius(radius) > 0.0:
+            from .sight import raycast
+            return raycast(self, a, b, float(radius))
         tile, _ = self.locate_tiles(a[None])
         if tile[0] < 0:
             return RaycastHit(False, NAMES[START_OUTSIDE])
@@ -387,7 +411,7 @@ class World:
         crossed = []
         for _ in range(MAX_RAY_TILES):
             mesh = self.tile(t)
-            hit = mesh.raycast(p, b, radius=radius) if radius else mesh.raycast(p, b)
+            hit = mesh.raycast(p, b)
             crossed.append(self.tet_offset[t] + hit.tets)
             if hit.status == NAMES[START_OUTSIDE] and len(crossed) > 1:
                 break                       # went on into a tile with no room there
@@ -440,8 +464,16 @@ class World:
     def line_of_sight(self, a, b, *, radius=0.0, workers=None):
         """(N,3),(N,3) -> (N,) bool: each segment clear of walls."""
         a, b = as_points(a, "a"), as_points(b, "b")
-        return np.array([self.raycast(x, y, radius=radius).clear for x, y in zip(a, b)],
-                        dtype=bool)
+        if radius and as_radius(radius) > 0.0:
+            if len(a) == 1 and len(b) != 1:
+                a = np.repeat(a, len(b), axis=0)
+            if len(b) == 1 and len(a) != 1:
+                b = np.repeat(b, len(a), axis=0)
+            if len(a) != len(b):
+                raise QueryError(f"{len(a)} segment starts and {len(b)} ends")
+            from .sight import line_of_sight
+            return line_of_sight(self, a, b, float(radius))
+        return np.array([self.raycast(x, y).clear for x, y in zip(a, b)], dtype=bool)
 
     # --- walls ------------------------------------------------------------------------
     def distance_to_wall(self, points, *, workers=None):
@@ -458,8 +490,14 @@ class World:
                          "(distance_to_wall is; or query the tile's .rgn)")
 
     def nearest(self, points, *, radius=0.0, workers=None):
-        """Each point's closest navigable point, found in its own tile."""
+        """Each point's closest navigable point, found in its own tile; for
+        a sphere of ``radius`` > 0 the closest with room for it, against
+        the world's walls (:func:`regn.world.clearance.nearest_free`)."""
         pts = as_points(points)
+        if radius and as_radius(radius) > 0.0:
+            from .clearance import nearest_free
+            out = nearest_free(self, pts, float(radius))
+            return _Nearest(out, self.locate(np.where(np.isfinite(out), out, np.inf)))
         tile = self.tile_at(pts)
         out = np.full(pts.shape, np.nan)
         tets = np.full(len(pts), -1, np.int64)

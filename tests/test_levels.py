@@ -28,7 +28,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: The safety promise's tolerance (metres).
 TOL = 0.01
 #: Small working grids keep the tests fast.
-VOX = 48 ** 3
+VOX = 32 ** 3
 
 # --- inputs with known answers ------------------------------------------------------------
 

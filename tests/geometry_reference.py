@@ -161,34 +161,49 @@ def interiors_overlap_depth(a, b):
     return -res.fun if res.status == 0 else -1.0
 
 
+def _box_pairs(p):
+    """Every pair (i < j) of the finite tetrahedra (T,4,3) whose bounding
+    boxes meet (closed boxes), as two arrays: sorted by the boxes' low x,
+    tetrahedron k's candidates are the ones after it whose low x is at most
+    its high x (the same pairs as testing all T(T-1)/2, without forming them)."""
+    good = np.flatnonzero(np.isfinite(p).all(axis=(1, 2)))
+    lo, hi = p[good].min(axis=1), p[good].max(axis=1)
+    order = np.argsort(lo[:, 0], kind="stable")
+    lo, hi = lo[order], hi[order]
+    ends = np.searchsorted(lo[:, 0], hi[:, 0], side="right")
+    counts = np.maximum(ends - np.arange(len(lo)) - 1, 0)
+    a = np.repeat(np.arange(len(lo)), counts)
+    b = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + a + 1
+    keep = np.all((lo[a] <= hi[b]) & (lo[b] <= hi[a]), axis=1)
+    a, b = good[order[a[keep]]], good[order[b[keep]]]
+    return np.minimum(a, b), np.maximum(a, b)
+
+
 def overlapping_pairs_reference(tet_points, tol):
     """Every pair (i < j) of tetrahedra (T,4,3) whose interiors overlap by
     more than ``tol`` along each separating axis (the 4 + 4 face normals,
     the 36 crosses of an edge of one with an edge of the other; a zero axis
     separates nothing), tried on every pair whose boxes meet: the
-    exhaustive test, in plain numpy, axis by axis over all pairs at once.
+    exhaustive test, in plain numpy, axis by axis over all the pairs no
+    earlier axis separated.
     Tetrahedra with a non-finite coordinate are left out."""
     p = np.asarray(tet_points, np.float64)
-    good = np.flatnonzero(np.isfinite(p).all(axis=(1, 2)))
-    lo, hi = p.min(axis=1), p.max(axis=1)
-    i, j = np.triu_indices(len(p), 1)
-    keep = np.isin(i, good) & np.isin(j, good) & np.all((lo[i] <= hi[j]) & (lo[j] <= hi[i]),
-                                                        axis=1)
-    i, j = i[keep], j[keep]
-    a, b = p[i], p[j]                                     # (K,4,3)
+    i, j = _box_pairs(p)
     faces = np.array([[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]])
-    axes = []
-    for t in (a, b):
-        for f in faces:
-            axes.append(np.cross(t[:, f[1]] - t[:, f[0]], t[:, f[2]] - t[:, f[0]]))
-    for ea in TET_EDGES:
-        for eb in TET_EDGES:
-            axes.append(np.cross(a[:, ea[1]] - a[:, ea[0]], b[:, eb[1]] - b[:, eb[0]]))
-    separated = np.zeros(len(i), bool)
-    for ax in axes:
+    axes = [(0, f) for f in faces] + [(1, f) for f in faces] + \
+        [(2, (ea, eb)) for ea in TET_EDGES for eb in TET_EDGES]
+    for kind, which in axes:                # the pairs no axis so far separates
+        a, b = p[i], p[j]                                 # (K,4,3)
+        if kind < 2:
+            t, f = (a, b)[kind], which
+            ax = np.cross(t[:, f[1]] - t[:, f[0]], t[:, f[2]] - t[:, f[0]])
+        else:
+            ea, eb = which
+            ax = np.cross(a[:, ea[1]] - a[:, ea[0]], b[:, eb[1]] - b[:, eb[0]])
         pa = np.einsum("kvc,kc->kv", a, ax)
         pb = np.einsum("kvc,kc->kv", b, ax)
         over = np.minimum(pa.max(1), pb.max(1)) - np.maximum(pa.min(1), pb.min(1))
         nn = np.einsum("kc,kc->k", ax, ax)
-        separated |= (nn > 0) & ((over <= 0) | (over * over <= tol * tol * nn))
-    return {(int(x), int(y)) for x, y in zip(i[~separated], j[~separated])}
+        separated = (nn > 0) & ((over <= 0) | (over * over <= tol * tol * nn))
+        i, j = i[~separated], j[~separated]
+    return {(int(x), int(y)) for x, y in zip(i, j)}

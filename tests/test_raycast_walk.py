@@ -299,8 +299,10 @@ def test_adversarial_segments_match_numpy_walk(mesh):
     # A segment that makes a walk go round in circles is rare (about one seed
     # in four has one, which seed depends on qhull's mesh and numpy's
     # random stream), so seeds are added until both rules have met one.
+    # Seed 11 is the first from 7 that has one with this numpy and qhull (the
+    # reference takes seconds a seed): it is tried first, then the others.
     before, cycles = dict(TIES), dict(CYCLES)
-    for seed in range(7, 7 + MAX_SEEDS):
+    for seed in [11] + [s for s in range(7, 7 + MAX_SEEDS) if s != 11]:
         A, B = adversarial_segments(mesh, seed=seed)
         np.testing.assert_array_equal(mesh.line_of_sight(A, B), ref_line_of_sight(mesh, A, B))
         for a, b in zip(A, B):

@@ -358,6 +358,14 @@ def test_a_level_too_fine_for_one_regn_says_what_fits():
                     max_voxels=64 ** 3)
     msg = str(e.value)
     assert "faces" in msg and "65535" in msg and "fits" in msg and "tiles" in msg
+    # the block it says fits does fit (it once named a block whose level only
+    # fitted in part)
+    import re
+    hinted = float(re.search(r"--min-block ([0-9.e+-]+) fits", msg).group(1))
+    assert hinted > 0.01
+    _, tets, _ = build_level(((0, 0, 0), (10, 10, 10)), Soup(v, t, "bumpy"),
+                             min_block=hinted, max_voxels=64 ** 3)
+    assert len(tets) > 0
 
 
 def test_a_gltf_scene_is_flattened_with_its_transforms(tmp_path):

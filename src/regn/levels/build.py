@@ -160,8 +160,10 @@ def _fit(levels, pyramid, grid, min_level, seed, tick, boundary=None, jitter=Non
             return verts, tets, stats
         if asked:
             try:
-                fits = (1 << _fit(levels, pyramid, grid, None, seed, tick, boundary,
-                                  jitter)[2]["min_level"]) * grid.h.max()
+                st = _fit(levels, pyramid, grid, None, seed, tick, boundary, jitter)[2]
+                # a fit with part of a finer level holds only the coarser one whole
+                whole = st["min_level"] + (1 if st["level_fraction"] < 1.0 else 0)
+                fits = (1 << whole) * grid.h.max()
             except LimitError:
                 fits = None
             raise _too_big(lev, grid, what, n, fits)

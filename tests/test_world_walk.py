@@ -75,12 +75,11 @@ def test_walk_matches_the_search_per_tile(cube):
 
 
 def test_search_inside_one_tile_is_the_tiles_own_optimum(cube, monkeypatch):
-    """With the plain Euclidean bound (weight 1, no second search) the
+    """With the plain Euclidean bound (weight 1) the
     compiled search's cost inside one tile is the tile's own optimal cost
     (the single mesh's bidirectional A*, the same stored costs)."""
     from regn.world import walk
     monkeypatch.setattr(walk, "BOUND_WEIGHT", 1.0)
-    monkeypatch.setattr(walk, "RETRY_WEIGHT", 1.0)
     world = regn.load(cube)
     t = 0
     lo, hi = world.manifest.tiles[t].lo, world.manifest.tiles[t].hi

@@ -25,14 +25,13 @@ for what each list holds). A search node is a face of a tile, coded
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import numpy as np
 from numba.typed import List
 
 from .._jit import kernel
-from ..query.paths._path_kernels import ET0, ET1
+from ..query.paths._path_kernels import EPRUNE, ET0, ET1, heap_pop, heap_push, heap_reset
 from ..query.paths._smooth_kernels import solve
 from ..query.sight._raycast_kernels import RING, walk_segment
 from ..status import CLEAR, HIT, OK, UNREACHABLE
@@ -49,6 +48,8 @@ HOP_NUDGE = 1e-9
 #: straighten: give up looking further ahead after this many points in a
 #: row out of sight (as regn.world.route.LOOKAHEAD)
 LOOKAHEAD = 3
+#: world_astar's heap starts this long (and doubles when full)
+HEAP0 = 1 << 14
 
 
 @kernel
@@ -64,25 +65,35 @@ def _dff(ca, fa, cb, fb):
 
 
 @kernel(inline=True)
-def _relax(dist, stamp, par, via, cen, heap, qid, b, v, nd, parent, t, anchor, hw):
+def _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, b, v, nd, parent, t, anchor,
+           hw):
     """Reach face v of slot b at cost nd (from node ``parent`` through
     tetrahedron t) if it is not expanded yet and that is cheaper than
-    before in this query (stamp 2 qid: reached, 2 qid + 1: expanded)."""
+    before in this query (stamp 2 qid: reached, 2 qid + 1: expanded);
+    returns the heap's new size."""
     st = stamp[v]
     if st == 2 * qid + 1:
-        return
+        return size
     if st != 2 * qid or nd < dist[v]:
         stamp[v] = 2 * qid
         dist[v] = nd
         par[v] = parent
         via[v] = t
-        heapq.heappush(heap, (nd + hw * _d3(cen, v, anchor[b]) + anchor[b, 3],
-                              (b << SHIFT) | v))
+        return heap_push(hkey, hnode, size, nd + hw * _d3(cen, v, anchor[b]) + anchor[b, 3],
+                         (b << SHIFT) | v)
+    return size
 
 
 @kernel
-def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, allowed, qid,
-                s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
+def _grown(a, n, fill):
+    out = np.full(n, fill, a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+@kernel
+def world_astar(EF, EI, CEN, TFI, ACR, RANK, TLM, DIST, PAR, VIA, STAMP, slot_of, allowed,
+                qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
     """``(status, cost, codes, vias)``: the cheapest route from point ``s``
     (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
     ``allowed``: its nodes in order and the tetrahedron each was reached
@@ -94,32 +105,53 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
     plus ``anchor[slot, 3]`` (the goal and 0 for an admissible A* with
     hw <= 1). After ``max_expand`` faces expanded it gives up (status
     :data:`GAVE_UP`). ``counts`` adds the heap pops and the faces
-    expanded."""
+    expanded.
+
+    The open set is an 8-ary heap on arrays (that of the single mesh's
+    search, :func:`regn.query.paths._path_kernels.heap_push`), grown when
+    full. A face entered through a tetrahedron by one of the tile's own
+    edges skips that tetrahedron's edges when its costs obey the triangle
+    inequality (``EPRUNE``, as the single mesh's search does: its other
+    faces are no cheaper via this face than straight from the parent).
+    ``TLM[t]``: bit q set when face q of tetrahedron t is linked, so the
+    edges into linked wall faces are looked for only where there are."""
     empty = np.zeros(0, np.int64)
     best = math.inf
     if s_slot == g_slot and s_tet == g_tet:
         best = math.sqrt((s[0] - g[0]) ** 2 + (s[1] - g[1]) ** 2 + (s[2] - g[2]) ** 2)
-    heap = [(0.0, np.int64(0))]
-    heap.pop()
+    hkey = np.empty(HEAP0 + 8)
+    hnode = np.empty(HEAP0 + 8, np.int64)
+    heap_reset(hkey)
+    size = 0
     tf = TFI[s_slot]
     for k in range(4):
-        f = tf[s_tet, k]
-        _relax(DIST[s_slot], STAMP[s_slot], PAR[s_slot], VIA[s_slot], CEN[s_slot], heap, qid,
-               s_slot, f, _d3(CEN[s_slot], f, s), np.int64(-1), s_tet, anchor, hw)
+        f = np.int64(tf[s_tet, k])
+        size = _relax(DIST[s_slot], STAMP[s_slot], PAR[s_slot], VIA[s_slot], CEN[s_slot],
+                      hkey, hnode, size, qid, s_slot, f, _d3(CEN[s_slot], f, s), np.int64(-1),
+                      np.int64(s_tet), anchor, hw)
     gf = TFI[g_slot][g_tet]
     end = np.int64(-1)
     expanded = 0
-    while len(heap):
-        key, code = heapq.heappop(heap)
+    last = np.int64(-1)
+    cen, dist, stamp, par, via = CEN[s_slot], DIST[s_slot], STAMP[s_slot], PAR[s_slot], \
+        VIA[s_slot]
+    ef, ei, acr, tfi, tlm = EF[s_slot], EI[s_slot], ACR[s_slot], TFI[s_slot], TLM[s_slot]
+    while size > 0:
+        key = hkey[0]
+        code = hnode[0]
+        size = heap_pop(hkey, hnode, size)
         counts[0] += 1
         if key >= best:
             break
         a = code >> SHIFT
         u = code & MASK
-        cen, dist, stamp, par, via = CEN[a], DIST[a], STAMP[a], PAR[a], VIA[a]
-        d = dist[u]
+        if a != last:
+            cen, dist, stamp, par, via = CEN[a], DIST[a], STAMP[a], PAR[a], VIA[a]
+            ef, ei, acr, tfi, tlm = EF[a], EI[a], ACR[a], TFI[a], TLM[a]
+            last = a
         if stamp[u] != 2 * qid:
             continue                                  # expanded already
+        d = dist[u]
         h = hw * _d3(cen, u, anchor[a]) + anchor[a, 3]
         if key > (d + h) * (1.0 + 1e-12) + 1e-9:
             continue                                  # a stale entry
@@ -132,31 +164,46 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, DIST, PAR, VIA, STAMP, slot_of, all
             c = d + _d3(cen, u, g)
             if c < best:
                 best, end = c, code
-        ef, ei, acr, tfi = EF[a], EI[a], ACR[a], TFI[a]
-        for k in range(6):
+        if size + 24 > len(hkey):
+            hkey = _grown(hkey, 2 * len(hkey), math.inf)
+            hnode = _grown(hnode, 2 * len(hnode), np.int64(0))
+        linked = acr[u] >= 0
+        # entered by the tile's own edge through tetrahedron via[u]: prune
+        lo, hi = 0, 6
+        p = par[u]
+        if p >= 0 and (p >> SHIFT) == a and not linked and acr[p & MASK] < 0:
+            t = via[u]
+            if t == ei[u, ET0]:
+                if ei[u, EPRUNE] & 1:
+                    lo = 3
+            elif t == ei[u, ET1]:
+                if ei[u, EPRUNE] & 2:
+                    hi = 3
+        for k in range(lo, hi):
             c = ef[u, 2 * k]
             if not c >= 0.0:
                 continue
-            _relax(dist, stamp, par, via, cen, heap, qid, a, np.int64(ei[u, 2 * k + 1]),
-                   d + c, code, np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
-        linked = acr[u] >= 0
+            size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a,
+                          np.int64(ei[u, 2 * k + 1]), d + c, code,
+                          np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
         for side in range(2):
             t = ei[u, ET0 + side]
-            if t < 0:
+            if t < 0 or not (linked or tlm[t]):
                 continue
             for q in range(4):
-                v = tfi[t, q]
+                v = np.int64(tfi[t, q])
                 if v == u:
                     continue
                 if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
-                    _relax(dist, stamp, par, via, cen, heap, qid, a, v,
-                           d + _dff(cen, u, cen, v), code, np.int64(t), anchor, hw)
+                    size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a, v,
+                                  d + _dff(cen, u, cen, v), code, np.int64(t), anchor, hw)
         if linked:
             x = acr[u]
             b = slot_of[x >> SHIFT]
             if b >= 0 and allowed[b]:
-                _relax(DIST[b], STAMP[b], PAR[b], VIA[b], CEN[b], heap, qid, b,
-                       RANK[b][x & MASK], d, code, np.int64(-1), anchor, hw)
+                size = _relax(DIST[b], STAMP[b], PAR[b], VIA[b], CEN[b], hkey, hnode, size,
+                              qid, b, np.int64(RANK[b][x & MASK]), d, code, np.int64(-1),
+                              anchor, hw)
     if not best < math.inf:
         return UNREACHABLE, best, empty, empty
     n = 0
@@ -272,36 +319,67 @@ def taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_i
 def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
     """The indices of ``pts[:n]`` kept when the turning points the path can
     see past are dropped: from each kept point the next is the farthest
-    later one in sight (:func:`world_walk`), looking ahead until
-    :data:`LOOKAHEAD` in a row are out of sight. ``tet`` of ``slot`` holds
-    pts[0]. A point that sees not even the next keeps all the rest."""
+    later one in sight (:func:`world_walk`), found by galloping (the points
+    1, 2, 4 ... ahead while in sight), then halving the gap to the first out
+    of sight, then looking past that one at up to :data:`LOOKAHEAD` - 1
+    more (galloping on from one in sight). So a straight run of m points
+    costs about 2 log2(m) walks, not m. ``tet`` of ``slot`` holds pts[0]. A
+    point that sees not even the next keeps all the rest."""
     seen = np.empty((RING, 2), np.int64)
     keep = np.empty(n, np.int64)
     keep[0] = 0
     m = 1
     i = 0
     while i < n - 1:
-        j = -1
-        js, jt = slot, tet
-        k = i + 1
-        misses = 0
-        while k < n and misses < LOOKAHEAD:
-            ok, ks, kt = world_walk(W, NBV, FBV, ACRF, FT0, slot_of, pts[i, 0], pts[i, 1],
-                                    pts[i, 2], pts[k, 0], pts[k, 1], pts[k, 2], slot, tet, seen)
-            if ok:
-                j, js, jt, misses = k, ks, kt, 0
-            else:
-                misses += 1
-            k += 1
-        if j < 0:
+        best, bs, bt = -1, slot, tet
+        lo = i
+        step = 1
+        while True:
+            hi = n
+            while lo < n - 1:                 # gallop
+                k = min(lo + step, n - 1)
+                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen)
+                if ok:
+                    lo, best, bs, bt = k, k, ks, kt
+                    step *= 2
+                else:
+                    hi = k
+                    break
+            if hi == n:
+                break
+            while hi - lo > 1:                # halve the gap
+                mid = (lo + hi) // 2
+                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, mid, slot, tet,
+                                   seen)
+                if ok:
+                    lo, best, bs, bt = mid, mid, ks, kt
+                else:
+                    hi = mid
+            again = False
+            for k in range(hi + 1, min(hi + LOOKAHEAD, n)):   # look past it
+                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen)
+                if ok:
+                    lo, best, bs, bt = k, k, ks, kt
+                    step = 1
+                    again = True
+                    break
+            if not again:
+                break
+        if best < 0:
             for r in range(i + 1, n):
                 keep[m] = r
                 m += 1
             break
-        keep[m] = j
+        keep[m] = best
         m += 1
-        i, slot, tet = j, js, jt
+        i, slot, tet = best, bs, bt
     return keep[:m]
+
+
+@kernel(inline=True)
+def _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen):
+    return world_walk(W, NBV, FBV, ACRF, FT0, slot_of, pts[i, 0], pts[i, 1], pts[i, 2],
+                      pts[k, 0], pts[k, 1], pts[k, 2], slot, tet, seen)
 
 
 @kernel

@@ -318,7 +318,7 @@ class World:
                                     np.asarray(goal, np.float64).reshape(-1, 3)]))
         if len(ends) != 2:
             raise QueryError("start and goal are one point each")
-        tile, _ = self.locate_tiles(ends)
+        tile, tet = self._locate_ends(ends)
         if tile[0] < 0:
             return Path(False, NAMES[START_OUTSIDE])
         if tile[1] < 0:
@@ -337,10 +337,41 @@ class World:
                 return self._in_world(p, int(tile[0]))
         if walk:
             from .walk import walk_path
-            p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth)
+            p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth,
+                          int(tet[0]), int(tet[1]))
             if p is not None:
                 return p
         return world_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), opts)
+
+    def _locate_ends(self, ends):
+        """:meth:`locate_tiles` of a path's two ends, each by one point's
+        fine-grid scan in the tile the grid gives (the batch's set-up costs
+        more than the scan); a point that tile does not hold (on a shared
+        wall, in rock) goes through locate_tiles."""
+        from bisect import bisect_right
+
+        from ..query.locating.locate import locate_one
+        planes = getattr(self, "_plane_lists", None)
+        if planes is None:
+            planes = self._plane_lists = [p.tolist() for p in self.grid.planes]
+        tile = np.full(2, -1, np.int64)
+        tet = np.full(2, -1, np.int64)
+        for r in range(2):
+            x = [float(v) for v in ends[r]]
+            idx = []
+            for k in range(3):
+                pl = planes[k]
+                if not pl[0] <= x[k] <= pl[-1]:
+                    break
+                idx.append(min(bisect_right(pl, x[k]) - 1, len(pl) - 2))
+            t = self._by_index.get(tuple(idx), -1) if len(idx) == 3 else -1
+            k = locate_one(self.tile(t), *x) if t >= 0 else -1
+            if k >= 0:
+                tile[r], tet[r] = t, k
+            elif t >= 0:
+                got = self.locate_tiles(ends[r:r + 1])
+                tile[r], tet[r] = got[0][0], got[1][0]
+        return tile, tet
 
     def _in_world(self, p, t):
         if p.found:

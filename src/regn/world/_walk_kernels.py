@@ -31,7 +31,14 @@ import numpy as np
 from numba.typed import List
 
 from .._jit import kernel
-from ..query.paths._path_kernels import EPRUNE, ET0, ET1, heap_pop, heap_push, heap_reset
+from ..query.paths._path_kernels import (
+    EPRUNE,
+    ET0,
+    ET1,
+    heap_pop,
+    heap_push,
+    heap_reset,
+)
 from ..query.paths._smooth_kernels import solve
 from ..query.sight._raycast_kernels import RING, walk_segment
 from ..status import CLEAR, HIT, OK, UNREACHABLE
@@ -89,6 +96,69 @@ def _grown(a, n, fill):
     out = np.full(n, fill, a.dtype)
     out[:len(a)] = a
     return out
+
+
+@kernel(inline=True)
+def _expand(ef, ei, acr, tfi, tlm, dist, stamp, par, via, cen, hkey, hnode, size, qid, a, u,
+            d, code, anchor, hw, DIST, STAMP, PAR, VIA, CEN, RANK, slot_of, allowed):
+    """Relax the edges of face u of slot a (reached at cost d): its own
+    edge block (less those :func:`world_astar` prunes), the linked faces of
+    its tetrahedra, and across its link; returns the heap's new size."""
+    linked = acr[u] >= 0
+    # entered by the tile's own edge through tetrahedron via[u]: prune
+    lo, hi = 0, 6
+    p = par[u]
+    if p >= 0 and (p >> SHIFT) == a and not linked and acr[p & MASK] < 0:
+        t = via[u]
+        if t == ei[u, ET0] and ei[u, EPRUNE] & 1:
+            lo = 3
+        elif t == ei[u, ET1] and ei[u, EPRUNE] & 2:
+            hi = 3
+    for k in range(lo, hi):
+        c = ef[u, 2 * k]
+        if not c >= 0.0:
+            continue
+        size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a,
+                      np.int64(ei[u, 2 * k + 1]), d + c, code,
+                      np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
+    for side in range(2):
+        t = ei[u, ET0 + side]
+        if t < 0 or not (linked or tlm[t]):
+            continue
+        for q in range(4):
+            v = np.int64(tfi[t, q])
+            if v == u:
+                continue
+            if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
+                size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a, v,
+                              d + _dff(cen, u, cen, v), code, np.int64(t), anchor, hw)
+    if linked:
+        x = acr[u]
+        b = slot_of[x >> SHIFT]
+        if b >= 0 and allowed[b]:
+            size = _relax(DIST[b], STAMP[b], PAR[b], VIA[b], CEN[b], hkey, hnode, size,
+                          qid, b, np.int64(RANK[b][x & MASK]), d, code, np.int64(-1),
+                          anchor, hw)
+    return size
+
+
+@kernel
+def _trace(PAR, VIA, end):
+    """The route's nodes from the first to ``end`` and the tetrahedron each
+    was reached through."""
+    n = 0
+    c = end
+    while c >= 0:
+        n += 1
+        c = PAR[c >> SHIFT][c & MASK]
+    codes = np.empty(n, np.int64)
+    vias = np.empty(n, np.int64)
+    c = end
+    for i in range(n - 1, -1, -1):
+        codes[i] = c
+        vias[i] = VIA[c >> SHIFT][c & MASK]
+        c = PAR[c >> SHIFT][c & MASK]
+    return codes, vias
 
 
 @kernel
@@ -167,57 +237,12 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, TLM, DIST, PAR, VIA, STAMP, slot_of
         if size + 24 > len(hkey):
             hkey = _grown(hkey, 2 * len(hkey), math.inf)
             hnode = _grown(hnode, 2 * len(hnode), np.int64(0))
-        linked = acr[u] >= 0
-        # entered by the tile's own edge through tetrahedron via[u]: prune
-        lo, hi = 0, 6
-        p = par[u]
-        if p >= 0 and (p >> SHIFT) == a and not linked and acr[p & MASK] < 0:
-            t = via[u]
-            if t == ei[u, ET0]:
-                if ei[u, EPRUNE] & 1:
-                    lo = 3
-            elif t == ei[u, ET1]:
-                if ei[u, EPRUNE] & 2:
-                    hi = 3
-        for k in range(lo, hi):
-            c = ef[u, 2 * k]
-            if not c >= 0.0:
-                continue
-            size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a,
-                          np.int64(ei[u, 2 * k + 1]), d + c, code,
-                          np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
-        for side in range(2):
-            t = ei[u, ET0 + side]
-            if t < 0 or not (linked or tlm[t]):
-                continue
-            for q in range(4):
-                v = np.int64(tfi[t, q])
-                if v == u:
-                    continue
-                if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
-                    size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a, v,
-                                  d + _dff(cen, u, cen, v), code, np.int64(t), anchor, hw)
-        if linked:
-            x = acr[u]
-            b = slot_of[x >> SHIFT]
-            if b >= 0 and allowed[b]:
-                size = _relax(DIST[b], STAMP[b], PAR[b], VIA[b], CEN[b], hkey, hnode, size,
-                              qid, b, np.int64(RANK[b][x & MASK]), d, code, np.int64(-1),
-                              anchor, hw)
+        size = _expand(ef, ei, acr, tfi, tlm, dist, stamp, par, via, cen, hkey, hnode, size,
+                       qid, a, u, d, code, anchor, hw, DIST, STAMP, PAR, VIA, CEN, RANK,
+                       slot_of, allowed)
     if not best < math.inf:
         return UNREACHABLE, best, empty, empty
-    n = 0
-    c = end
-    while c >= 0:
-        n += 1
-        c = PAR[c >> SHIFT][c & MASK]
-    codes = np.empty(n, np.int64)
-    vias = np.empty(n, np.int64)
-    c = end
-    for i in range(n - 1, -1, -1):
-        codes[i] = c
-        vias[i] = VIA[c >> SHIFT][c & MASK]
-        c = PAR[c >> SHIFT][c & MASK]
+    codes, vias = _trace(PAR, VIA, end)
     return OK, best, codes, vias
 
 

@@ -30,13 +30,13 @@ import math
 import numpy as np
 from numba.typed import List
 
-from .._jit import kernel
+from .._jit import kernel, prefetch
 from ..query.paths._path_kernels import (
+    EDGE_COLUMNS,
     EPRUNE,
     ET0,
     ET1,
     heap_pop,
-    heap_push,
     heap_reset,
 )
 from ..query.paths._smooth_kernels import solve
@@ -55,40 +55,62 @@ HOP_NUDGE = 1e-9
 #: straighten: give up looking further ahead after this many points in a
 #: row out of sight (as regn.world.route.LOOKAHEAD)
 LOOKAHEAD = 3
+#: columns of a face's search row (NODE: float64; PAR, VIA, STAMP read as int64)
+DIST, CX, CY, CZ, PAR, VIA, STAMP = 0, 1, 2, 3, 4, 5, 6
+NODE_COLUMNS = 8
 #: world_astar's heap starts this long (and doubles when full)
 HEAP0 = 1 << 14
 
 
-@kernel
-def _d3(cen, f, p):
-    return math.sqrt((cen[f, 0] - p[0]) ** 2 + (cen[f, 1] - p[1]) ** 2
-                     + (cen[f, 2] - p[2]) ** 2)
-
-
-@kernel
-def _dff(ca, fa, cb, fb):
-    return math.sqrt((ca[fa, 0] - cb[fb, 0]) ** 2 + (ca[fa, 1] - cb[fb, 1]) ** 2
-                     + (ca[fa, 2] - cb[fb, 2]) ** 2)
+@kernel(inline=True)
+def _d3(node, f, p):
+    """Straight distance from face f's centroid (its node row) to point p."""
+    return math.sqrt((node[f, CX] - p[0]) ** 2 + (node[f, CY] - p[1]) ** 2
+                     + (node[f, CZ] - p[2]) ** 2)
 
 
 @kernel(inline=True)
-def _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, b, v, nd, parent, t, anchor,
-           hw):
+def _dff(node, fa, fb):
+    return math.sqrt((node[fa, CX] - node[fb, CX]) ** 2 + (node[fa, CY] - node[fb, CY]) ** 2
+                     + (node[fa, CZ] - node[fb, CZ]) ** 2)
+
+
+@kernel(inline=True)
+def _relax(node, nodei, hkey, hnode, size, qid, b, v, nd, parent, t, anchor, hw):
     """Reach face v of slot b at cost nd (from node ``parent`` through
     tetrahedron t) if it is not expanded yet and that is cheaper than
     before in this query (stamp 2 qid: reached, 2 qid + 1: expanded);
     returns the heap's new size."""
-    st = stamp[v]
+    st = nodei[v, STAMP]
     if st == 2 * qid + 1:
         return size
-    if st != 2 * qid or nd < dist[v]:
-        stamp[v] = 2 * qid
-        dist[v] = nd
-        par[v] = parent
-        via[v] = t
-        return heap_push(hkey, hnode, size, nd + hw * _d3(cen, v, anchor[b]) + anchor[b, 3],
-                         (b << SHIFT) | v)
+    if st != 2 * qid or nd < node[v, DIST]:
+        nodei[v, STAMP] = 2 * qid
+        node[v, DIST] = nd
+        nodei[v, PAR] = parent
+        nodei[v, VIA] = t
+        h = hw * math.sqrt((node[v, CX] - anchor[b, 0]) ** 2 + (node[v, CY] - anchor[b, 1]) ** 2
+                           + (node[v, CZ] - anchor[b, 2]) ** 2) + anchor[b, 3]
+        return _push(hkey, hnode, size, nd + h, (b << SHIFT) | v)
     return size
+
+
+@kernel(borrows=True)
+def _push(key, node, size, k, v):
+    """:func:`regn.query.paths._path_kernels.heap_push` (8-ary heap with
+    sentinels), compiled without reference counting."""
+    key[size + 7] = np.inf
+    i = size
+    while i > 0:
+        p = (i - 1) >> 3
+        if key[p] <= k:
+            break
+        key[i] = key[p]
+        node[i] = node[p]
+        i = p
+    key[i] = k
+    node[i] = v
+    return size + 1
 
 
 @kernel
@@ -99,28 +121,29 @@ def _grown(a, n, fill):
 
 
 @kernel(inline=True)
-def _expand(ef, ei, acr, tfi, tlm, dist, stamp, par, via, cen, hkey, hnode, size, qid, a, u,
-            d, code, anchor, hw, DIST, STAMP, PAR, VIA, CEN, RANK, slot_of, allowed):
+def _expand(ef, ei, acr, tfi, tlm, node, nodei, hkey, hnode, size, qid, a, u, d, code, anchor,
+            hw, NODE, NODEI, RANK, slot_of, allowed):
     """Relax the edges of face u of slot a (reached at cost d): its own
     edge block (less those :func:`world_astar` prunes), the linked faces of
     its tetrahedra, and across its link; returns the heap's new size."""
     linked = acr[u] >= 0
-    # entered by the tile's own edge through tetrahedron via[u]: prune
+    # entered by the tile's own edge through tetrahedron VIA: prune
     lo, hi = 0, 6
-    p = par[u]
+    p = nodei[u, PAR]
     if p >= 0 and (p >> SHIFT) == a and not linked and acr[p & MASK] < 0:
-        t = via[u]
+        t = nodei[u, VIA]
         if t == ei[u, ET0] and ei[u, EPRUNE] & 1:
             lo = 3
         elif t == ei[u, ET1] and ei[u, EPRUNE] & 2:
             hi = 3
+    for k in range(lo, hi):                   # their rows on the way
+        prefetch(nodei, NODE_COLUMNS * np.int64(ei[u, 2 * k + 1]))
     for k in range(lo, hi):
         c = ef[u, 2 * k]
         if not c >= 0.0:
             continue
-        size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a,
-                      np.int64(ei[u, 2 * k + 1]), d + c, code,
-                      np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
+        size = _relax(node, nodei, hkey, hnode, size, qid, a, np.int64(ei[u, 2 * k + 1]), d + c,
+                      code, np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
     for side in range(2):
         t = ei[u, ET0 + side]
         if t < 0 or not (linked or tlm[t]):
@@ -130,61 +153,63 @@ def _expand(ef, ei, acr, tfi, tlm, dist, stamp, par, via, cen, hkey, hnode, size
             if v == u:
                 continue
             if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
-                size = _relax(dist, stamp, par, via, cen, hkey, hnode, size, qid, a, v,
-                              d + _dff(cen, u, cen, v), code, np.int64(t), anchor, hw)
+                size = _relax(node, nodei, hkey, hnode, size, qid, a, v, d + _dff(node, u, v),
+                              code, np.int64(t), anchor, hw)
     if linked:
         x = acr[u]
         b = slot_of[x >> SHIFT]
         if b >= 0 and allowed[b]:
-            size = _relax(DIST[b], STAMP[b], PAR[b], VIA[b], CEN[b], hkey, hnode, size,
-                          qid, b, np.int64(RANK[b][x & MASK]), d, code, np.int64(-1),
-                          anchor, hw)
+            size = _relax(NODE[b], NODEI[b], hkey, hnode, size, qid, b,
+                          np.int64(RANK[b][x & MASK]), d, code, np.int64(-1), anchor, hw)
     return size
 
 
 @kernel
-def _trace(PAR, VIA, end):
+def _trace(NODEI, end):
     """The route's nodes from the first to ``end`` and the tetrahedron each
     was reached through."""
     n = 0
     c = end
     while c >= 0:
         n += 1
-        c = PAR[c >> SHIFT][c & MASK]
+        c = NODEI[c >> SHIFT][c & MASK, PAR]
     codes = np.empty(n, np.int64)
     vias = np.empty(n, np.int64)
     c = end
     for i in range(n - 1, -1, -1):
         codes[i] = c
-        vias[i] = VIA[c >> SHIFT][c & MASK]
-        c = PAR[c >> SHIFT][c & MASK]
+        row = NODEI[c >> SHIFT]
+        vias[i] = row[c & MASK, VIA]
+        c = row[c & MASK, PAR]
     return codes, vias
 
 
 @kernel
-def world_astar(EF, EI, CEN, TFI, ACR, RANK, TLM, DIST, PAR, VIA, STAMP, slot_of, allowed,
-                qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
+def world_astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid, s_slot, s_tet,
+                s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
     """``(status, cost, codes, vias)``: the cheapest route from point ``s``
     (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
     ``allowed``: its nodes in order and the tetrahedron each was reached
     through (-1 across a link); ``slot_of[tile]`` is a tile's slot (-1:
-    none). ``qid`` stamps this query's search state (DIST, PAR, VIA; a
-    face is expanded once: the guess below need not be consistent).
-    The search is led by a guess of each face's cost to the goal: ``hw``
-    times its straight distance to its slot's anchor ``anchor[slot, :3]``
-    plus ``anchor[slot, 3]`` (the goal and 0 for an admissible A* with
-    hw <= 1). After ``max_expand`` faces expanded it gives up (status
-    :data:`GAVE_UP`). ``counts`` adds the heap pops and the faces
-    expanded.
+    none). Each face's search state is one 64-byte row of its slot's
+    ``NODE`` (float64; ``NODEI`` the same rows as int64): cost, centroid,
+    parent, via, stamp (:data:`DIST` ...). ``qid`` stamps this query's
+    state (a face is expanded once: the guess below need not be
+    consistent). The search is led by a guess of each face's cost to the
+    goal: ``hw`` times its straight distance to its slot's anchor
+    ``anchor[slot, :3]`` plus ``anchor[slot, 3]`` (the goal and 0 for an
+    admissible A* with hw <= 1). After ``max_expand`` faces expanded it
+    gives up (status :data:`GAVE_UP`). ``counts`` adds the heap pops and
+    the faces expanded.
 
-    The open set is an 8-ary heap on arrays (that of the single mesh's
-    search, :func:`regn.query.paths._path_kernels.heap_push`), grown when
-    full. A face entered through a tetrahedron by one of the tile's own
-    edges skips that tetrahedron's edges when its costs obey the triangle
-    inequality (``EPRUNE``, as the single mesh's search does: its other
-    faces are no cheaper via this face than straight from the parent).
-    ``TLM[t]``: bit q set when face q of tetrahedron t is linked, so the
-    edges into linked wall faces are looked for only where there are."""
+    The open set is an 8-ary heap on arrays (as the single mesh's search,
+    :func:`regn.query.paths._path_kernels.heap_pop`), grown when full. A
+    face entered through a tetrahedron by one of the tile's own edges skips
+    that tetrahedron's edges when its costs obey the triangle inequality
+    (``EPRUNE``, as the single mesh's search: its other faces are no
+    cheaper via this face than straight from the parent). ``TLM[t]``: bit
+    q set when face q of tetrahedron t is linked (edges into linked wall
+    faces are looked for only there)."""
     empty = np.zeros(0, np.int64)
     best = math.inf
     if s_slot == g_slot and s_tet == g_tet:
@@ -193,56 +218,55 @@ def world_astar(EF, EI, CEN, TFI, ACR, RANK, TLM, DIST, PAR, VIA, STAMP, slot_of
     hnode = np.empty(HEAP0 + 8, np.int64)
     heap_reset(hkey)
     size = 0
-    tf = TFI[s_slot]
+    node, nodei = NODE[s_slot], NODEI[s_slot]
     for k in range(4):
-        f = np.int64(tf[s_tet, k])
-        size = _relax(DIST[s_slot], STAMP[s_slot], PAR[s_slot], VIA[s_slot], CEN[s_slot],
-                      hkey, hnode, size, qid, s_slot, f, _d3(CEN[s_slot], f, s), np.int64(-1),
-                      np.int64(s_tet), anchor, hw)
+        f = np.int64(TFI[s_slot][s_tet, k])
+        size = _relax(node, nodei, hkey, hnode, size, qid, s_slot, f, _d3(node, f, s),
+                      np.int64(-1), np.int64(s_tet), anchor, hw)
     gf = TFI[g_slot][g_tet]
     end = np.int64(-1)
     expanded = 0
     last = np.int64(-1)
-    cen, dist, stamp, par, via = CEN[s_slot], DIST[s_slot], STAMP[s_slot], PAR[s_slot], \
-        VIA[s_slot]
     ef, ei, acr, tfi, tlm = EF[s_slot], EI[s_slot], ACR[s_slot], TFI[s_slot], TLM[s_slot]
     while size > 0:
         key = hkey[0]
         code = hnode[0]
         size = heap_pop(hkey, hnode, size)
         counts[0] += 1
+        nxt = hnode[0]                  # the next top's edges on the way
+        if size > 0 and (nxt >> SHIFT) == last:
+            prefetch(ei, EDGE_COLUMNS * (nxt & MASK))
         if key >= best:
             break
         a = code >> SHIFT
         u = code & MASK
         if a != last:
-            cen, dist, stamp, par, via = CEN[a], DIST[a], STAMP[a], PAR[a], VIA[a]
+            node, nodei = NODE[a], NODEI[a]
             ef, ei, acr, tfi, tlm = EF[a], EI[a], ACR[a], TFI[a], TLM[a]
             last = a
-        if stamp[u] != 2 * qid:
+        if nodei[u, STAMP] != 2 * qid:
             continue                                  # expanded already
-        d = dist[u]
-        h = hw * _d3(cen, u, anchor[a]) + anchor[a, 3]
+        d = node[u, DIST]
+        h = hw * _d3(node, u, anchor[a]) + anchor[a, 3]
         if key > (d + h) * (1.0 + 1e-12) + 1e-9:
             continue                                  # a stale entry
-        stamp[u] = 2 * qid + 1
+        nodei[u, STAMP] = 2 * qid + 1
         counts[1] += 1
         expanded += 1
         if expanded > max_expand:
             return GAVE_UP, best, empty, empty
         if a == g_slot and (u == gf[0] or u == gf[1] or u == gf[2] or u == gf[3]):
-            c = d + _d3(cen, u, g)
+            c = d + _d3(node, u, g)
             if c < best:
                 best, end = c, code
         if size + 24 > len(hkey):
             hkey = _grown(hkey, 2 * len(hkey), math.inf)
             hnode = _grown(hnode, 2 * len(hnode), np.int64(0))
-        size = _expand(ef, ei, acr, tfi, tlm, dist, stamp, par, via, cen, hkey, hnode, size,
-                       qid, a, u, d, code, anchor, hw, DIST, STAMP, PAR, VIA, CEN, RANK,
-                       slot_of, allowed)
+        size = _expand(ef, ei, acr, tfi, tlm, node, nodei, hkey, hnode, size, qid, a, u, d,
+                       code, anchor, hw, NODE, NODEI, RANK, slot_of, allowed)
     if not best < math.inf:
         return UNREACHABLE, best, empty, empty
-    codes, vias = _trace(PAR, VIA, end)
+    codes, vias = _trace(NODEI, end)
     return OK, best, codes, vias
 
 

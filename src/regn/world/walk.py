@@ -57,11 +57,10 @@ BOUND_WEIGHT = 1.7
 SMOOTH_RTOL = 1e-2
 
 #: the arrays of a slot: (name, dtype, ndim, read-only)
-FIELDS = (("EF", np.float32, 2, True), ("EI", np.int32, 2, True), ("CEN", np.float64, 2, True),
+FIELDS = (("EF", np.float32, 2, True), ("EI", np.int32, 2, True),
           ("TFI", np.int64, 2, True), ("ACR", np.int64, 1, True), ("RANK", np.int64, 1, True),
-          ("FO", np.int64, 1, True), ("DIST", np.float64, 1, False),
-          ("PAR", np.int64, 1, False), ("VIA", np.int64, 1, False),
-          ("STAMP", np.int64, 1, False), ("W", np.float64, 2, True),
+          ("FO", np.int64, 1, True), ("NODE", np.float64, 2, False),
+          ("NODEI", np.int64, 2, False), ("W", np.float64, 2, True),
           ("NBV", np.int64, 2, True), ("FBV", np.int64, 2, True), ("ACRF", np.int64, 1, True),
           ("FT0", np.int64, 1, True), ("FV", np.int64, 2, True), ("VX", np.float64, 2, True),
           ("TLM", np.int8, 1, True))
@@ -112,17 +111,27 @@ def tile_arrays(world, t) -> dict:
     fbv[np.repeat(np.arange(T), 4), np.asarray(mesh.opposite_slot).reshape(-1)] = tf.reshape(-1)
     tfi = np.asarray(a["tet_faces"])
     tlm = ((acrf[fo][tfi] >= 0) << np.arange(4)).sum(axis=1).astype(np.int8)
-    out = {"EF": edge_int.view(np.float32), "EI": edge_int, "CEN": a["centroids"], "TLM": tlm,
+    out = {"EF": edge_int.view(np.float32), "EI": edge_int, "TLM": tlm,
            "TFI": a["tet_faces"], "ACR": acrf[fo], "RANK": rank, "FO": fo, "W": tables.W,
            "NBV": tables.nbv, "FBV": fbv, "ACRF": acrf, "FT0": ft0,
            "FV": np.asarray(mesh.face_vertices), "VX": np.asarray(mesh.vertices)}
     for name, dtype, _, ro in FIELDS:
         if ro:
             out[name] = _ro(out[name], dtype)
-    for name in ("DIST", "PAR", "VIA", "STAMP"):
-        out[name] = np.zeros(F, np.float64 if name == "DIST" else np.int64)
+    out["NODE"] = node = _node_rows(F)
+    node[:, 1:4] = a["centroids"]
+    out["NODEI"] = node.view(np.int64)
     out["admissible"] = bool(a["admissible"])
     return out
+
+
+def _node_rows(F):
+    """(F, 8) float64 zeros whose rows start on 64-byte lines (a face's
+    search row: :data:`regn.world._walk_kernels.DIST` ...)."""
+    from ._walk_kernels import NODE_COLUMNS
+    buf = np.zeros(F * NODE_COLUMNS + 8)
+    skip = (-buf.ctypes.data % 64) // 8
+    return buf[skip:skip + F * NODE_COLUMNS].reshape(F, NODE_COLUMNS)
 
 
 class TileSlots:
@@ -309,9 +318,8 @@ def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth, a_tet=No
     s_slot, g_slot = int(slots.slot_of[a_tile]), int(slots.slot_of[b_tile])
     s = np.asarray(a, np.float64)
     g = np.asarray(b, np.float64)
-    args = (L["EF"], L["EI"], L["CEN"], L["TFI"], L["ACR"], L["RANK"], L["TLM"], L["DIST"],
-            L["PAR"],
-            L["VIA"], L["STAMP"], slots.slot_of, allowed)
+    args = (L["EF"], L["EI"], L["TFI"], L["ACR"], L["RANK"], L["TLM"], L["NODE"], L["NODEI"],
+            slots.slot_of, allowed)
     ends = (s_slot, a_tet, s, g_slot, b_tet, g)
     slots.qid += 1
     got = K.world_astar(*args, slots.qid, *ends, _anchors(slots, exits, BOUND_WEIGHT),

@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 from numba.typed import List
 
 from .._jit import kernel, prefetch
@@ -44,6 +46,9 @@ from ..query.sight._raycast_kernels import RING, walk_segment
 from ..status import CLEAR, HIT, OK, UNREACHABLE
 
 SHIFT = 32
+#: the slots' lists, in the order of regn.world.walk.FIELDS (WalkLists' fields)
+LIST_NAMES = ("EF", "EI", "TFI", "ACR", "RANK", "FO", "NODE", "NODEI", "W", "NBV", "FBV",
+              "ACRF", "FT0", "FV", "VX", "TLM")
 MASK = (1 << 32) - 1
 #: world_astar's status when it gave up (max_expand)
 GAVE_UP = -2
@@ -185,7 +190,16 @@ def _trace(NODEI, end):
 
 
 @kernel
-def world_astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid, s_slot, s_tet,
+def world_astar(WL, slot_of, allowed, qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw,
+                max_expand, counts):
+    """:func:`_astar` on the slots' lists ``WL`` (a :class:`WalkLists`)."""
+    return _astar(WL.EF, WL.EI, WL.TFI, WL.ACR, WL.RANK, WL.TLM, WL.NODE, WL.NODEI, slot_of,
+                  allowed, qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand,
+                  counts)
+
+
+@kernel
+def _astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid, s_slot, s_tet,
                 s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
     """``(status, cost, codes, vias)``: the cheapest route from point ``s``
     (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
@@ -271,7 +285,14 @@ def world_astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid,
 
 
 @kernel
-def corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, s_tet,
+def corridor(WL, codes, vias, tile_of_slot, face_off, tet_off, s_slot, s_tet, g_slot, g_tet):
+    """:func:`_corridor` on the slots' lists ``WL``."""
+    return _corridor(codes, vias, WL.FO, WL.FV, WL.VX, tile_of_slot, face_off, tet_off, s_slot,
+                     s_tet, g_slot, g_tet)
+
+
+@kernel
+def _corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, s_tet,
              g_slot, g_tet):
     """``(tri (k,3,3), tets, portals, tiles)`` of a route from
     :func:`world_astar`: the portal triangles in order (the first face of
@@ -343,7 +364,14 @@ def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, ax, ay, az, bx, by, bz, slot, te
 
 
 @kernel
-def taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_iter, X):
+def taut_path(WL, slot_of, slot, tet, s, g, tri, rtol, max_iter, X):
+    """:func:`_taut_path` on the slots' lists ``WL``."""
+    return _taut_path(WL.W, WL.NBV, WL.FBV, WL.ACRF, WL.FT0, slot_of, slot, tet, s, g, tri, rtol,
+                      max_iter, X)
+
+
+@kernel
+def _taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_iter, X):
     """The path through the corridor ``tri`` from s (in tetrahedron ``tet``
     of ``slot``) to g, made taut: the single mesh's smoother
     (:func:`regn.query.paths._smooth_kernels.solve`, one point in each
@@ -432,6 +460,52 @@ def _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen):
 
 
 @kernel
+def link_arrays(F, fo, tfi, own, codes):
+    """A tile's link arrays for the walk: ``(acrf, acr, tlm)``, each face's
+    other side (``tile << 32 | face``, -1: not linked) by file face
+    (``own[i]`` is linked to ``codes[i]``) and by search order (``fo``: the
+    file face of each), and each tetrahedron's mask of linked faces
+    (``tfi``: its faces in search order)."""
+    acrf = np.full(F, -1, np.int64)
+    for i in range(len(own)):
+        acrf[own[i]] = codes[i]
+    acr = np.empty(F, np.int64)
+    for i in range(F):
+        acr[i] = acrf[fo[i]]
+    tlm = np.zeros(tfi.shape[0], np.int8)
+    for t in range(tfi.shape[0]):
+        m = 0
+        for q in range(4):
+            if acr[tfi[t, q]] >= 0:
+                m |= 1 << q
+        tlm[t] = m
+    return acrf, acr, tlm
+
+
+@structref.register
+class WalkListsType(types.StructRef):
+    """numba's type of :class:`WalkLists`."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(t)) for name, t in fields)
+
+
+class WalkLists(structref.StructRefProxy):
+    """The slots' typed lists (one per name of :data:`regn.world.walk.FIELDS`)
+    as one compiled object, made by :func:`new_walk_lists`: a kernel call
+    handing over a typed List costs ~15 us to unbox, this one pointer."""
+
+
+structref.define_proxy(WalkLists, WalkListsType, list(LIST_NAMES))
+
+
+@kernel
+def new_walk_lists(EF, EI, TFI, ACR, RANK, FO, NODE, NODEI, W, NBV, FBV, ACRF, FT0, FV, VX, TLM):
+    """The :class:`WalkLists` of the 16 lists (a cached kernel)."""
+    return WalkLists(EF, EI, TFI, ACR, RANK, FO, NODE, NODEI, W, NBV, FBV, ACRF, FT0, FV, VX, TLM)
+
+
+@kernel
 def new_list(blank, n):
     """A typed List of ``n`` times ``blank`` (made here, in a cached kernel:
     a typed List built from Python compiles its methods in every process)."""
@@ -439,6 +513,27 @@ def new_list(blank, n):
     for _ in range(n):
         out.append(blank)
     return out
+
+
+@kernel
+def put_slot(WL, s, A):
+    """Place a slot's 16 arrays ``A`` (in the order of :data:`LIST_NAMES`)."""
+    WL.EF[s] = A[0]
+    WL.EI[s] = A[1]
+    WL.TFI[s] = A[2]
+    WL.ACR[s] = A[3]
+    WL.RANK[s] = A[4]
+    WL.FO[s] = A[5]
+    WL.NODE[s] = A[6]
+    WL.NODEI[s] = A[7]
+    WL.W[s] = A[8]
+    WL.NBV[s] = A[9]
+    WL.FBV[s] = A[10]
+    WL.ACRF[s] = A[11]
+    WL.FT0[s] = A[12]
+    WL.FV[s] = A[13]
+    WL.VX[s] = A[14]
+    WL.TLM[s] = A[15]
 
 
 @kernel

@@ -93,24 +93,23 @@ def node_graph(world) -> NodeGraph:
 def _reachable_nodes(world, t, point, tet=None):
     """(nodes, their inside points) of tile ``t`` in the same connected part
     of the tile as ``point`` (in tetrahedron ``tet`` of the tile, located
-    when not given). Each tile's nodes, inside points and the connected
-    part each lies in are kept with the tile (:meth:`World.extra`)."""
-    x = world.extra(t)
-    got = x.get("reach")
-    if got is None:
-        from ..query.locating.sample import components
-        from .prepared import first_tets
-        nodes = world.manifest.tiles[t].nodes
-        if not len(nodes):
-            got = (nodes, np.zeros((0, 3)), np.zeros(0, np.int64), None)
-        else:
-            lab = np.asarray(components(world.tile(t)))
-            tets = first_tets(world, t)[world.node_faces_in(nodes, t)]
-            got = (nodes, world.node_inside(nodes, t), lab[tets], lab)
-        x["reach"] = got
-    nodes, inside, part, lab = got
+    when not given). Each tile's nodes, their inside points and the
+    connected part each lies in are kept by the world once made (a few kB
+    a tile, kept when the tile is dropped)."""
+    from ..query.locating.sample import components
+    reach = getattr(world, "_reach", None)
+    if reach is None:
+        reach = world._reach = {}
+    nodes = world.manifest.tiles[t].nodes
     if not len(nodes):
-        return nodes, inside
+        return nodes, np.zeros((0, 3))
+    lab = np.asarray(components(world.tile(t)))
+    got = reach.get(t)
+    if got is None:
+        from .prepared import first_tets
+        tets = first_tets(world, t)[world.node_faces_in(nodes, t)]
+        got = reach[t] = (world.node_inside(nodes, t), lab[tets])
+    inside, part = got
     if tet is None:
         tet = int(world.tile(t).locate(np.asarray(point)[None])[0])
     keep = part == lab[max(tet, 0)] if tet >= 0 else np.zeros(len(nodes), bool)

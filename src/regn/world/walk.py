@@ -58,70 +58,70 @@ SMOOTH_RTOL = 1e-2
 
 #: the arrays of a slot: (name, dtype, ndim, read-only)
 FIELDS = (("EF", np.float32, 2, True), ("EI", np.int32, 2, True),
-          ("TFI", np.int64, 2, True), ("ACR", np.int64, 1, True), ("RANK", np.int64, 1, True),
-          ("FO", np.int64, 1, True), ("NODE", np.float64, 2, False),
+          ("TFI", np.int32, 2, True), ("ACR", np.int64, 1, True), ("RANK", np.int32, 1, True),
+          ("FO", np.int32, 1, True), ("NODE", np.float64, 2, False),
           ("NODEI", np.int64, 2, False), ("W", np.float64, 2, True),
-          ("NBV", np.int64, 2, True), ("FBV", np.int64, 2, True), ("ACRF", np.int64, 1, True),
-          ("FT0", np.int64, 1, True), ("FV", np.int64, 2, True), ("VX", np.float64, 2, True),
+          ("NBV", np.int32, 2, True), ("FBV", np.int32, 2, True), ("ACRF", np.int64, 1, True),
+          ("FT0", np.int32, 1, True), ("FV", np.int32, 2, True), ("VX", np.float64, 2, True),
           ("TLM", np.int8, 1, True))
-
-
 def _ro(a, dtype):
     v = np.ascontiguousarray(a, dtype).view()
     v.flags.writeable = False
     return v
 
 
-def _links_of(world):
-    """Per tile: the manifest's links it takes part in (made once)."""
-    out = getattr(world, "_links_of", None)
+def _tile_links(world):
+    """Per tile: ``(faces, codes)``, its linked faces and each one's other
+    side (``tile << 32 | face``), from the manifest's links (made once)."""
+    out = getattr(world, "_tile_links", None)
     if out is None:
-        out = [[] for _ in range(world.n_tiles)]
+        parts = [[] for _ in range(world.n_tiles)]
         for lk in world.manifest.links:
-            out[lk.a].append(lk)
-            out[lk.b].append(lk)
-        world._links_of = out
+            fa, fb = lk.faces[:, 0].astype(np.int64), lk.faces[:, 1].astype(np.int64)
+            parts[lk.a].append((fa, (np.int64(lk.b) << 32) | fb))
+            parts[lk.b].append((fb, (np.int64(lk.a) << 32) | fa))
+        out = [(np.concatenate([f for f, _ in p]), np.concatenate([c for _, c in p]))
+               if p else (np.zeros(0, np.int64), np.zeros(0, np.int64)) for p in parts]
+        world._tile_links = out
     return out
 
 
-def tile_arrays(world, t) -> dict:
-    """Tile ``t``'s arrays for the walk (:data:`FIELDS`), from its search
-    graph and locate tables (read from beside the tile, or built)."""
-    from ..query.locating.locate import locate_tables
-    from ..query.paths._path_kernels import ET0
-    from .prepared import search_arrays
-    mesh = world.tile(t)
-    a = search_arrays(mesh)
-    edge_int = np.asarray(a["edge_int"])
-    F, T = int(mesh.n_faces), int(mesh.n_tets)
-    fo = np.asarray(a["face_order"], np.int64)
-    rank = np.empty(F, np.int64)
-    rank[fo] = np.arange(F)
-    ft0 = np.empty(F, np.int64)
-    ft0[fo] = edge_int[:F, ET0]
-    acrf = np.full(F, -1, np.int64)
-    for lk in _links_of(world)[t]:
-        if lk.a == t:
-            acrf[lk.faces[:, 0]] = (np.int64(lk.b) << 32) | lk.faces[:, 1]
-        else:
-            acrf[lk.faces[:, 1]] = (np.int64(lk.a) << 32) | lk.faces[:, 0]
-    tables = locate_tables(mesh)
-    tf = np.asarray(mesh.tet_faces, np.int64)
-    fbv = np.empty((T, 4), np.int64)
-    fbv[np.repeat(np.arange(T), 4), np.asarray(mesh.opposite_slot).reshape(-1)] = tf.reshape(-1)
-    tfi = np.asarray(a["tet_faces"])
-    tlm = ((acrf[fo][tfi] >= 0) << np.arange(4)).sum(axis=1).astype(np.int8)
-    out = {"EF": edge_int.view(np.float32), "EI": edge_int, "TLM": tlm,
-           "TFI": a["tet_faces"], "ACR": acrf[fo], "RANK": rank, "FO": fo, "W": tables.W,
-           "NBV": tables.nbv, "FBV": fbv, "ACRF": acrf, "FT0": ft0,
-           "FV": np.asarray(mesh.face_vertices), "VX": np.asarray(mesh.vertices)}
+def tile_arrays(world, t, rows=None) -> dict:
+    """Tile ``t``'s arrays for the walk (:data:`FIELDS`): those kept in its
+    ``.query`` file, used where they lie (the tile itself is not read), or
+    made from the tile (:func:`regn.world.prepared.static_arrays`); the
+    links' arrays made from
+    the manifest. ``rows``: a search-row buffer to reuse when large enough."""
+    from ._walk_kernels import link_arrays
+    from .prepared import STATIC, static_arrays
+    kept = world.query_arrays(t)
+    if kept is not None and all("walk_" + k in kept for k in STATIC):
+        st = {k: kept["walk_" + k] for k in STATIC}
+        edge_int, W = kept["path_edge_int"], kept["loc_W"]
+        world.walk_reads += 1
+        from_mesh = False
+    else:
+        from ..query.locating.locate import locate_tables
+        from .prepared import search_arrays
+        mesh = world.tile(t)
+        st = static_arrays(mesh)
+        edge_int, W = search_arrays(mesh)["edge_int"], locate_tables(mesh).W
+        from_mesh = True
+    F = len(st["FO"])
+    own, codes = _tile_links(world)[t]
+    acrf, acr, tlm = link_arrays(F, st["FO"], st["TFI"], own, codes)
+    out = dict(st, EF=np.asarray(edge_int).view(np.float32), EI=edge_int, W=W, ACRF=acrf,
+               ACR=acr, TLM=tlm)
     for name, dtype, _, ro in FIELDS:
         if ro:
             out[name] = _ro(out[name], dtype)
-    out["NODE"] = node = _node_rows(F)
-    node[:, 1:4] = a["centroids"]
+    if rows is None or len(rows) < F:
+        rows = _node_rows(F)
+    out["rows"] = rows
+    out["from_mesh"] = from_mesh
+    out["NODE"] = node = rows[:F]
+    node[:, 1:4] = st["CEN"]
     out["NODEI"] = node.view(np.int64)
-    out["admissible"] = bool(a["admissible"])
     return out
 
 
@@ -137,15 +137,19 @@ def _node_rows(F):
 class TileSlots:
     """The tiles a walk may use, each in a slot of the typed lists (see the
     module docstring); ``capacity`` slots, least recently used given up
-    first."""
+    first. A slot's arrays are views of its tile's ``.query`` file (or of
+    the loaded tile's structures) and its search rows, a buffer the slot
+    keeps for the next tile placed in it (stale stamps are of earlier
+    queries: nothing is cleared)."""
 
     def __init__(self, world, capacity):
-        from ._walk_kernels import new_list
+        from ._walk_kernels import LIST_NAMES, new_list, new_walk_lists
         self.world = world
         self.capacity = int(capacity)
         self.slot_of = np.full(world.n_tiles, -1, np.int64)
         self.tile_of_slot = np.full(self.capacity, -1, np.int64)
-        self.admissible = np.ones(self.capacity, bool)
+        self.rows = {}                        # slot -> its search-row buffer (reused)
+        self.from_mesh = set()                # tiles whose arrays are the loaded tile's
         self.used = OrderedDict()             # tile -> slot, least recently used first
         self.free = list(range(self.capacity - 1, -1, -1))
         self.qid = 0
@@ -156,6 +160,8 @@ class TileSlots:
             blank = np.zeros((0,) * ndim, dtype)
             self.lists[name] = new_list(_ro(blank, dtype) if ro else blank, self.capacity)
         self.blank = {name: self.lists_blank(dtype, ndim, ro) for name, dtype, ndim, ro in FIELDS}
+        assert tuple(name for name, *_ in FIELDS) == LIST_NAMES
+        self.wl = new_walk_lists(*(self.lists[name] for name in LIST_NAMES))
 
     @staticmethod
     def lists_blank(dtype, ndim, ro):
@@ -165,13 +171,12 @@ class TileSlots:
     def take(self, tiles):
         """Slots for ``tiles`` (at most ``capacity`` of them), loading and
         placing those not in one; the (n_slots,) flags of those slots."""
-        from ._walk_kernels import put
+        from ._walk_kernels import put_slot
         keep = {int(t) for t in tiles}
         for t in tiles:
             t = int(t)
             if t in self.used:
                 self.used.move_to_end(t)
-                self.world.tile(t)               # (its place in the tile LRU too)
                 continue
             if not self.free:
                 for old in self.used:
@@ -179,10 +184,11 @@ class TileSlots:
                         break
                 self.release(old)
             s = self.free.pop()
-            arrays = tile_arrays(self.world, t)
-            for name, *_ in FIELDS:
-                put(self.lists[name], s, arrays[name])
-            self.admissible[s] = arrays["admissible"]
+            arrays = tile_arrays(self.world, t, self.rows.get(s))
+            self.rows[s] = arrays["rows"]
+            if arrays["from_mesh"]:
+                self.from_mesh.add(t)
+            put_slot(self.wl, s, tuple(arrays[name] for name, *_ in FIELDS))
             self.arrays[s] = arrays
             self.slot_of[t] = s
             self.tile_of_slot[s] = t
@@ -193,10 +199,10 @@ class TileSlots:
 
     def release(self, t):
         """Give up tile ``t``'s slot (its arrays dropped)."""
-        from ._walk_kernels import put
+        from ._walk_kernels import put_slot
         s = self.used.pop(int(t))
-        for name, *_ in FIELDS:
-            put(self.lists[name], s, self.blank[name])
+        self.from_mesh.discard(int(t))
+        put_slot(self.wl, s, tuple(self.blank[name] for name, *_ in FIELDS))
         self.slot_of[t] = -1
         self.tile_of_slot[s] = -1
         self.arrays.pop(s, None)
@@ -205,6 +211,7 @@ class TileSlots:
     def clear(self):
         for t in list(self.used):
             self.release(t)
+        self.rows.clear()
 
 
 def tile_slots(world) -> TileSlots:
@@ -234,6 +241,8 @@ def walk_path(world, start, goal, s_tile, g_tile, smooth=True, s_tet=None, g_tet
     hold no way (the caller then asks :mod:`regn.world.route`)."""
     from .route import _coarse, _crossings
     slots = tile_slots(world)
+    s_tet = _tet_of(world, s_tile, start) if s_tet is None else s_tet
+    g_tet = _tet_of(world, g_tile, goal) if g_tet is None else g_tet
     if s_tile == g_tile:                  # inside the tile, if it has a way
         got = _window(world, slots, slots.take([s_tile]), start, s_tile, goal, g_tile,
                       [(s_tile, goal)], smooth, s_tet, g_tet)
@@ -249,13 +258,15 @@ def walk_path(world, start, goal, s_tile, g_tile, smooth=True, s_tet=None, g_tet
         a = start if first == 0 else world.node_inside([crossings[first - 1][0]], tiles[first])[0]
         b = goal if last == len(tiles) - 1 else \
             world.node_inside([crossings[last][0]], tiles[last])[0]
+        # (every tile read for the window's ends before its slots are taken)
+        a_tet = s_tet if first == 0 else _tet_of(world, tiles[first], a)
+        b_tet = g_tet if last == len(tiles) - 1 else _tet_of(world, tiles[last], b)
         allowed = slots.take(tiles[first:last + 1])
         # each tile's guide: where the route leaves it
         exits = [(tiles[i], world.manifest.node_points[crossings[i][0]])
                  for i in range(first, last)] + [(tiles[last], b)]
         got = _window(world, slots, allowed, a, tiles[first], b, tiles[last], exits, smooth,
-                      s_tet if first == 0 else None,
-                      g_tet if last == len(tiles) - 1 else None)
+                      a_tet, b_tet)
         if got is None:
             return None
         c, p, te, po, ti = got
@@ -301,40 +312,38 @@ def _path(cost, pts, tets, portals, crossed) -> Path:
     return path
 
 
-def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth, a_tet=None,
-            b_tet=None):
+def _tet_of(world, t, p):
+    return int(world.tile(t).locate(np.asarray(p, np.float64)[None])[0])
+
+
+def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth, a_tet, b_tet):
     """One A* over the slots ``allowed`` from ``a`` to ``b`` and its
-    corridor smoothed: ``(cost, points, tets, portals, tiles)`` or None.
+    corridor smoothed: ``(cost, points, tets, portals, tiles)`` or None
+    (``a_tet``, ``b_tet``: the ends' tetrahedra in their tiles; no tile is
+    read here: a tile read could drop a slot the window uses).
     ``exits``: ``[(tile, point)]``, the route's way on from each tile (the
     last: ``b``), which leads the search (:func:`_anchors`)."""
     from . import _walk_kernels as K
-    if a_tet is None:
-        a_tet = int(world.tile(a_tile).locate(np.asarray(a)[None])[0])
-    if b_tet is None:
-        b_tet = int(world.tile(b_tile).locate(np.asarray(b)[None])[0])
     if a_tet < 0 or b_tet < 0:
         return None
-    L = slots.lists
     s_slot, g_slot = int(slots.slot_of[a_tile]), int(slots.slot_of[b_tile])
     s = np.asarray(a, np.float64)
     g = np.asarray(b, np.float64)
-    args = (L["EF"], L["EI"], L["TFI"], L["ACR"], L["RANK"], L["TLM"], L["NODE"], L["NODEI"],
-            slots.slot_of, allowed)
-    ends = (s_slot, a_tet, s, g_slot, b_tet, g)
     slots.qid += 1
-    got = K.world_astar(*args, slots.qid, *ends, _anchors(slots, exits, BOUND_WEIGHT),
-                        BOUND_WEIGHT, 1 << 62, slots.counts)
+    got = K.world_astar(slots.wl, slots.slot_of, allowed, slots.qid, s_slot, a_tet, s, g_slot,
+                        b_tet, g, _anchors(slots, exits, BOUND_WEIGHT), BOUND_WEIGHT, 1 << 62,
+                        slots.counts)
     if got[0] != OK:
         return None
     _, cost, codes, vias = got
-    tri, tets, portals, tiles = K.corridor(
-        codes, vias, L["FO"], L["FV"], L["VX"], slots.tile_of_slot, world.face_offset,
-        world.tet_offset, s_slot, a_tet, g_slot, b_tet)
+    tri, tets, portals, tiles = K.corridor(slots.wl, codes, vias, slots.tile_of_slot,
+                                           world.face_offset, world.tet_offset, s_slot, a_tet,
+                                           g_slot, b_tet)
     if not smooth or len(tri) == 0:
         pts = np.vstack([s, tri.mean(axis=1), g]) if not smooth else np.vstack([s, g])
     else:
         from ..query.paths.smooth import MAX_SWEEPS
-        walk = (L["W"], L["NBV"], L["FBV"], L["ACRF"], L["FT0"], slots.slot_of)
         X = np.empty((len(tri) + 2, 3))
-        pts = K.taut_path(*walk, s_slot, a_tet, s, g, tri, SMOOTH_RTOL, MAX_SWEEPS, X)
+        pts = K.taut_path(slots.wl, slots.slot_of, s_slot, a_tet, s, g, tri, SMOOTH_RTOL,
+                          MAX_SWEEPS, X)
     return float(cost), pts, tets, portals, tiles

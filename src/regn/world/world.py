@@ -71,6 +71,9 @@ class World:
         self._by_index = {t.index: i for i, t in enumerate(m.tiles)}
         self._cache = OrderedDict()
         self.tiles_read = 0
+        #: tiles whose walk arrays were read from their .query file alone
+        #: (regn.world.walk: the tile itself not read)
+        self.walk_reads = 0
         self.tet_offset = np.concatenate([[0], np.cumsum([t.tets for t in m.tiles])])
         self.face_offset = np.concatenate([[0], np.cumsum([t.faces for t in m.tiles])])
         self.linked = [np.zeros(t.faces, bool) for t in m.tiles]
@@ -149,6 +152,27 @@ class World:
         if install(self.manifest, i, mesh, check=check) and check:
             self._checked_query[i] = stamp
 
+    def query_arrays(self, i):
+        """Tile ``i``'s ``.query`` arrays as stored (views of a map of the
+        file; :func:`regn.world.prepared.read_sidecar`), or None when it has
+        none of this format; checked as :meth:`_install` checks them."""
+        import os
+
+        from .prepared import read_sidecar, sidecar_path
+        path = sidecar_path(self.manifest, i)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        check = self.check and self._checked_query.get(i) != stamp
+        got = read_sidecar(path, self.manifest, i, check=check)
+        if got is None:
+            return None
+        if check:
+            self._checked_query[i] = stamp
+        return got[0]
+
     def _evict(self):
         """Drop the least recently used tiles while more than ``max_tiles``
         are loaded, or (``max_bytes``) while their footprints add up to more
@@ -173,8 +197,10 @@ class World:
             self.footprint(t)
         self._cache.pop(t)
         self._extra.pop(t, None)
-        slots = getattr(self, "_tile_slots", None)   # (regn.world.walk)
-        if slots is not None and slots.capacity <= self.max_tiles and t in slots.used:
+        # (regn.world.walk: a slot whose arrays are this tile's own goes with
+        # it; one read from the tile's .query file alone stays)
+        slots = getattr(self, "_tile_slots", None)
+        if slots is not None and slots.capacity <= self.max_tiles and t in slots.from_mesh:
             slots.release(t)
 
     def footprint(self, t, *, split=False):

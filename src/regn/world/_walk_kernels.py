@@ -48,7 +48,7 @@ from ..status import CLEAR, HIT, OK, UNREACHABLE
 SHIFT = 32
 #: the slots' lists, in the order of regn.world.walk.FIELDS (WalkLists' fields)
 LIST_NAMES = ("EF", "EI", "TFI", "ACR", "RANK", "FO", "NODE", "NODEI", "W", "NBV", "FBV",
-              "ACRF", "FT0", "FV", "VX", "TLM")
+              "ACRF", "FT0", "FV", "VX", "TLM", "CEN")
 MASK = (1 << 32) - 1
 #: world_astar's status when it gave up (max_expand)
 GAVE_UP = -2
@@ -61,7 +61,7 @@ HOP_NUDGE = 1e-9
 #: row out of sight (as regn.world.route.LOOKAHEAD)
 LOOKAHEAD = 3
 #: columns of a face's search row (NODE: float64; PAR, VIA, STAMP read as int64)
-DIST, CX, CY, CZ, PAR, VIA, STAMP = 0, 1, 2, 3, 4, 5, 6
+DIST, CX, CY, CZ, PAR, VIA, STAMP, GEN = 0, 1, 2, 3, 4, 5, 6, 7
 NODE_COLUMNS = 8
 #: world_astar's heap starts this long (and doubles when full)
 HEAP0 = 1 << 14
@@ -75,17 +75,24 @@ def _d3(node, f, p):
 
 
 @kernel(inline=True)
-def _dff(node, fa, fb):
-    return math.sqrt((node[fa, CX] - node[fb, CX]) ** 2 + (node[fa, CY] - node[fb, CY]) ** 2
-                     + (node[fa, CZ] - node[fb, CZ]) ** 2)
+def _dff(cen, fa, fb):
+    return math.sqrt((cen[fa, 0] - cen[fb, 0]) ** 2 + (cen[fa, 1] - cen[fb, 1]) ** 2
+                     + (cen[fa, 2] - cen[fb, 2]) ** 2)
 
 
 @kernel(inline=True)
-def _relax(node, nodei, hkey, hnode, size, qid, b, v, nd, parent, t, anchor, hw):
+def _dcp(cen, f, p):
+    return math.sqrt((cen[f, 0] - p[0]) ** 2 + (cen[f, 1] - p[1]) ** 2 + (cen[f, 2] - p[2]) ** 2)
+
+
+@kernel(inline=True)
+def _relax(node, nodei, cen, gen, hkey, hnode, size, qid, b, v, nd, parent, t, anchor, hw):
     """Reach face v of slot b at cost nd (from node ``parent`` through
     tetrahedron t) if it is not expanded yet and that is cheaper than
     before in this query (stamp 2 qid: reached, 2 qid + 1: expanded);
-    returns the heap's new size."""
+    returns the heap's new size. A row whose GEN is not the slot's ``gen``
+    gets its centroid from ``cen`` first (rows are filled as the searches
+    reach them, not when the tile is placed)."""
     st = nodei[v, STAMP]
     if st == 2 * qid + 1:
         return size
@@ -94,6 +101,11 @@ def _relax(node, nodei, hkey, hnode, size, qid, b, v, nd, parent, t, anchor, hw)
         node[v, DIST] = nd
         nodei[v, PAR] = parent
         nodei[v, VIA] = t
+        if nodei[v, GEN] != gen:
+            node[v, CX] = cen[v, 0]
+            node[v, CY] = cen[v, 1]
+            node[v, CZ] = cen[v, 2]
+            nodei[v, GEN] = gen
         h = hw * math.sqrt((node[v, CX] - anchor[b, 0]) ** 2 + (node[v, CY] - anchor[b, 1]) ** 2
                            + (node[v, CZ] - anchor[b, 2]) ** 2) + anchor[b, 3]
         return _push(hkey, hnode, size, nd + h, (b << SHIFT) | v)
@@ -126,8 +138,8 @@ def _grown(a, n, fill):
 
 
 @kernel(inline=True)
-def _expand(ef, ei, acr, tfi, tlm, node, nodei, hkey, hnode, size, qid, a, u, d, code, anchor,
-            hw, NODE, NODEI, RANK, slot_of, allowed):
+def _expand(ef, ei, acr, tfi, tlm, node, nodei, cen, gen, hkey, hnode, size, qid, a, u, d, code,
+            anchor, hw, NODE, NODEI, CEN, slot_gen, RANK, slot_of, allowed):
     """Relax the edges of face u of slot a (reached at cost d): its own
     edge block (less those :func:`world_astar` prunes), the linked faces of
     its tetrahedra, and across its link; returns the heap's new size."""
@@ -147,8 +159,9 @@ def _expand(ef, ei, acr, tfi, tlm, node, nodei, hkey, hnode, size, qid, a, u, d,
         c = ef[u, 2 * k]
         if not c >= 0.0:
             continue
-        size = _relax(node, nodei, hkey, hnode, size, qid, a, np.int64(ei[u, 2 * k + 1]), d + c,
-                      code, np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
+        size = _relax(node, nodei, cen, gen, hkey, hnode, size, qid, a,
+                      np.int64(ei[u, 2 * k + 1]), d + c, code,
+                      np.int64(ei[u, ET0 if k < 3 else ET1]), anchor, hw)
     for side in range(2):
         t = ei[u, ET0 + side]
         if t < 0 or not (linked or tlm[t]):
@@ -158,13 +171,13 @@ def _expand(ef, ei, acr, tfi, tlm, node, nodei, hkey, hnode, size, qid, a, u, d,
             if v == u:
                 continue
             if acr[v] >= 0 or (linked and ei[v, ET1] >= 0):
-                size = _relax(node, nodei, hkey, hnode, size, qid, a, v, d + _dff(node, u, v),
-                              code, np.int64(t), anchor, hw)
+                size = _relax(node, nodei, cen, gen, hkey, hnode, size, qid, a, v,
+                              d + _dff(cen, u, v), code, np.int64(t), anchor, hw)
     if linked:
         x = acr[u]
         b = slot_of[x >> SHIFT]
         if b >= 0 and allowed[b]:
-            size = _relax(NODE[b], NODEI[b], hkey, hnode, size, qid, b,
+            size = _relax(NODE[b], NODEI[b], CEN[b], slot_gen[b], hkey, hnode, size, qid, b,
                           np.int64(RANK[b][x & MASK]), d, code, np.int64(-1), anchor, hw)
     return size
 
@@ -190,17 +203,17 @@ def _trace(NODEI, end):
 
 
 @kernel
-def world_astar(WL, slot_of, allowed, qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw,
-                max_expand, counts):
+def world_astar(WL, slot_gen, slot_of, allowed, qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor,
+                hw, max_expand, counts):
     """:func:`_astar` on the slots' lists ``WL`` (a :class:`WalkLists`)."""
-    return _astar(WL.EF, WL.EI, WL.TFI, WL.ACR, WL.RANK, WL.TLM, WL.NODE, WL.NODEI, slot_of,
-                  allowed, qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand,
-                  counts)
+    return _astar(WL.EF, WL.EI, WL.TFI, WL.ACR, WL.RANK, WL.TLM, WL.NODE, WL.NODEI, WL.CEN,
+                  slot_gen, slot_of, allowed, qid, s_slot, s_tet, s, g_slot, g_tet, g, anchor, hw,
+                  max_expand, counts)
 
 
 @kernel
-def _astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid, s_slot, s_tet,
-                s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
+def _astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, CEN, slot_gen, slot_of, allowed, qid, s_slot,
+           s_tet, s, g_slot, g_tet, g, anchor, hw, max_expand, counts):
     """``(status, cost, codes, vias)``: the cheapest route from point ``s``
     (tetrahedron ``s_tet`` of slot ``s_slot``) to ``g``, over the slots
     ``allowed``: its nodes in order and the tetrahedron each was reached
@@ -232,10 +245,10 @@ def _astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid, s_sl
     hnode = np.empty(HEAP0 + 8, np.int64)
     heap_reset(hkey)
     size = 0
-    node, nodei = NODE[s_slot], NODEI[s_slot]
+    node, nodei, cen, gen = NODE[s_slot], NODEI[s_slot], CEN[s_slot], slot_gen[s_slot]
     for k in range(4):
         f = np.int64(TFI[s_slot][s_tet, k])
-        size = _relax(node, nodei, hkey, hnode, size, qid, s_slot, f, _d3(node, f, s),
+        size = _relax(node, nodei, cen, gen, hkey, hnode, size, qid, s_slot, f, _dcp(cen, f, s),
                       np.int64(-1), np.int64(s_tet), anchor, hw)
     gf = TFI[g_slot][g_tet]
     end = np.int64(-1)
@@ -255,7 +268,7 @@ def _astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid, s_sl
         a = code >> SHIFT
         u = code & MASK
         if a != last:
-            node, nodei = NODE[a], NODEI[a]
+            node, nodei, cen, gen = NODE[a], NODEI[a], CEN[a], slot_gen[a]
             ef, ei, acr, tfi, tlm = EF[a], EI[a], ACR[a], TFI[a], TLM[a]
             last = a
         if nodei[u, STAMP] != 2 * qid:
@@ -276,8 +289,9 @@ def _astar(EF, EI, TFI, ACR, RANK, TLM, NODE, NODEI, slot_of, allowed, qid, s_sl
         if size + 24 > len(hkey):
             hkey = _grown(hkey, 2 * len(hkey), math.inf)
             hnode = _grown(hnode, 2 * len(hnode), np.int64(0))
-        size = _expand(ef, ei, acr, tfi, tlm, node, nodei, hkey, hnode, size, qid, a, u, d,
-                       code, anchor, hw, NODE, NODEI, RANK, slot_of, allowed)
+        size = _expand(ef, ei, acr, tfi, tlm, node, nodei, cen, gen, hkey, hnode, size, qid, a,
+                       u, d, code, anchor, hw, NODE, NODEI, CEN, slot_gen, RANK, slot_of,
+                       allowed)
     if not best < math.inf:
         return UNREACHABLE, best, empty, empty
     codes, vias = _trace(NODEI, end)
@@ -460,26 +474,35 @@ def _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen):
 
 
 @kernel
-def link_arrays(F, fo, tfi, own, codes):
-    """A tile's link arrays for the walk: ``(acrf, acr, tlm)``, each face's
-    other side (``tile << 32 | face``, -1: not linked) by file face
-    (``own[i]`` is linked to ``codes[i]``) and by search order (``fo``: the
-    file face of each), and each tetrahedron's mask of linked faces
-    (``tfi``: its faces in search order)."""
-    acrf = np.full(F, -1, np.int64)
+def place_links(acrf, acr, tlm, old_faces, old_ranks, old_tets, own, codes, rank, ft0, tfi):
+    """Put a tile's links into a slot's buffers (``acrf``, ``acr``: each
+    face's other side ``tile << 32 | face`` or -1, by file face and by
+    search order; ``tlm``: each tetrahedron's mask of linked faces), first
+    undoing the slot's last tile's (``old_faces`` its linked file faces,
+    ``old_ranks`` and ``old_tets`` their search order and tetrahedra): the
+    work is the links', not the
+    tile's. ``own[i]`` (a file face) is linked to ``codes[i]``; ``rank``,
+    ``ft0``, ``tfi``: the tile's search order of a file face, first
+    tetrahedron of a file face, faces of a tetrahedron in search order.
+    Returns ``(ranks, tets)`` of ``own``, for the next undoing."""
+    for i in range(len(old_faces)):
+        acrf[old_faces[i]] = -1
+        acr[old_ranks[i]] = -1
+        tlm[old_tets[i]] = 0
+    ranks = np.empty(len(own), np.int64)
+    tets = np.empty(len(own), np.int64)
     for i in range(len(own)):
-        acrf[own[i]] = codes[i]
-    acr = np.empty(F, np.int64)
-    for i in range(F):
-        acr[i] = acrf[fo[i]]
-    tlm = np.zeros(tfi.shape[0], np.int8)
-    for t in range(tfi.shape[0]):
-        m = 0
+        f = own[i]
+        r = rank[f]
+        acrf[f] = codes[i]
+        acr[r] = codes[i]
+        t = ft0[f]
+        ranks[i] = r
+        tets[i] = t
         for q in range(4):
-            if acr[tfi[t, q]] >= 0:
-                m |= 1 << q
-        tlm[t] = m
-    return acrf, acr, tlm
+            if tfi[t, q] == r:
+                tlm[t] |= np.int8(1 << q)
+    return ranks, tets
 
 
 @structref.register
@@ -500,9 +523,11 @@ structref.define_proxy(WalkLists, WalkListsType, list(LIST_NAMES))
 
 
 @kernel
-def new_walk_lists(EF, EI, TFI, ACR, RANK, FO, NODE, NODEI, W, NBV, FBV, ACRF, FT0, FV, VX, TLM):
-    """The :class:`WalkLists` of the 16 lists (a cached kernel)."""
-    return WalkLists(EF, EI, TFI, ACR, RANK, FO, NODE, NODEI, W, NBV, FBV, ACRF, FT0, FV, VX, TLM)
+def new_walk_lists(EF, EI, TFI, ACR, RANK, FO, NODE, NODEI, W, NBV, FBV, ACRF, FT0, FV, VX, TLM,
+                   CEN):
+    """The :class:`WalkLists` of the 17 lists (a cached kernel)."""
+    return WalkLists(EF, EI, TFI, ACR, RANK, FO, NODE, NODEI, W, NBV, FBV, ACRF, FT0, FV, VX, TLM,
+                     CEN)
 
 
 @kernel
@@ -517,7 +542,7 @@ def new_list(blank, n):
 
 @kernel
 def put_slot(WL, s, A):
-    """Place a slot's 16 arrays ``A`` (in the order of :data:`LIST_NAMES`)."""
+    """Place a slot's 17 arrays ``A`` (in the order of :data:`LIST_NAMES`)."""
     WL.EF[s] = A[0]
     WL.EI[s] = A[1]
     WL.TFI[s] = A[2]
@@ -534,6 +559,7 @@ def put_slot(WL, s, A):
     WL.FV[s] = A[13]
     WL.VX[s] = A[14]
     WL.TLM[s] = A[15]
+    WL.CEN[s] = A[16]
 
 
 @kernel

@@ -63,7 +63,7 @@ FIELDS = (("EF", np.float32, 2, True), ("EI", np.int32, 2, True),
           ("NODEI", np.int64, 2, False), ("W", np.float64, 2, True),
           ("NBV", np.int32, 2, True), ("FBV", np.int32, 2, True), ("ACRF", np.int64, 1, True),
           ("FT0", np.int32, 1, True), ("FV", np.int32, 2, True), ("VX", np.float64, 2, True),
-          ("TLM", np.int8, 1, True))
+          ("TLM", np.int8, 1, True), ("CEN", np.float64, 2, True))
 def _ro(a, dtype):
     v = np.ascontiguousarray(a, dtype).view()
     v.flags.writeable = False
@@ -86,41 +86,45 @@ def _tile_links(world):
     return out
 
 
-def tile_arrays(world, t, rows=None) -> dict:
+def tile_arrays(world, t, buf) -> dict:
     """Tile ``t``'s arrays for the walk (:data:`FIELDS`): those kept in its
     ``.query`` file, used where they lie (the tile itself is not read), or
-    made from the tile (:func:`regn.world.prepared.static_arrays`); the
-    links' arrays made from
-    the manifest. ``rows``: a search-row buffer to reuse when large enough."""
-    from ._walk_kernels import link_arrays
+    made from the tile (:func:`regn.world.prepared.static_arrays`). ``buf``:
+    the slot's own buffers (a dict, filled here and kept for the next tile
+    in the slot): the search rows, and the link arrays, into which the
+    tile's links (from the manifest) are put in place of the last tile's
+    (:func:`regn.world._walk_kernels.place_links`). Nothing here passes
+    over the whole tile: a search reads the pages it reaches."""
+    from ._walk_kernels import place_links
     from .prepared import STATIC, static_arrays
     kept = world.query_arrays(t)
-    if kept is not None and all("walk_" + k in kept for k in STATIC):
+    from_mesh = not (kept is not None and all("walk_" + k in kept for k in STATIC))
+    if not from_mesh:
         st = {k: kept["walk_" + k] for k in STATIC}
         edge_int, W = kept["path_edge_int"], kept["loc_W"]
         world.walk_reads += 1
-        from_mesh = False
     else:
         from ..query.locating.locate import locate_tables
         from .prepared import search_arrays
         mesh = world.tile(t)
         st = static_arrays(mesh)
         edge_int, W = search_arrays(mesh)["edge_int"], locate_tables(mesh).W
-        from_mesh = True
-    F = len(st["FO"])
+    F, T = len(st["FO"]), len(st["TFI"])
+    if buf.get("F", -1) < F or buf.get("T", -1) < T:
+        none = np.zeros(0, np.int64)
+        buf.update(F=F, T=T, rows=_node_rows(F), acrf=np.full(F, -1, np.int64),
+                   acr=np.full(F, -1, np.int64), tlm=np.zeros(T, np.int8), old=(none,) * 3)
     own, codes = _tile_links(world)[t]
-    acrf, acr, tlm = link_arrays(F, st["FO"], st["TFI"], own, codes)
-    out = dict(st, EF=np.asarray(edge_int).view(np.float32), EI=edge_int, W=W, ACRF=acrf,
-               ACR=acr, TLM=tlm)
+    ranks, tets = place_links(buf["acrf"], buf["acr"], buf["tlm"], *buf["old"], own, codes,
+                              st["RANK"], st["FT0"], st["TFI"])
+    buf["old"] = (own, ranks, tets)
+    out = dict(st, EF=np.asarray(edge_int).view(np.float32), EI=edge_int, W=W,
+               ACRF=buf["acrf"][:F], ACR=buf["acr"][:F], TLM=buf["tlm"][:T])
     for name, dtype, _, ro in FIELDS:
         if ro:
             out[name] = _ro(out[name], dtype)
-    if rows is None or len(rows) < F:
-        rows = _node_rows(F)
-    out["rows"] = rows
     out["from_mesh"] = from_mesh
-    out["NODE"] = node = rows[:F]
-    node[:, 1:4] = st["CEN"]
+    out["NODE"] = node = buf["rows"][:F]
     out["NODEI"] = node.view(np.int64)
     return out
 
@@ -148,7 +152,9 @@ class TileSlots:
         self.capacity = int(capacity)
         self.slot_of = np.full(world.n_tiles, -1, np.int64)
         self.tile_of_slot = np.full(self.capacity, -1, np.int64)
-        self.rows = {}                        # slot -> its search-row buffer (reused)
+        self.bufs = {}                        # slot -> its own buffers (tile_arrays)
+        self.gen = np.zeros(self.capacity, np.int64)   # each slot's tile's generation
+        self.next_gen = 0
         self.from_mesh = set()                # tiles whose arrays are the loaded tile's
         self.used = OrderedDict()             # tile -> slot, least recently used first
         self.free = list(range(self.capacity - 1, -1, -1))
@@ -184,8 +190,9 @@ class TileSlots:
                         break
                 self.release(old)
             s = self.free.pop()
-            arrays = tile_arrays(self.world, t, self.rows.get(s))
-            self.rows[s] = arrays["rows"]
+            arrays = tile_arrays(self.world, t, self.bufs.setdefault(s, {}))
+            self.next_gen += 1
+            self.gen[s] = self.next_gen           # (its rows' centroids are stale)
             if arrays["from_mesh"]:
                 self.from_mesh.add(t)
             put_slot(self.wl, s, tuple(arrays[name] for name, *_ in FIELDS))
@@ -211,7 +218,7 @@ class TileSlots:
     def clear(self):
         for t in list(self.used):
             self.release(t)
-        self.rows.clear()
+        self.bufs.clear()
 
 
 def tile_slots(world) -> TileSlots:
@@ -330,7 +337,7 @@ def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth, a_tet, b
     s = np.asarray(a, np.float64)
     g = np.asarray(b, np.float64)
     slots.qid += 1
-    got = K.world_astar(slots.wl, slots.slot_of, allowed, slots.qid, s_slot, a_tet, s, g_slot,
+    got = K.world_astar(slots.wl, slots.gen, slots.slot_of, allowed, slots.qid, s_slot, a_tet, s, g_slot,
                         b_tet, g, _anchors(slots, exits, BOUND_WEIGHT), BOUND_WEIGHT, 1 << 62,
                         slots.counts)
     if got[0] != OK:

@@ -350,9 +350,12 @@ def _corridor(codes, vias, FO, FV, VX, tile_of_slot, face_off, tet_off, s_slot, 
 
 
 @kernel
-def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, ax, ay, az, bx, by, bz, slot, tet, seen):
+def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, allowed, ax, ay, az, bx, by, bz, slot, tet,
+               seen):
     """Walk segment a -> b from tetrahedron ``tet`` of slot ``slot`` (a in
-    it), through linked faces into the next tiles (slots of ``slot_of``):
+    it), through linked faces into the next tiles (slots of ``slot_of``
+    ``allowed``: a tile outside them is a wall, whether it sits in a slot
+    or not, so the answer does not depend on what else is loaded):
     ``(clear, slot, tet)``, the tetrahedron holding b when clear."""
     crossed = np.empty(0, np.int64)
     px, py, pz = ax, ay, az
@@ -368,7 +371,7 @@ def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, ax, ay, az, bx, by, bz, slot, te
         if x < 0:
             return False, slot, t
         nb = slot_of[x >> SHIFT]
-        if nb < 0:
+        if nb < 0 or not allowed[nb]:
             return False, slot, t
         f = min(sf + HOP_NUDGE, 1.0)
         px, py, pz = px + f * (bx - px), py + f * (by - py), pz + f * (bz - pz)
@@ -378,14 +381,15 @@ def world_walk(W, NBV, FBV, ACRF, FT0, slot_of, ax, ay, az, bx, by, bz, slot, te
 
 
 @kernel
-def taut_path(WL, slot_of, slot, tet, s, g, tri, rtol, max_iter, X):
+def taut_path(WL, slot_of, allowed, slot, tet, s, g, tri, rtol, max_iter, X):
     """:func:`_taut_path` on the slots' lists ``WL``."""
-    return _taut_path(WL.W, WL.NBV, WL.FBV, WL.ACRF, WL.FT0, slot_of, slot, tet, s, g, tri, rtol,
-                      max_iter, X)
+    return _taut_path(WL.W, WL.NBV, WL.FBV, WL.ACRF, WL.FT0, slot_of, allowed, slot, tet, s, g,
+                      tri, rtol, max_iter, X)
 
 
 @kernel
-def _taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_iter, X):
+def _taut_path(W, NBV, FBV, ACRF, FT0, slot_of, allowed, slot, tet, s, g, tri, rtol, max_iter,
+               X):
     """The path through the corridor ``tri`` from s (in tetrahedron ``tet``
     of ``slot``) to g, made taut: the single mesh's smoother
     (:func:`regn.query.paths._smooth_kernels.solve`, one point in each
@@ -393,12 +397,12 @@ def _taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_
     sees past dropped (:func:`straighten`, twice: the second pass on the
     points kept by the first). Returns the points kept."""
     solve(s, g, tri, rtol, max_iter, X)
-    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, X, X.shape[0])
+    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, allowed, slot, tet, X, X.shape[0])
     P = np.empty((len(keep), 3))
     for i in range(len(keep)):
         for c in range(3):
             P[i, c] = X[keep[i], c]
-    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, P, P.shape[0])
+    keep = straighten(W, NBV, FBV, ACRF, FT0, slot_of, allowed, slot, tet, P, P.shape[0])
     out = np.empty((len(keep), 3))
     for i in range(len(keep)):
         for c in range(3):
@@ -407,7 +411,7 @@ def _taut_path(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, s, g, tri, rtol, max_
 
 
 @kernel
-def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
+def straighten(W, NBV, FBV, ACRF, FT0, slot_of, allowed, slot, tet, pts, n):
     """The indices of ``pts[:n]`` kept when the turning points the path can
     see past are dropped: from each kept point the next is the farthest
     later one in sight (:func:`world_walk`), found by galloping (the points
@@ -429,7 +433,8 @@ def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
             hi = n
             while lo < n - 1:                 # gallop
                 k = min(lo + step, n - 1)
-                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen)
+                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, allowed, pts, i, k, slot, tet,
+                                   seen)
                 if ok:
                     lo, best, bs, bt = k, k, ks, kt
                     step *= 2
@@ -440,7 +445,7 @@ def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
                 break
             while hi - lo > 1:                # halve the gap
                 mid = (lo + hi) // 2
-                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, mid, slot, tet,
+                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, allowed, pts, i, mid, slot, tet,
                                    seen)
                 if ok:
                     lo, best, bs, bt = mid, mid, ks, kt
@@ -448,7 +453,8 @@ def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
                     hi = mid
             again = False
             for k in range(hi + 1, min(hi + LOOKAHEAD, n)):   # look past it
-                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen)
+                ok, ks, kt = _sees(W, NBV, FBV, ACRF, FT0, slot_of, allowed, pts, i, k, slot, tet,
+                                   seen)
                 if ok:
                     lo, best, bs, bt = k, k, ks, kt
                     step = 1
@@ -468,8 +474,8 @@ def straighten(W, NBV, FBV, ACRF, FT0, slot_of, slot, tet, pts, n):
 
 
 @kernel(inline=True)
-def _sees(W, NBV, FBV, ACRF, FT0, slot_of, pts, i, k, slot, tet, seen):
-    return world_walk(W, NBV, FBV, ACRF, FT0, slot_of, pts[i, 0], pts[i, 1], pts[i, 2],
+def _sees(W, NBV, FBV, ACRF, FT0, slot_of, allowed, pts, i, k, slot, tet, seen):
+    return world_walk(W, NBV, FBV, ACRF, FT0, slot_of, allowed, pts[i, 0], pts[i, 1], pts[i, 2],
                       pts[k, 0], pts[k, 1], pts[k, 2], slot, tet, seen)
 
 

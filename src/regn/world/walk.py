@@ -351,6 +351,6 @@ def _window(world, slots, allowed, a, a_tile, b, b_tile, exits, smooth, a_tet, b
     else:
         from ..query.paths.smooth import MAX_SWEEPS
         X = np.empty((len(tri) + 2, 3))
-        pts = K.taut_path(slots.wl, slots.slot_of, s_slot, a_tet, s, g, tri, SMOOTH_RTOL,
-                          MAX_SWEEPS, X)
+        pts = K.taut_path(slots.wl, slots.slot_of, allowed, s_slot, a_tet, s, g, tri,
+                          SMOOTH_RTOL, MAX_SWEEPS, X)
     return float(cost), pts, tets, portals, tiles

@@ -15,6 +15,11 @@ world built without them), stamped with the tile's sha256 and
 their structures when the world reads the tile. They change no answer
 (``tests/test_world_memory.py`` compares every array).
 
+The compiled walk's arrays of the tile (:data:`STATIC`, ``walk_*``, in
+the types the walk reads) are kept too, so that a tile a path only passes
+through is read as a map of this file alone; a format-4 file without them
+is used as before (the walk then makes them from the tile).
+
 What is kept, and how small (format version 4): only what costs more than
 about a millisecond to make again (:data:`DERIVED` is made from the rest
 when the tile's first search asks for it). Arrays a query reads a few

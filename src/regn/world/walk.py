@@ -24,12 +24,18 @@ face is expanded once). (A second search with weight 1 on a small budget
 was tried after it: on 300 paths of the 125-tile world it never found a
 cheaper corridor, for 40 % of the time.)
 
-The tiles taking part sit in :class:`TileSlots`: each tile's arrays, once
-per time it is loaded, in numba typed lists indexed by slot. There are
-``max(max_tiles, 2)`` slots, given up with their tile (or, least recently
-used first, when more are needed); a route through more tiles than that
-is cut at its crossings into windows that each fit, each window searched
-and made taut on its own and joined at the crossing's portal node.
+The tiles taking part sit in :class:`TileSlots`: each tile's arrays in
+numba typed lists indexed by slot, handed to the kernels as one
+:class:`regn.world._walk_kernels.WalkLists`. A tile's arrays come from
+its ``.query`` file alone (``walk_*``, :data:`regn.world.prepared.STATIC`:
+the tile is not parsed; only the start's and the goal's tiles are read,
+to locate the ends), or else from the loaded tile. There are
+``max(max_tiles, 2)`` slots, least recently used given up first (and a
+slot made from a loaded tile with it); a route through more tiles than
+that is cut at its crossings into windows that each fit, each window
+searched and made taut on its own and joined at the crossing's portal
+node. The taut pass sees only through the window's tiles, so an answer
+does not depend on which other tiles are in slots.
 
 A radius path and ``partial`` inside one tile are answered as before
 (:func:`regn.world.route.world_path`, the tile's own search).

@@ -171,24 +171,26 @@ def _pass(world, ends, n, budget, sample=None, keep=None):
     """One pass of find_path over the pairs: wall and CPU milliseconds (the
     CPU time is the process's own: the machine's other jobs do not count),
     tiles crossed and read, statuses."""
-    ms, cpu, crossed, read, status = [], [], [], [], {}
+    ms, cpu, crossed, read, walk_read, status = [], [], [], [], [], {}
     t_start = time.perf_counter()
     for a, b in zip(ends[:n], ends[n:]):
         if budget and time.perf_counter() - t_start > budget:
             break                         # out of time: the paths done so far
         before = world.tiles_read
+        before_walk = getattr(world, "walk_reads", 0)
         t0, c0 = time.perf_counter(), time.process_time()
         p = world.find_path(a, b)
         ms.append(1000 * (time.perf_counter() - t0))
         cpu.append(1000 * (time.process_time() - c0))
         read.append(world.tiles_read - before)
+        walk_read.append(getattr(world, "walk_reads", 0) - before_walk)
         crossed.append(len(getattr(p, "tiles", []) or []))
         status[p.status] = status.get(p.status, 0) + 1
         if sample is not None:
             sample(len(ms))
         if keep is not None:
             keep.append(p)
-    ms, cpu, crossed, read = map(np.array, (ms, cpu, crossed, read))
+    ms, cpu, crossed, read, walk_read = map(np.array, (ms, cpu, crossed, read, walk_read))
     return {
         "paths": len(ms), "status": status,
         "ms": {"median": float(np.median(ms)), "p99": float(np.quantile(ms, 0.99)),
@@ -198,6 +200,10 @@ def _pass(world, ends, n, budget, sample=None, keep=None):
         "tiles_crossed": {"median": float(np.median(crossed)), "max": int(crossed.max())},
         "tiles_read": {"mean": float(read.mean()), "median": float(np.median(read)),
                        "max": int(read.max())},
+        # tiles whose walk arrays were read from their .query file alone
+        # (regn.world.walk; the tile itself not read)
+        "walk_reads": {"mean": float(walk_read.mean()), "median": float(np.median(walk_read)),
+                       "max": int(walk_read.max())},
     }
 
 

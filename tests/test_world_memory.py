@@ -174,7 +174,13 @@ def test_sidecars_keep_indices_in_16_bits_and_no_derived_array(world_dir):
         assert kept[k].dtype == np.uint16 and types[k] == np.int64
     assert kept["mesh_vertices"].dtype == np.float32
     assert kept["loc_W"].dtype == np.float64 and kept["fine_indices"].dtype == np.int32
-    assert path.stat().st_size < 0.75 * full
+    # the walk's arrays (regn.world.prepared.STATIC) are kept as the walk reads them
+    from regn.world.prepared import STATIC
+    walk = {k[5:]: v for k, v in kept.items() if k.startswith("walk_")}
+    assert set(walk) == set(STATIC)
+    assert all(v.dtype == STATIC[k] for k, v in walk.items())
+    walk_bytes = sum(v.nbytes for v in walk.values())
+    assert path.stat().st_size - walk_bytes < 0.75 * full
 
 
 def test_another_tiles_sidecar_is_refused(copy, capsys):

@@ -15,6 +15,11 @@ world built without them), stamped with the tile's sha256 and
 their structures when the world reads the tile. They change no answer
 (``tests/test_world_memory.py`` compares every array).
 
+The compiled walk's arrays of the tile (:data:`STATIC`, ``walk_*``, in
+the types the walk reads) are kept too, so that a tile a path only passes
+through is read as a map of this file alone; a format-4 file without them
+is used as before (the walk then makes them from the tile).
+
 What is kept, and how small (format version 4): only what costs more than
 about a millisecond to make again (:data:`DERIVED` is made from the rest
 when the tile's first search asks for it). Arrays a query reads a few
@@ -40,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import warnings
 from functools import cached_property
@@ -72,6 +78,16 @@ DERIVED = ("path_centroids", "path_tet_faces", "path_is_portal")
 #: is loaded, if they are used at all, for a quarter of the disc.
 WIDE = ("path_edge_int", "loc_W", "fine_indices", "fine_indptr", "exit_normal",
         "mesh_face_centroids")
+
+
+#: A tile's arrays for the compiled walk (:mod:`regn.world.walk`) that do
+#: not depend on the manifest's links, in the types the walk reads
+#: (:func:`static_arrays`): kept as ``walk_<name>``, so a tile the route
+#: only passes through is read as a map of this file, with no parse of the
+#: tile and nothing built. CEN: the faces' centroids in the search's order.
+STATIC = {"TFI": np.int32, "RANK": np.int32, "FO": np.int32, "FT0": np.int32,
+          "FBV": np.int32, "NBV": np.int32, "FV": np.int32, "VX": np.float64,
+          "CEN": np.float64}
 
 
 def sidecar_path(manifest, i) -> str:
@@ -117,10 +133,12 @@ def narrow(v) -> np.ndarray:
 def sidecar_bytes(mesh, sha256) -> bytes:
     """The file's bytes (see the module docstring)."""
     arrays = {k: v for k, v in tile_arrays(mesh).items() if k not in DERIVED}
+    arrays.update({f"walk_{k}": v for k, v in static_arrays(mesh).items()})
     index, offset, parts = {}, 0, []
     for k, v in arrays.items():
         v = np.asarray(v)
-        kept = np.ascontiguousarray(v if k in WIDE else narrow(v))   # (0-d stay 0-d)
+        kept = np.ascontiguousarray(v if k in WIDE or k.startswith("walk_")
+                                    else narrow(v))   # (0-d stay 0-d)
         index[k] = [offset, kept.dtype.str, list(v.shape), v.dtype.str]
         pad = -kept.nbytes % ALIGN
         parts += [kept.tobytes(), bytes(pad)]
@@ -184,7 +202,7 @@ def read_sidecar(path, manifest, i, *, check=True):
             raise _refuse(path, manifest, "its arrays do not match their sha256: damaged")
         out = {}
         for k, (off, stored, shape, _) in head["arrays"].items():
-            out[k] = np.frombuffer(data, np.dtype(stored), int(np.prod(shape)),
+            out[k] = np.frombuffer(data, np.dtype(stored), math.prod(shape),
                                    start + off).reshape(shape)
         return out, {k: np.dtype(v[3]) for k, v in head["arrays"].items()}
     except FormatError:
@@ -232,7 +250,7 @@ def install(manifest, i, mesh, *, check=True) -> bool:
         for k, (v, dtype) in held.items():   # what the cached properties would compute
             mesh.__dict__[k] = v = _widen(v, dtype)
             v.flags.writeable = False
-    w = {k: _widen(a[k], types[k]) for k in a if not k.startswith(("mesh_", "path_"))}
+    w = {k: _widen(a[k], types[k]) for k in a if not k.startswith(("mesh_", "path_", "walk_"))}
     w["components"].flags.writeable = False
     s = scratch(mesh)
     s["components"] = w["components"]
@@ -343,6 +361,28 @@ def search_arrays(mesh) -> dict:
                 "admissible": g["admissible"]}
     a = s["path_arrays"] = graph_arrays(mesh)
     return a
+
+
+def static_arrays(mesh) -> dict:
+    """The arrays of :data:`STATIC` of a tile's mesh, from its search graph
+    and locate tables (read from beside the tile, or built)."""
+    from ..query.locating.locate import locate_tables
+    from ..query.paths._path_kernels import ET0
+    a = search_arrays(mesh)
+    edge_int = np.asarray(a["edge_int"])
+    F, T = int(mesh.n_faces), int(mesh.n_tets)
+    fo = np.asarray(a["face_order"], np.int64)
+    rank = np.empty(F, np.int64)
+    rank[fo] = np.arange(F)
+    ft0 = np.empty(F, np.int64)
+    ft0[fo] = edge_int[:F, ET0]
+    tf = np.asarray(mesh.tet_faces, np.int64)
+    fbv = np.empty((T, 4), np.int64)
+    fbv[np.repeat(np.arange(T), 4), np.asarray(mesh.opposite_slot).reshape(-1)] = tf.reshape(-1)
+    out = {"TFI": a["tet_faces"], "RANK": rank, "FO": fo, "FT0": ft0, "FBV": fbv,
+           "NBV": locate_tables(mesh).nbv, "FV": mesh.face_vertices, "VX": mesh.vertices,
+           "CEN": a["centroids"]}
+    return {k: np.ascontiguousarray(v, STATIC[k]).reshape(np.shape(v)) for k, v in out.items()}
 
 
 def first_tets(world, t) -> np.ndarray:

@@ -90,26 +90,36 @@ def node_graph(world) -> NodeGraph:
     return g
 
 
-def _reachable_nodes(world, t, point):
+def _reachable_nodes(world, t, point, tet=None):
     """(nodes, their inside points) of tile ``t`` in the same connected part
-    of the tile as ``point``."""
+    of the tile as ``point`` (in tetrahedron ``tet`` of the tile, located
+    when not given). Each tile's nodes, their inside points and the
+    connected part each lies in are kept by the world once made (a few kB
+    a tile, kept when the tile is dropped)."""
     from ..query.locating.sample import components
+    reach = getattr(world, "_reach", None)
+    if reach is None:
+        reach = world._reach = {}
     nodes = world.manifest.tiles[t].nodes
     if not len(nodes):
         return nodes, np.zeros((0, 3))
-    mesh = world.tile(t)
-    lab = components(mesh)
-    tet = int(mesh.locate(np.asarray(point)[None])[0])
-    inside = world.node_inside(nodes, t)
-    from .prepared import first_tets
-    tets = first_tets(world, t)[world.node_faces_in(nodes, t)]
-    keep = (tet >= 0) & (lab[tets] == lab[max(tet, 0)])
+    lab = np.asarray(components(world.tile(t)))
+    got = reach.get(t)
+    if got is None:
+        from .prepared import first_tets
+        tets = first_tets(world, t)[world.node_faces_in(nodes, t)]
+        got = reach[t] = (world.node_inside(nodes, t), lab[tets])
+    inside, part = got
+    if tet is None:
+        tet = int(world.tile(t).locate(np.asarray(point)[None])[0])
+    keep = part == lab[max(tet, 0)] if tet >= 0 else np.zeros(len(nodes), bool)
     return nodes[keep], inside[keep]
 
 
-def _coarse(world, s_tile, start, g_tile, goal, exact=False):
+def _coarse(world, s_tile, start, g_tile, goal, exact=False, s_tet=None, g_tet=None):
     """The node route: ``([(node, tile the route reaches it in), ...], cost)``
-    or None when no route joins start and goal."""
+    or None when no route joins start and goal (``s_tet``, ``g_tet``: the
+    ends' tetrahedra in their tiles, located when not given)."""
     from ._route_kernels import node_astar
     g = node_graph(world)
     if exact:
@@ -118,10 +128,10 @@ def _coarse(world, s_tile, start, g_tile, goal, exact=False):
             return None
         s_nodes, s_cost, g_nodes, g_cost = ends
     else:
-        s_nodes, s_in = _reachable_nodes(world, s_tile, start)
-        g_nodes, g_in = _reachable_nodes(world, g_tile, goal)
-        s_cost = g.detour * np.linalg.norm(s_in - start, axis=1)
-        g_cost = g.detour * np.linalg.norm(g_in - goal, axis=1)
+        s_nodes, s_in = _reachable_nodes(world, s_tile, start, s_tet)
+        g_nodes, g_in = _reachable_nodes(world, g_tile, goal, g_tet)
+        s_cost = g.detour * np.sqrt(((s_in - start) ** 2).sum(axis=1))
+        g_cost = g.detour * np.sqrt(((g_in - goal) ** 2).sum(axis=1))
     to_goal = np.full(len(g.indptr) - 1, np.inf)
     to_goal[g_nodes] = np.minimum(to_goal[g_nodes], g_cost)
     best, end, parent, tile = node_astar(

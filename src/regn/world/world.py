@@ -72,6 +72,9 @@ class World:
         self._by_index = {t.index: i for i, t in enumerate(m.tiles)}
         self._cache = OrderedDict()
         self.tiles_read = 0
+        #: tiles whose walk arrays were read from their .query file alone
+        #: (regn.world.walk: the tile itself not read)
+        self.walk_reads = 0
         self.tet_offset = np.concatenate([[0], np.cumsum([t.tets for t in m.tiles])])
         self.face_offset = np.concatenate([[0], np.cumsum([t.faces for t in m.tiles])])
         self.linked = [np.zeros(t.faces, bool) for t in m.tiles]
@@ -150,6 +153,27 @@ class World:
         if install(self.manifest, i, mesh, check=check) and check:
             self._checked_query[i] = stamp
 
+    def query_arrays(self, i):
+        """Tile ``i``'s ``.query`` arrays as stored (views of a map of the
+        file; :func:`regn.world.prepared.read_sidecar`), or None when it has
+        none of this format; checked as :meth:`_install` checks them."""
+        import os
+
+        from .prepared import read_sidecar, sidecar_path
+        path = sidecar_path(self.manifest, i)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        check = self.check and self._checked_query.get(i) != stamp
+        got = read_sidecar(path, self.manifest, i, check=check)
+        if got is None:
+            return None
+        if check:
+            self._checked_query[i] = stamp
+        return got[0]
+
     def _evict(self):
         """Drop the least recently used tiles while more than ``max_tiles``
         are loaded, or (``max_bytes``) while their footprints add up to more
@@ -174,8 +198,10 @@ class World:
             self.footprint(t)
         self._cache.pop(t)
         self._extra.pop(t, None)
-        slots = getattr(self, "_tile_slots", None)   # (regn.world.walk)
-        if slots is not None and slots.capacity <= self.max_tiles and t in slots.used:
+        # (regn.world.walk: a slot whose arrays are this tile's own goes with
+        # it; one read from the tile's .query file alone stays)
+        slots = getattr(self, "_tile_slots", None)
+        if slots is not None and slots.capacity <= self.max_tiles and t in slots.from_mesh:
             slots.release(t)
 
     def footprint(self, t, *, split=False):
@@ -333,7 +359,7 @@ class World:
                                     np.asarray(goal, np.float64).reshape(-1, 3)]))
         if len(ends) != 2:
             raise QueryError("start and goal are one point each")
-        tile, _ = self.locate_tiles(ends)
+        tile, tet = self._locate_ends(ends)
         if tile[0] < 0:
             return Path(False, NAMES[START_OUTSIDE])
         if tile[1] < 0:
@@ -357,10 +383,41 @@ class World:
                 return self._in_world(p, int(tile[0]))
         if walk:
             from .walk import walk_path
-            p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth)
+            p = walk_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), smooth,
+                          int(tet[0]), int(tet[1]))
             if p is not None:
                 return p
         return world_path(self, ends[0], ends[1], int(tile[0]), int(tile[1]), opts)
+
+    def _locate_ends(self, ends):
+        """:meth:`locate_tiles` of a path's two ends, each by one point's
+        fine-grid scan in the tile the grid gives (the batch's set-up costs
+        more than the scan); a point that tile does not hold (on a shared
+        wall, in rock) goes through locate_tiles."""
+        from bisect import bisect_right
+
+        from ..query.locating.locate import locate_one
+        planes = getattr(self, "_plane_lists", None)
+        if planes is None:
+            planes = self._plane_lists = [p.tolist() for p in self.grid.planes]
+        tile = np.full(2, -1, np.int64)
+        tet = np.full(2, -1, np.int64)
+        for r in range(2):
+            x = [float(v) for v in ends[r]]
+            idx = []
+            for k in range(3):
+                pl = planes[k]
+                if not pl[0] <= x[k] <= pl[-1]:
+                    break
+                idx.append(min(bisect_right(pl, x[k]) - 1, len(pl) - 2))
+            t = self._by_index.get(tuple(idx), -1) if len(idx) == 3 else -1
+            k = locate_one(self.tile(t), *x) if t >= 0 else -1
+            if k >= 0:
+                tile[r], tet[r] = t, k
+            elif t >= 0:
+                got = self.locate_tiles(ends[r:r + 1])
+                tile[r], tet[r] = got[0][0], got[1][0]
+        return tile, tet
 
     def _in_world(self, p, t):
         if p.found:

@@ -52,9 +52,14 @@ RETRY_MIN = 4000
 LOOKAHEAD = 3
 
 
+#: the radius search's own per-face state (the walk keeps its own in rows)
+_STATE = {"DIST": np.float64, "PAR": np.int64, "VIA": np.int64, "STAMP": np.int64}
+
+
 class _Lists:
-    """Per-slot typed lists of the radius tables (EF, ACR, XOP), beside
-    the walk's :class:`regn.world.walk.TileSlots`."""
+    """Per-slot typed lists of the radius tables (EF, ACR, XOP) and of the
+    radius search's state (DIST, PAR, VIA, STAMP), beside the walk's
+    :class:`regn.world.walk.TileSlots`."""
 
     def __init__(self, slots):
         from ._walk_kernels import new_list
@@ -62,8 +67,9 @@ class _Lists:
         self.key = [None] * self.cap
         self.blank = {"EF": np.zeros((0, 0), np.float32), "ACR": np.zeros(0, np.int64),
                       "XOP": np.zeros((0, 0), np.uint8)}
-        for v in self.blank.values():
+        for v in self.blank.values():             # (the tables are read only)
             v.flags.writeable = False
+        self.blank.update({k: np.zeros(0, dt) for k, dt in _STATE.items()})
         self.lists = {k: new_list(v, self.cap) for k, v in self.blank.items()}
 
     def fill(self, world, slots, slot_ids, r_eff):
@@ -82,6 +88,10 @@ class _Lists:
             masks = rc["masks"][r_eff]
             key = self.key[s]
             if key is None or key[0] != t or key[1] is not arrays or key[2] is not masks:
+                if key is None or key[0] != t:   # a new tile in the slot: its search state
+                    F = len(arrays["FO"])
+                    for name, dt in _STATE.items():
+                        put(self.lists[name], s, np.zeros(F, dt))
                 key = (t, arrays, masks)         # (objects, not ids: an id may be reused)
                 for name, v in zip(("EF", "ACR", "XOP"), masks):
                     put(self.lists[name], s, v)
@@ -185,7 +195,7 @@ def _search(world, slots, tiles, start, s_tile, goal, g_tile, r_eff):
             slots.qid += 1
             before = int(slots.counts[1])
             head = (R["EF"], L["EI"], L["CEN"], L["TFI"], R["ACR"], R["XOP"], L["RANK"],
-                    L["DIST"], L["PAR"], L["VIA"], L["STAMP"], slots.slot_of, allowed,
+                    R["DIST"], R["PAR"], R["VIA"], R["STAMP"], slots.slot_of, allowed,
                     slots.qid, s_slot, a_tet, s, g_slot, b_tet, g, seed, direct)
             this = K.radius_astar(*head, anchor, hw, cap, slots.counts)
             if this[0] == OK and (got is None or this[1] < got[1]):

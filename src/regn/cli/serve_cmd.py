@@ -389,20 +389,10 @@ def _serve(args) -> int:
             out.flush()
         answer_stream(service, sys.stdin.buffer, write, args.max_request)
         return 0
-    import signal
     server.service = service
     host, port = server.server_address[:2]
     print(f"regn serve: listening on {host}:{port}", file=sys.stderr, flush=True)
-
-    def stop(*_):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    warm.serve_until_stopped(server)
     return 0
 
 

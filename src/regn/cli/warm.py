@@ -198,7 +198,6 @@ def serve_unix(service, where, limit, idle, answer_stream):
     for ``idle`` seconds (or SIGTERM). The socket is bound under a temporary
     name and renamed into place once the service is ready, so a client
     never meets a service still loading; it is removed on the way out."""
-    import signal
     import socketserver
     import threading
 
@@ -233,16 +232,10 @@ def serve_unix(service, where, limit, idle, answer_stream):
                 server.shutdown()
                 return
 
-    def stop(*_):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, stop)
     threading.Thread(target=watch, daemon=True).start()
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        serve_until_stopped(server)
     finally:
-        server.server_close()
         try:
             if os.stat(where).st_ino == ino:      # still ours (not a newer service's)
                 os.unlink(where)
@@ -251,3 +244,19 @@ def serve_unix(service, where, limit, idle, answer_stream):
                     os.unlink(log)
         except OSError:
             pass
+
+
+def serve_until_stopped(server):
+    """``server.serve_forever()`` until it is shut down, Ctrl-C or SIGTERM;
+    the server closed after."""
+    import signal
+
+    def stop(*_):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -47,9 +47,6 @@ MAX_REPAIRS = 4
 BOUND_WEIGHT = 1.5
 RETRY_WORK = 2
 RETRY_MIN = 4000
-#: the taut pass: give up looking further ahead after this many points in a
-#: row out of sight (as regn.world.route.LOOKAHEAD)
-LOOKAHEAD = 3
 
 
 #: the radius search's own per-face state (the walk keeps its own in rows)
@@ -377,15 +374,5 @@ def keeps(world, a, b, r, allowed=None) -> bool:
 def _taut(world, pts, radius, allowed):
     """``pts`` with the turning points the path sees past (keeping
     ``radius``) dropped, as :func:`regn.world.route.straighten`."""
-    keep, i, n = [0], 0, len(pts)
-    while i < n - 1:
-        j, k, misses = i + 1, i + 2, 0
-        while k < n and misses < LOOKAHEAD:
-            if keeps(world, pts[i], pts[k], radius, allowed):
-                j, misses = k, 0
-            else:
-                misses += 1
-            k += 1
-        keep.append(j)
-        i = j
-    return pts[keep]
+    from .route import drop_seen_past
+    return drop_seen_past(pts, lambda a, b: keeps(world, a, b, radius, allowed))

@@ -269,21 +269,26 @@ def _refine(world, start, goal, tiles, crossings, legs, options):
 
 def straighten(m, points, radius=0.0):
     """``points`` (n,3) with the turning points the path can see past
-    dropped: from each kept point the next is the farthest later one in
-    sight of it, looking ahead until :data:`LOOKAHEAD` points in a row are
-    out of sight (``m``: a Mesh or a World; its ``line_of_sight``)."""
+    dropped (:func:`drop_seen_past`; ``m``: a Mesh or a World, its
+    ``line_of_sight``)."""
     pts = np.asarray(points, np.float64)
-    keep, i, n = [0], 0, len(pts)
 
-    def sight(a, b):
+    def sees(a, b):
         if radius:
-            return m.line_of_sight(pts[a][None], pts[b][None], radius=radius)[0]
-        return m.line_of_sight(pts[a][None], pts[b][None])[0]
+            return m.line_of_sight(a[None], b[None], radius=radius)[0]
+        return m.line_of_sight(a[None], b[None])[0]
+    return drop_seen_past(pts, sees)
 
+
+def drop_seen_past(pts, sees):
+    """``pts`` (n,3) less the turning points the path sees past: from each
+    kept point the next is the farthest later one that ``sees(a, b)``,
+    looking ahead until :data:`LOOKAHEAD` points in a row are out of sight."""
+    keep, i, n = [0], 0, len(pts)
     while i < n - 1:
         j, k, misses = i + 1, i + 2, 0
         while k < n and misses < LOOKAHEAD:
-            if sight(i, k):
+            if sees(pts[i], pts[k]):
                 j, misses = k, 0
             else:
                 misses += 1

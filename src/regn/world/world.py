@@ -32,7 +32,7 @@ from ..mesh import Mesh
 from ..query.common import as_points, as_radius
 from ..query.paths.batch import Paths
 from ..query.paths.path import Path
-from ..query.sight.raycast import RaycastHit, RaycastHits
+from ..query.sight.raycast import RaycastHit, RaycastHits, segment_pairs
 from ..status import CLEAR, GOAL_OUTSIDE, HIT, NAMES, START_OUTSIDE, UNREACHABLE
 from .grid import TileGrid
 from .manifest import read_manifest
@@ -505,9 +505,7 @@ class World:
         """:meth:`raycast` over (N,3) segment ends, one after another: the
         fields as arrays (:class:`regn.query.sight.raycast.RaycastHits`,
         faces in world numbering)."""
-        a, b = as_points(a, "a"), as_points(b, "b")
-        if len(a) != len(b):
-            raise QueryError(f"{len(a)} segment starts and {len(b)} ends")
+        a, b = segment_pairs(a, b)
         hits = [self.raycast(x, y, radius=radius) for x, y in zip(a, b)]
         n = len(hits)
         return RaycastHits(np.array([h.clear for h in hits], bool),
@@ -520,14 +518,8 @@ class World:
 
     def line_of_sight(self, a, b, *, radius=0.0, workers=None):
         """(N,3),(N,3) -> (N,) bool: each segment clear of walls."""
-        a, b = as_points(a, "a"), as_points(b, "b")
+        a, b = segment_pairs(a, b)            # (as a Mesh takes them)
         if radius and as_radius(radius) > 0.0:
-            if len(a) == 1 and len(b) != 1:
-                a = np.repeat(a, len(b), axis=0)
-            if len(b) == 1 and len(a) != 1:
-                b = np.repeat(b, len(a), axis=0)
-            if len(a) != len(b):
-                raise QueryError(f"{len(a)} segment starts and {len(b)} ends")
             from .sight import line_of_sight
             return line_of_sight(self, a, b, float(radius))
         return np.array([self.raycast(x, y).clear for x, y in zip(a, b)], dtype=bool)

@@ -170,7 +170,7 @@ def _segment_kernels():
 def line_of_sight(mesh, a, b, *, workers=None) -> np.ndarray:
     """(N,3),(N,3) -> (N,) bool: the segment stays inside the volume
     (``raycast(a[i], b[i]).clear``), on ``workers`` threads (None: all cores)."""
-    a, b = _segment_pairs(a, b)
+    a, b = segment_pairs(a, b)
     out = np.zeros(len(a), dtype=bool)
     if len(a) and mesh.n_tets:
         tables, sight = locate_tables(mesh), sight_grid(mesh)
@@ -181,7 +181,9 @@ def line_of_sight(mesh, a, b, *, workers=None) -> np.ndarray:
     return out
 
 
-def _segment_pairs(a, b):
+def segment_pairs(a, b):
+    """Segment ends ``a``, ``b`` as (N,3) float64 arrays of one shape
+    (QueryError otherwise): how every batch of segments is taken."""
     a = np.ascontiguousarray(as_points(a, "a"))
     b = np.ascontiguousarray(as_points(b, "b"))
     if a.shape != b.shape:
@@ -209,7 +211,7 @@ def raycast_many(mesh, a, b, *, workers=None) -> RaycastHits:
     """:func:`raycast` for (N,3) segment ends at once, on ``workers`` threads
     (the same walk and answers, segment by segment; a segment the filter of
     :mod:`regn.query.sight.segment_filter` finds clear needs no walk for its report)."""
-    a, b = _segment_pairs(a, b)
+    a, b = segment_pairs(a, b)
     n = len(a)
     code = np.full(n, START_OUTSIDE, dtype=np.int64)
     if not n or not mesh.n_tets:               # raycast's rules with nothing to walk

@@ -135,7 +135,7 @@ def raycast_radius(mesh, a, b, radius):
 def line_of_sight_radius(mesh, a, b, radius, *, workers=None):
     """:func:`regn.query.sight.raycast.line_of_sight` for a sphere of ``radius``
     > 0: True where it touches no wall on the way (on ``workers`` threads)."""
-    from .raycast import _segment_pairs as segment_pairs
+    from .raycast import segment_pairs
     a, b = segment_pairs(a, b)
     return sweep_segments(mesh, a, b, as_radius(radius), False, workers)[0] == CLEAR
 
@@ -143,7 +143,7 @@ def line_of_sight_radius(mesh, a, b, radius, *, workers=None):
 def raycast_many_radius(mesh, a, b, radius, *, workers=None):
     """:func:`regn.query.sight.raycast.raycast_many` for a sphere of ``radius`` > 0
     (on ``workers`` threads)."""
-    from .raycast import hits_report, _segment_pairs as segment_pairs
+    from .raycast import hits_report, segment_pairs
     a, b = segment_pairs(a, b)
     radius = as_radius(radius)
     code, frac, row = sweep_segments(mesh, a, b, radius, True, workers)

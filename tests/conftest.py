@@ -118,3 +118,27 @@ def pytest_configure(config):
     # the order above instead (its longest files are not its most numerous).
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+#: the 2x2x2 world the world tests share: 12 asteroids in a 40 km box
+FIELD_WORLD_H = 20_000.0
+FIELD_WORLD_BOX = ((-FIELD_WORLD_H,) * 3, (FIELD_WORLD_H,) * 3)
+
+
+def field_world_rocks():
+    """The 12 asteroids of :func:`field_world` (a single REGN of them is the
+    world's yardstick)."""
+    from regn.builder.obstacles import random_asteroid_field
+    return random_asteroid_field(12, seed=3, half_extent=FIELD_WORLD_H)
+
+
+@pytest.fixture(scope="session")
+def field_world(tmp_path_factory):
+    """The folder of a 2x2x2 world of :func:`field_world_rocks` (world.json
+    and its tiles), built once a test process; read only (copy it to spoil
+    it)."""
+    from regn.world import build as build_world
+    d = tmp_path_factory.mktemp("field_world")
+    build_world(FIELD_WORLD_BOX, field_world_rocks(), out=str(d / "world.json"),
+                tile_size=FIELD_WORLD_H, workers=1, coverage_samples=20_000)
+    return d

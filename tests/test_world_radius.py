@@ -1,7 +1,7 @@
 """Paths for a sphere of radius r across a world's tiles, and clearances
 next to a tile's shared walls (regn.world.clearance, regn.world.radius).
 
-The field of tests/test_worlds.py (a 40 km cube, 12 asteroids) as 2x2x2
+The shared field world of tests/conftest.py (a 40 km cube, 12 asteroids) as 2x2x2
 tiles and as one REGN; and a 4 km cube holding one ball of 2.3 km (the
 ball pokes out of every face: what is free is the cube's twelve edges, the
 widest 219 m round) as 2x2x2 tiles and as one REGN; a slab between two
@@ -11,29 +11,27 @@ import numpy as np
 import pytest
 
 import regn
-from regn.builder.obstacles import Sphere, random_asteroid_field
+from conftest import FIELD_WORLD_BOX, FIELD_WORLD_H, field_world_rocks
+from regn.builder.obstacles import Sphere
 from regn.cli import main
 from regn.errors import QueryError
 from regn.world import build as build_world
 from regn.world.route import straighten
 
-H = 20_000.0
-BOX = ((-H,) * 3, (H,) * 3)
+H = FIELD_WORLD_H
+BOX = FIELD_WORLD_BOX
 G = 2_000.0
 BALL = [Sphere((0.0, 0.0, 0.0), 2_300.0)]
 
 
-def _field():
-    return random_asteroid_field(12, seed=3, half_extent=H)
+_field = field_world_rocks
 
 
 @pytest.fixture(scope="module")
-def field(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rworld")
-    build_world(BOX, _field(), out=str(d / "world.json"), tile_size=H, workers=1,
-                coverage_samples=0)
+def field(field_world):
+    """The shared 2x2x2 world (conftest), opened, and one REGN of its rocks."""
     single = regn.generate(BOX, _field(), detail=4.0, coverage_samples=0)
-    return d / "world.json", regn.load(d / "world.json"), single
+    return field_world / "world.json", regn.load(field_world / "world.json"), single
 
 
 @pytest.fixture(scope="module")

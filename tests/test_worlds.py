@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import regn
+from conftest import FIELD_WORLD_BOX, FIELD_WORLD_H, field_world_rocks
 from regn.builder.obstacles import random_asteroid_field
 from regn.cli import main
 from regn.errors import FormatError
@@ -18,20 +19,14 @@ from regn.world import build as build_world
 from regn.world.links import wall_faces
 from regn.world.manifest import read_manifest
 
-H = 20_000.0
-BOX = ((-H,) * 3, (H,) * 3)
-
-
-def _field():
-    return random_asteroid_field(12, seed=3, half_extent=H)
+H = FIELD_WORLD_H
+BOX = FIELD_WORLD_BOX
+_field = field_world_rocks
 
 
 @pytest.fixture(scope="module")
-def world_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("world")
-    build_world(BOX, _field(), out=str(d / "world.json"), tile_size=H, workers=1,
-                coverage_samples=20_000)
-    return d
+def world_dir(field_world):
+    return field_world
 
 
 @pytest.fixture()

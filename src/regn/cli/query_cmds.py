@@ -146,8 +146,6 @@ def _ask_warm(args, query, **fields):
             is not None or getattr(args, "exclude", None) is not None:
         return None
     from . import warm
-    if not warm.enabled():
-        return None
     fields["radius"] = args.radius
     for key in ("block_sphere", "block_box", "block_scale"):
         value = getattr(args, key, None)

@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import numpy as np
+from numba.core import config as numba_config
 
 MODULE = """
 import numpy as np
@@ -41,3 +42,8 @@ def test_constants_and_narrow_integers_share_one_compiled_helper(tmp_path, monke
         assert [str(t) for t in sig[1:]] == ["int64", "float64", "bool"]
     finally:
         sys.modules.pop("versions_probe", None)
+        # numba keeps the cache folder it last read from the environment: read
+        # it again once the environment is back, or every later kernel in this
+        # process would be compiled into the deleted temporary folder
+        monkeypatch.undo()
+        numba_config.reload_config()

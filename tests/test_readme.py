@@ -6,11 +6,17 @@ block added later is tested without touching this file:
 * ```sh blocks: every ``regn …`` command (a line may chain commands with
   ``&&``; the other ones, such as ``pip install -e .``, set up the environment
   this suite already runs in) must exit 0. They run once, in document order, in
-  one empty temporary folder.
-* ```python blocks: each runs on its own in a fresh interpreter, in that same
-  folder after the commands, so a block may use the files the README's commands
-  wrote (the quick start's ``regn-demo/demo.rgn``) and nothing else: this test
-  provides no file of its own.
+  one empty temporary folder: the first through the installed ``regn`` script
+  (what ``pip install -e .`` puts on PATH), the others one after another in one
+  more process through the same entry point (``regn.cli.main``), so that the
+  suite pays numba's start-up twice, not once a command. (Each command as its
+  own process is what the CLI tests elsewhere do.)
+* ```python blocks: each runs on its own, as the ``__main__`` module in a fresh
+  namespace, in that same folder after the commands, so a block may use the
+  files the README's commands wrote (the quick start's ``regn-demo/demo.rgn``)
+  and nothing else: this test provides no file of its own. The blocks share
+  one interpreter started for them (``sys.modules`` is what one block's
+  imports leave, not its names).
 
 The README's test command (the sh block that runs pytest) is what ``.ci/run``
 runs, verbatim.
@@ -20,6 +26,7 @@ import os
 import re
 import shlex
 import shutil
+import json
 import subprocess
 import sys
 
@@ -78,16 +85,73 @@ def regn_argv(command):
     return head + shlex.split(command)[1:]
 
 
+#: Runs the commands given as JSON (argv lists, without "regn") through the
+#: CLI's entry point in order, each with its own captured output; writes the
+#: results as JSON to the file named by its argument.
+COMMAND_RUNNER = """
+import contextlib, io, json, sys
+from regn.cli import main
+results = []
+for argv in json.loads(sys.stdin.read()):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException as e:
+            code, err = 99, io.StringIO(f"{type(e).__name__}: {e}")
+    results.append([code, out.getvalue(), err.getvalue()])
+with open(sys.argv[1], "w") as f:
+    json.dump(results, f)
+"""
+
+#: Runs each Python block given as JSON in a fresh ``__main__`` namespace, in
+#: order; writes [None or the traceback] for each to the file named by its
+#: argument (a block's own prints go to this process's stdout).
+BLOCK_RUNNER = """
+import json, sys, traceback
+results = []
+for code in json.loads(sys.stdin.read()):
+    try:
+        exec(compile(code, "<block>", "exec"), {"__name__": "__main__"})
+        results.append(None)
+    except BaseException:
+        results.append(traceback.format_exc())
+with open(sys.argv[1], "w") as f:
+    json.dump(results, f)
+"""
+
+
+def _run_json(runner, items, cwd, results):
+    run = subprocess.run([sys.executable, "-c", runner, str(results)], cwd=cwd,
+                         input=json.dumps(items), capture_output=True, text=True)
+    assert run.returncode == 0, f"the runner failed:\n{run.stdout}\n{run.stderr}"
+    with open(results, encoding="utf-8") as f:
+        return json.load(f)
+
+
 @pytest.fixture(scope="module")
 def readme_dir(tmp_path_factory):
     """An empty folder in which every README ``regn`` command has run, in
-    order; -> (folder, {command: completed process})."""
+    order; -> (folder, {command: (exit status, stdout, stderr)})."""
     folder = tmp_path_factory.mktemp("readme")
-    runs = {}
-    for _, command in REGN_COMMANDS:
-        runs[command] = subprocess.run(regn_argv(command), cwd=folder, capture_output=True,
-                                       text=True, stdin=subprocess.DEVNULL)
+    commands = [command for _, command in REGN_COMMANDS]
+    first = subprocess.run(regn_argv(commands[0]), cwd=folder, capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL)
+    runs = {commands[0]: (first.returncode, first.stdout, first.stderr)}
+    rest = _run_json(COMMAND_RUNNER, [shlex.split(c)[1:] for c in commands[1:]], folder,
+                     tmp_path_factory.mktemp("runs") / "commands.json")
+    runs.update(zip(commands[1:], map(tuple, rest)))
     return folder, runs
+
+
+@pytest.fixture(scope="module")
+def block_failures(readme_dir, tmp_path_factory):
+    """{where: None or the traceback} of every Python block, run in order."""
+    got = _run_json(BLOCK_RUNNER, [code for _, code in PYTHON_BLOCKS], readme_dir[0],
+                    tmp_path_factory.mktemp("runs") / "blocks.json")
+    return dict(zip([where for where, _ in PYTHON_BLOCKS], got))
 
 
 def test_the_readme_has_code_to_run():
@@ -97,17 +161,14 @@ def test_the_readme_has_code_to_run():
 @pytest.mark.parametrize("line,command", REGN_COMMANDS,
                          ids=[where for where, _ in REGN_COMMANDS])
 def test_readme_regn_command_exits_0(readme_dir, line, command):
-    run = readme_dir[1][command]
-    assert run.returncode == 0, (f"{line}: `{command}` exited "
-                                 f"{run.returncode}:\n{run.stdout}\n{run.stderr}")
+    code, out, err = readme_dir[1][command]
+    assert code == 0, f"{line}: `{command}` exited {code}:\n{out}\n{err}"
 
 
 @pytest.mark.parametrize("line,code", PYTHON_BLOCKS,
                          ids=[where for where, _ in PYTHON_BLOCKS])
-def test_readme_python_block_runs(readme_dir, line, code):
-    run = subprocess.run([sys.executable, "-c", code], cwd=readme_dir[0],
-                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    assert run.returncode == 0, f"{line}: the Python block failed:\n{run.stderr}"
+def test_readme_python_block_runs(block_failures, line, code):
+    assert block_failures[line] is None, f"{line}: the Python block failed:\n{block_failures[line]}"
 
 
 def test_ci_runs_the_readme_test_command_verbatim():

@@ -69,6 +69,56 @@ def assert_numba_not_imported(body):
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+#: Runs the CLI commands given as JSON on stdin (argv lists without "regn")
+#: through the CLI's entry point in order, each with its own captured output;
+#: writes [[exit status, stdout, stderr], ...] as JSON to the file named by
+#: its argument.
+COMMAND_RUNNER = """
+import contextlib, io, json, sys
+from regn.cli import main
+results = []
+for argv in json.loads(sys.stdin.read()):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException as e:
+            code, err = 99, io.StringIO(f"{type(e).__name__}: {e}")
+    results.append([code, out.getvalue(), err.getvalue()])
+with open(sys.argv[1], "w") as f:
+    json.dump(results, f)
+"""
+
+
+def run_json_runner(runner, items, cwd, env=None):
+    """Run ``runner`` (Python source) in a fresh interpreter with ``items`` as
+    JSON on its stdin; -> what it wrote as JSON to the file named by its argument."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    fd, results = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        run = subprocess.run([sys.executable, "-c", runner, results], cwd=cwd, env=env,
+                             input=json.dumps(items), capture_output=True, text=True)
+        assert run.returncode == 0, f"the runner failed:\n{run.stdout}\n{run.stderr}"
+        with open(results, encoding="utf-8") as f:
+            return json.load(f)
+    finally:
+        os.unlink(results)
+
+
+def run_commands_in_one_process(argvs, cwd, env=None):
+    """[(exit status, stdout, stderr)] of each CLI command (argv lists without
+    "regn"), run in order in one fresh interpreter: what each would print as
+    its own process, paying numba's start-up once."""
+    return [tuple(r) for r in run_json_runner(COMMAND_RUNNER, argvs, cwd, env)]
+
+
 @pytest.fixture(scope="session")
 def demo_map():
     """The map `regn demo` builds (8 992 tetrahedra, 3 112 wall triangles)."""

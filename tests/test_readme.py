@@ -26,11 +26,11 @@ import os
 import re
 import shlex
 import shutil
-import json
 import subprocess
 import sys
 
 import pytest
+from conftest import run_commands_in_one_process, run_json_runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
@@ -85,27 +85,6 @@ def regn_argv(command):
     return head + shlex.split(command)[1:]
 
 
-#: Runs the commands given as JSON (argv lists, without "regn") through the
-#: CLI's entry point in order, each with its own captured output; writes the
-#: results as JSON to the file named by its argument.
-COMMAND_RUNNER = """
-import contextlib, io, json, sys
-from regn.cli import main
-results = []
-for argv in json.loads(sys.stdin.read()):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        except BaseException as e:
-            code, err = 99, io.StringIO(f"{type(e).__name__}: {e}")
-    results.append([code, out.getvalue(), err.getvalue()])
-with open(sys.argv[1], "w") as f:
-    json.dump(results, f)
-"""
-
 #: Runs each Python block given as JSON in a fresh ``__main__`` namespace, in
 #: order; writes [None or the traceback] for each to the file named by its
 #: argument (a block's own prints go to this process's stdout).
@@ -123,12 +102,6 @@ with open(sys.argv[1], "w") as f:
 """
 
 
-def _run_json(runner, items, cwd, results):
-    run = subprocess.run([sys.executable, "-c", runner, str(results)], cwd=cwd,
-                         input=json.dumps(items), capture_output=True, text=True)
-    assert run.returncode == 0, f"the runner failed:\n{run.stdout}\n{run.stderr}"
-    with open(results, encoding="utf-8") as f:
-        return json.load(f)
 
 
 @pytest.fixture(scope="module")
@@ -140,17 +113,15 @@ def readme_dir(tmp_path_factory):
     first = subprocess.run(regn_argv(commands[0]), cwd=folder, capture_output=True,
                            text=True, stdin=subprocess.DEVNULL)
     runs = {commands[0]: (first.returncode, first.stdout, first.stderr)}
-    rest = _run_json(COMMAND_RUNNER, [shlex.split(c)[1:] for c in commands[1:]], folder,
-                     tmp_path_factory.mktemp("runs") / "commands.json")
-    runs.update(zip(commands[1:], map(tuple, rest)))
+    rest = run_commands_in_one_process([shlex.split(c)[1:] for c in commands[1:]], folder)
+    runs.update(zip(commands[1:], rest))
     return folder, runs
 
 
 @pytest.fixture(scope="module")
-def block_failures(readme_dir, tmp_path_factory):
+def block_failures(readme_dir):
     """{where: None or the traceback} of every Python block, run in order."""
-    got = _run_json(BLOCK_RUNNER, [code for _, code in PYTHON_BLOCKS], readme_dir[0],
-                    tmp_path_factory.mktemp("runs") / "blocks.json")
+    got = run_json_runner(BLOCK_RUNNER, [code for _, code in PYTHON_BLOCKS], readme_dir[0])
     return dict(zip([where for where, _ in PYTHON_BLOCKS], got))
 
 

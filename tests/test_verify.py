@@ -385,11 +385,17 @@ def _brute_force_membership(pts, bbox_min, cell_size, dims):
     from geometry_reference import tets_intersect_boxes
     from regn.geometry import cell_bounds
     from regn.tolerances import TOUCH_REL
-    n_c, n_t = int(np.prod(dims)), len(pts)
-    cells = np.repeat(np.arange(n_c), n_t)
-    tets = np.tile(np.arange(n_t), n_c)
-    lo, hi = cell_bounds(cells, bbox_min, cell_size, dims)
+    n_c = int(np.prod(dims))
     eps = TOUCH_REL * float(np.max(cell_size * np.array(dims)))
+    # only pairs whose bounding boxes come within 4 eps of each other: a looser
+    # test than the separating-axis test's own three box axes, so the same
+    # pairs (it only spares the reference the pairs far apart)
+    c_lo, c_hi = cell_bounds(np.arange(n_c), bbox_min, cell_size, dims)
+    t_lo, t_hi = pts.min(axis=1), pts.max(axis=1)
+    near = ((t_lo[None] <= c_hi[:, None] + 4 * eps)
+            & (t_hi[None] >= c_lo[:, None] - 4 * eps)).all(axis=2)
+    cells, tets = np.nonzero(near)
+    lo, hi = c_lo[cells], c_hi[cells]
     hit = tets_intersect_boxes(pts[tets], lo, hi, eps)
     return cells[hit], tets[hit]
 

@@ -147,15 +147,18 @@ def trivial_map():
                       dims=(10, 10, 10))
 
 
-#: The files that take longest (CPU seconds, measured on the 2-core VM), run
+#: The files that take longest (CPU seconds with their subprocesses, measured
+#: on the 2-core VM with a per-test CPU plugin, longest first), run
 #: first: with ``--dist loadfile`` a file runs on one worker, and a long file
 #: started last leaves the other workers idle at the end. The rest follow in
 #: their usual order.
-SLOW_FILES = ("test_readme.py", "test_levels.py", "test_worlds.py", "test_build_fit.py",
-              "test_bounded_memory.py", "test_walls.py", "test_fuzz_smoke.py",
-              "test_level_worlds.py", "test_kernel_pack.py", "test_view.py",
-              "test_waypoints.py", "test_verify_reference.py", "test_first_run.py",
-              "test_manifold_overlap.py", "test_templates.py", "test_world.py")
+SLOW_FILES = ("test_readme.py", "test_worlds.py", "test_levels.py", "test_world_radius.py",
+              "test_build_fit.py", "test_bounded_memory.py", "test_generate_tiles.py",
+              "test_walls.py", "test_verify_reference.py", "test_level_worlds.py",
+              "test_kernel_pack.py", "test_fuzz_smoke.py", "test_waypoints.py",
+              "test_view.py", "test_first_run.py", "test_world_walk.py", "test_templates.py",
+              "test_manifold_overlap.py", "test_world_memory.py", "test_world.py",
+              "test_pickle.py", "test_query.py", "test_raycast_walk.py", "test_export.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -192,3 +195,10 @@ def field_world(tmp_path_factory):
     build_world(FIELD_WORLD_BOX, field_world_rocks(), out=str(d / "world.json"),
                 tile_size=FIELD_WORLD_H, workers=1, coverage_samples=20_000)
     return d
+
+
+@pytest.fixture(scope="session")
+def field_single():
+    """One REGN of :func:`field_world_rocks` at detail 4 (the world's
+    yardstick), built once a test process; read only."""
+    return regn.generate(FIELD_WORLD_BOX, field_world_rocks(), detail=4.0, coverage_samples=0)

@@ -28,10 +28,9 @@ _field = field_world_rocks
 
 
 @pytest.fixture(scope="module")
-def field(field_world):
+def field(field_world, field_single):
     """The shared 2x2x2 world (conftest), opened, and one REGN of its rocks."""
-    single = regn.generate(BOX, _field(), detail=4.0, coverage_samples=0)
-    return field_world / "world.json", regn.load(field_world / "world.json"), single
+    return field_world / "world.json", regn.load(field_world / "world.json"), field_single
 
 
 @pytest.fixture(scope="module")

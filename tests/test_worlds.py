@@ -152,7 +152,7 @@ def test_locate_across_tiles(world_dir):
 
 
 
-def test_cross_tile_paths_match_one_regn(world_dir):
+def test_cross_tile_paths_match_one_regn(world_dir, field_single):
     """The same field as one REGN (at detail 4, as fine as the tiles): the
     same reachability, and paths of the same length. A REGN's own smoothing
     keeps to its search corridor, which runs up to a few percent longer
@@ -161,7 +161,7 @@ def test_cross_tile_paths_match_one_regn(world_dir):
     differ around a rock."""
     from regn.world.route import straighten
     world = regn.load(world_dir / "world.json")
-    single = regn.generate(BOX, _field(), detail=4.0, coverage_samples=0)
+    single = field_single
     rng = np.random.default_rng(7)
     ends = rng.uniform(-0.95 * H, 0.95 * H, (40, 2, 3))
     diff, crossing = [], 0
@@ -209,9 +209,9 @@ def test_lru_keeps_at_most_max_tiles(world_dir):
     assert world.tiles_read > 2
 
 
-def test_raycast_goes_on_through_linked_faces(world_dir):
+def test_raycast_goes_on_through_linked_faces(world_dir, field_single):
     world = regn.load(world_dir / "world.json")
-    single = regn.generate(BOX, _field(), detail=4.0, coverage_samples=0)
+    single = field_single
     rng = np.random.default_rng(3)
     agree = total = 0
     for a, b in rng.uniform(-0.95 * H, 0.95 * H, (30, 2, 3)):

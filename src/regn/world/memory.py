@@ -39,6 +39,56 @@ def footprint(mesh, *extra) -> dict:
     return total
 
 
+#: the parts of what a world holds for a tile (:func:`held`)
+PARTS = ("tile", "slot", "clearance")
+
+
+def held(world, t) -> dict:
+    """``{"own", "mapped", "parts": {part: {"own", "mapped"}}}`` of
+    everything ``world`` holds for tile ``t``, each buffer counted once:
+    ``tile``: the loaded tile (its file's map, its ``.query`` file's map
+    and the arrays widened from it, its search state, what is kept with it);
+    ``slot``: its slot of the compiled walk (the arrays read from its
+    ``.query`` file, when the tile is not loaded its map, the search rows
+    and the radius search's state and tables); ``clearance``: its wall set
+    and the witnesses of :mod:`regn.world.clearance`. Zeros when the world
+    holds nothing of it."""
+    from ..query.common import scratch
+    t = int(t)
+    seen, parts = set(), {}
+    mesh = world._cache.get(t)
+    slots = world.__dict__.get("_tile_slots")
+    roots = {"tile": [vars(mesh), scratch(mesh), world._extra.get(t, {}),
+                      world._sidecars.get(t)] if mesh is not None else [],
+             "slot": (slots.held(t) if slots is not None else [])
+             + ([world._sidecars.get(t)] if mesh is None else []),
+             "clearance": [world.__dict__.get(name, {}).get(t)
+                           for name in ("_wall_sets", "_radius_sets")]}
+    for part in PARTS:
+        parts[part] = total = {"own": 0, "mapped": 0}
+        for root in roots[part]:
+            _walk(root, seen, total, 0)
+    return {"own": sum(p["own"] for p in parts.values()),
+            "mapped": sum(p["mapped"] for p in parts.values()), "parts": parts}
+
+
+#: a World's attributes that hold tiles' structures (:func:`held`), not its index
+TILE_ATTRIBUTES = ("_cache", "_extra", "_sidecars", "_tile_slots", "_wall_sets",
+                   "_radius_sets", "peak_bytes")
+
+
+def index_bytes(world) -> int:
+    """Bytes of the arrays a world keeps for the whole of it, not per
+    loaded tile: the manifest's (tile records, links, portal nodes), the
+    coarse route's graph and each tile's portal points and parts once
+    made (a few kB a tile; bounded by the manifest, not by ``max_tiles``)."""
+    seen, total = set(), {"own": 0, "mapped": 0}
+    for name, v in vars(world).items():
+        if name not in TILE_ATTRIBUTES:
+            _walk(v, seen, total, 0)
+    return total["own"] + total["mapped"]
+
+
 def _walk(obj, seen, total, depth):
     if depth > DEPTH or id(obj) in seen:
         return

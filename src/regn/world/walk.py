@@ -120,6 +120,8 @@ def tile_arrays(world, t, buf) -> dict:
         none = np.zeros(0, np.int64)
         buf.update(F=F, T=T, rows=_node_rows(F), acrf=np.full(F, -1, np.int64),
                    acr=np.full(F, -1, np.int64), tlm=np.zeros(T, np.int8), old=(none,) * 3)
+    else:                 # the last tile's rows: their pages go back (read as zeros)
+        forget_pages(buf["rows"])
     own, codes = _tile_links(world)[t]
     ranks, tets = place_links(buf["acrf"], buf["acr"], buf["tlm"], *buf["old"], own, codes,
                               st["RANK"], st["FT0"], st["TFI"])
@@ -137,11 +139,30 @@ def tile_arrays(world, t, buf) -> dict:
 
 def _node_rows(F):
     """(F, 8) float64 zeros whose rows start on 64-byte lines (a face's
-    search row: :data:`regn.world._walk_kernels.DIST` ...)."""
+    search row: :data:`regn.world._walk_kernels.DIST` ...), in an anonymous
+    map of their own: only the pages a search touches take memory (a search
+    reaches a few thousand of a tile's faces), :func:`forget_pages` gives
+    them back when the slot takes another tile, and the map goes with the
+    slot (not into the allocator's heap, where freed blocks stay resident)."""
+    import mmap
+
     from ._walk_kernels import NODE_COLUMNS
-    buf = np.zeros(F * NODE_COLUMNS + 8)
-    skip = (-buf.ctypes.data % 64) // 8
-    return buf[skip:skip + F * NODE_COLUMNS].reshape(F, NODE_COLUMNS)
+    n = F * NODE_COLUMNS
+    return np.frombuffer(mmap.mmap(-1, max(8 * n, 8)), np.float64, n).reshape(F, NODE_COLUMNS)
+
+
+def forget_pages(rows):
+    """Give the pages of ``rows`` (made by :func:`_node_rows`) back to the
+    system: they read as zeros after, a fresh slot's rows (the search's
+    stamps of earlier queries need no clearing either way)."""
+    import mmap
+    m = rows.base
+    while isinstance(m, np.ndarray):
+        m = m.base
+    if isinstance(m, memoryview):
+        m = m.obj
+    if isinstance(m, mmap.mmap) and hasattr(m, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        m.madvise(mmap.MADV_DONTNEED)
 
 
 class TileSlots:
@@ -211,20 +232,41 @@ class TileSlots:
         return allowed
 
     def release(self, t):
-        """Give up tile ``t``'s slot (its arrays dropped)."""
+        """Give up tile ``t``'s slot: its arrays, its buffers and the radius
+        search's tables in it (:mod:`regn.world.radius`) dropped, and the map
+        of the tile's ``.query`` file let go of when the tile is not loaded."""
         from ._walk_kernels import put_slot
-        s = self.used.pop(int(t))
-        self.from_mesh.discard(int(t))
+        t = int(t)
+        s = self.used.pop(t)
+        self.from_mesh.discard(t)
         put_slot(self.wl, s, tuple(self.blank[name] for name, *_ in FIELDS))
         self.slot_of[t] = -1
         self.tile_of_slot[s] = -1
         self.arrays.pop(s, None)
+        self.bufs.pop(s, None)
+        radius = getattr(self, "radius_lists", None)
+        if radius is not None:
+            radius.blank_slot(s)
+        self.world._let_go_sidecar(t)
         self.free.append(s)
 
     def clear(self):
         for t in list(self.used):
             self.release(t)
         self.bufs.clear()
+
+    def held(self, t) -> list:
+        """What tile ``t``'s slot holds (its arrays, its buffers, the radius
+        search's state), for :func:`regn.world.memory.footprint`; [] when it
+        is in none."""
+        s = int(self.slot_of[int(t)])
+        if s < 0:
+            return []
+        out = [self.arrays.get(s, {}), self.bufs.get(s, {})]
+        radius = getattr(self, "radius_lists", None)
+        if radius is not None:
+            out.append(radius.state[s])
+        return out
 
 
 def tile_slots(world) -> TileSlots:

@@ -132,7 +132,9 @@ def tile_bvh(world, t, need=0.0):
     got = sets[t] = (margin, _build_bvh(tri) if len(tri) else None,
                      np.concatenate([own_faces, near_faces]))
     while len(sets) > keep_tiles(world):
-        sets.popitem(last=False)
+        gone, _ = sets.popitem(last=False)
+        # (its witnesses were made against this set: they go with it)
+        world.__dict__.get("_radius_sets", {}).pop(gone, None)
     return got[:2]
 
 
@@ -270,10 +272,11 @@ def _witnesses(world, t, arrays, bvh) -> dict:
         _by_position,
         _edge_bounds,
     )
+    from .memory import own_array
     ei, fo, acr = arrays["EI"], arrays["FO"], arrays["ACR"]
     F = len(fo)
-    witness = np.full((F + 1, 3), np.nan)
-    clear = np.full(F + 1, -1.0)
+    witness = own_array((F + 1, 3), np.float64, np.nan)
+    clear = own_array(F + 1, np.float64, -1.0)
     faces = np.flatnonzero((ei[:F, ET1] >= 0) | (acr >= 0))      # portals and linked faces
     if bvh is not None and len(faces):
         mesh = world.tile(t)
@@ -299,13 +302,14 @@ def _masks(rc, arrays, r_eff):
     lo, hi = rc["lo"], rc["hi"]
     if rc["bvh"] is not None:
         PK.refine_edges(rc["bvh"], ei.view(np.float32), ei, rc["witness"], lo, hi, r_eff)
-    masked = np.array(ei, np.int32)
+    from .memory import own_array, own_copy
+    masked = own_copy(ei, np.int32)
     ef = masked.view(np.float32)
     cost = ef[:, 0:12:2]
     cost[(cost >= 0) & ~(lo >= r_eff)] = -1.0
-    acr = np.array(arrays["ACR"], np.int64)
+    acr = own_copy(arrays["ACR"], np.int64)
     acr[~(rc["clear"][:F] >= r_eff)] = -1
-    xop = np.zeros((F, 8), np.uint8)
+    xop = own_array((F, 8), np.uint8)
     if rc["bvh"] is not None:
         link_edges(rc["bvh"], ei, arrays["TFI"], acr, rc["witness"], rc["clear"], r_eff, xop)
     else:

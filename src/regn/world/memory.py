@@ -121,6 +121,65 @@ def _walk(obj, seen, total, depth):
         _walk(getattr(obj, "__dict__", None), seen, total, depth + 1)
 
 
+#: arrays of at least this many bytes that a world keeps per tile are made
+#: in anonymous maps of their own (:func:`own_array`)
+OWN_MAP_BYTES = 64 * 1024
+
+
+def own_array(shape, dtype, fill=None) -> np.ndarray:
+    """An array a world keeps with a tile (``fill``: its value everywhere,
+    else zeros): from :data:`OWN_MAP_BYTES` on, in an anonymous map of its
+    own, which goes back to the system whole when the array goes (glibc
+    keeps freed heap blocks resident, and raises its threshold for giving a
+    block its own map each time it frees a large one, so tiles read and
+    dropped in turn would leave the heap ever larger); only the pages
+    written take memory."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    if n * dtype.itemsize < OWN_MAP_BYTES:
+        out = np.zeros(shape, dtype)
+    else:
+        out = np.frombuffer(anonymous_map(n * dtype.itemsize), dtype, n).reshape(shape)
+    if fill is not None and fill != 0:
+        out.fill(fill)
+    return out
+
+
+def anonymous_map(size) -> mmap.mmap:
+    """A private anonymous map of ``size`` bytes (zeros; its pages are the
+    process's own memory, given back by ``MADV_DONTNEED``; a shared one
+    would be shared memory that stays while mapped)."""
+    if hasattr(mmap, "MAP_PRIVATE"):
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE,
+                         prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return mmap.mmap(-1, size)
+
+
+def forget_pages(array) -> bool:
+    """Give back the resident pages of the map under ``array`` (an
+    anonymous one of :func:`own_array`: they read as zeros after; a private
+    map of a file never written: they are read again from the file when
+    next used); False when it lies in no map or the system cannot."""
+    m = array.base if isinstance(array, np.ndarray) else None
+    while isinstance(m, np.ndarray):
+        m = m.base
+    if isinstance(m, memoryview):
+        m = m.obj
+    if not (isinstance(m, mmap.mmap) and hasattr(m, "madvise")
+            and hasattr(mmap, "MADV_DONTNEED")):
+        return False
+    m.madvise(mmap.MADV_DONTNEED)
+    return True
+
+
+def own_copy(v, dtype=None) -> np.ndarray:
+    """``v`` as ``dtype`` in a new array of :func:`own_array`."""
+    v = np.asarray(v)
+    out = own_array(v.shape, v.dtype if dtype is None else dtype)
+    out[...] = v
+    return out
+
+
 _LIBC = []
 
 

@@ -224,7 +224,10 @@ def _file_sha256(path, start) -> str:
 
 
 def _widen(v, dtype):
-    return v if v.dtype == dtype else v.astype(dtype)
+    """``v`` as ``dtype`` (widened into an array of its own map when large:
+    :func:`regn.world.memory.own_array`)."""
+    from .memory import own_copy
+    return v if v.dtype == dtype else own_copy(v, dtype)
 
 
 def install(manifest, i, mesh, *, check=True, got=...) -> bool:

@@ -84,6 +84,7 @@ class _Lists:
     def fill(self, world, slots, slot_ids, r_eff):
         from ._walk_kernels import put
         from .clearance import tile_radius
+        from .memory import own_array
         for s in range(self.cap):                # slots given up: their tables too
             if self.key[s] is not None and slots.tile_of_slot[s] < 0:
                 self.blank_slot(s)
@@ -97,7 +98,7 @@ class _Lists:
             if key is None or key[0] != t or key[1] is not arrays or key[2] is not masks:
                 if key is None or key[0] != t:   # a new tile in the slot: its search state
                     F = len(arrays["FO"])
-                    self.state[s] = {name: np.zeros(F, dt) for name, dt in _STATE.items()}
+                    self.state[s] = {name: own_array(F, dt) for name, dt in _STATE.items()}
                     for name, v in self.state[s].items():
                         put(self.lists[name], s, v)
                 key = (t, arrays, masks)         # (objects, not ids: an id may be reused)

@@ -117,10 +117,13 @@ def tile_arrays(world, t, buf) -> dict:
         edge_int, W = search_arrays(mesh)["edge_int"], locate_tables(mesh).W
     F, T = len(st["FO"]), len(st["TFI"])
     if buf.get("F", -1) < F or buf.get("T", -1) < T:
+        from .memory import own_array
         none = np.zeros(0, np.int64)
-        buf.update(F=F, T=T, rows=_node_rows(F), acrf=np.full(F, -1, np.int64),
-                   acr=np.full(F, -1, np.int64), tlm=np.zeros(T, np.int8), old=(none,) * 3)
+        buf.update(F=F, T=T, rows=_node_rows(F), acrf=own_array(F, np.int64, -1),
+                   acr=own_array(F, np.int64, -1), tlm=own_array(T, np.int8),
+                   old=(none,) * 3)
     else:                 # the last tile's rows: their pages go back (read as zeros)
+        from .memory import forget_pages
         forget_pages(buf["rows"])
     own, codes = _tile_links(world)[t]
     ranks, tets = place_links(buf["acrf"], buf["acr"], buf["tlm"], *buf["old"], own, codes,
@@ -141,28 +144,13 @@ def _node_rows(F):
     """(F, 8) float64 zeros whose rows start on 64-byte lines (a face's
     search row: :data:`regn.world._walk_kernels.DIST` ...), in an anonymous
     map of their own: only the pages a search touches take memory (a search
-    reaches a few thousand of a tile's faces), :func:`forget_pages` gives
+    reaches a few thousand of a tile's faces), :func:`regn.world.memory.forget_pages` gives
     them back when the slot takes another tile, and the map goes with the
     slot (not into the allocator's heap, where freed blocks stay resident)."""
-    import mmap
-
     from ._walk_kernels import NODE_COLUMNS
+    from .memory import anonymous_map
     n = F * NODE_COLUMNS
-    return np.frombuffer(mmap.mmap(-1, max(8 * n, 8)), np.float64, n).reshape(F, NODE_COLUMNS)
-
-
-def forget_pages(rows):
-    """Give the pages of ``rows`` (made by :func:`_node_rows`) back to the
-    system: they read as zeros after, a fresh slot's rows (the search's
-    stamps of earlier queries need no clearing either way)."""
-    import mmap
-    m = rows.base
-    while isinstance(m, np.ndarray):
-        m = m.base
-    if isinstance(m, memoryview):
-        m = m.obj
-    if isinstance(m, mmap.mmap) and hasattr(m, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-        m.madvise(mmap.MADV_DONTNEED)
+    return np.frombuffer(anonymous_map(max(8 * n, 8)), np.float64, n).reshape(F, NODE_COLUMNS)
 
 
 class TileSlots:
@@ -211,13 +199,14 @@ class TileSlots:
             if t in self.used:
                 self.used.move_to_end(t)
                 continue
+            bufs = {}
             if not self.free:
                 for old in self.used:
                     if old not in keep:
                         break
-                self.release(old)
+                bufs = self.release(old)          # (its buffers serve the next tile)
             s = self.free.pop()
-            arrays = tile_arrays(self.world, t, self.bufs.setdefault(s, {}))
+            arrays = tile_arrays(self.world, t, self.bufs.setdefault(s, bufs))
             self.next_gen += 1
             self.gen[s] = self.next_gen           # (its rows' centroids are stale)
             if arrays["from_mesh"]:
@@ -231,10 +220,11 @@ class TileSlots:
         allowed[self.slot_of[list(keep)]] = True
         return allowed
 
-    def release(self, t):
+    def release(self, t) -> dict:
         """Give up tile ``t``'s slot: its arrays, its buffers and the radius
         search's tables in it (:mod:`regn.world.radius`) dropped, and the map
-        of the tile's ``.query`` file let go of when the tile is not loaded."""
+        of the tile's ``.query`` file let go of when the tile is not loaded;
+        the slot's buffers returned (for the next tile in it, or to go)."""
         from ._walk_kernels import put_slot
         t = int(t)
         s = self.used.pop(t)
@@ -243,12 +233,13 @@ class TileSlots:
         self.slot_of[t] = -1
         self.tile_of_slot[s] = -1
         self.arrays.pop(s, None)
-        self.bufs.pop(s, None)
+        bufs = self.bufs.pop(s, {})
         radius = getattr(self, "radius_lists", None)
         if radius is not None:
             radius.blank_slot(s)
         self.world._let_go_sidecar(t)
         self.free.append(s)
+        return bufs
 
     def clear(self):
         for t in list(self.used):

@@ -181,11 +181,19 @@ class World:
         return got
 
     def _let_go_sidecar(self, i):
-        """Forget tile ``i``'s ``.query`` map unless the tile is loaded or
-        in a walk slot (the map closes when the last view of it goes)."""
+        """Tile ``i`` left the cache or its walk slot: forget its ``.query``
+        map unless the tile is still loaded or in a slot (the map closes
+        when the last view of it goes); when it is, give back the map's
+        resident pages (those the other read are read again from the file
+        as they are used: :func:`regn.world.memory.forget_pages`)."""
         slots = self.__dict__.get("_tile_slots")
         if i not in self._cache and (slots is None or i not in slots.used):
             self._sidecars.pop(i, None)
+            return
+        kept = self._sidecars.get(i)
+        if kept is not None and kept[0]:
+            from .memory import forget_pages
+            forget_pages(next(iter(kept[0].values())))
 
     def query_arrays(self, i):
         """Tile ``i``'s ``.query`` arrays as stored (views of a map of the

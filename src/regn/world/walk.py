@@ -122,9 +122,6 @@ def tile_arrays(world, t, buf) -> dict:
         buf.update(F=F, T=T, rows=_node_rows(F), acrf=own_array(F, np.int64, -1),
                    acr=own_array(F, np.int64, -1), tlm=own_array(T, np.int8),
                    old=(none,) * 3)
-    else:                 # the last tile's rows: their pages go back (read as zeros)
-        from .memory import forget_pages
-        forget_pages(buf["rows"])
     own, codes = _tile_links(world)[t]
     ranks, tets = place_links(buf["acrf"], buf["acr"], buf["tlm"], *buf["old"], own, codes,
                               st["RANK"], st["FT0"], st["TFI"])
@@ -143,10 +140,11 @@ def tile_arrays(world, t, buf) -> dict:
 def _node_rows(F):
     """(F, 8) float64 zeros whose rows start on 64-byte lines (a face's
     search row: :data:`regn.world._walk_kernels.DIST` ...), in an anonymous
-    map of their own: only the pages a search touches take memory (a search
-    reaches a few thousand of a tile's faces), :func:`regn.world.memory.forget_pages` gives
-    them back when the slot takes another tile, and the map goes with the
-    slot (not into the allocator's heap, where freed blocks stay resident)."""
+    map of their own (page aligned), so that a slot's rows go back to the
+    system whole when the slot goes or grows, not into the allocator's heap.
+    They are kept for the next tile in the slot (stale stamps need no
+    clearing): giving their pages back at each tile placed was tried, and
+    faulting them in again cost 200 page faults and ~10 % a path."""
     from ._walk_kernels import NODE_COLUMNS
     from .memory import anonymous_map
     n = F * NODE_COLUMNS

@@ -296,7 +296,6 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
 
     from regn.world.memory import trim as malloc_trim
     from regn.world.world import World
-    imported = _status()
     picker = World.open(world_path, max_tiles=8)
     ends = picker.random_points(2 * n, seed=seed)
     del picker
@@ -365,18 +364,20 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
         out["memory_split"] = {
             # resident MiB at process start (Python, numpy), after importing
             # regn and numba, after the warm-up path and World.clear()
-            # (the kernels' code, numba's runtime: the baseline growth is
-            # measured from), each {"rss", "anon", "file", "shmem"}
-            "baseline": {"start": _START, "imported": imported, "warmed_up": warmed,
+            # (the kernels' code, numba's runtime, and what reading every
+            # tile to pick the points left: the baseline growth is measured
+            # from), each {"rss", "anon", "file", "shmem"}
+            "baseline": {"start": _START, "imported": _IMPORTED, "warmed_up": warmed,
                          "by_kind_at_warm_up": smaps0},
             # the growth over the paths by kind of mapping (bench _smaps)
             "growth_by_kind_mib": by_kind,
             # what world.memory() says it holds, MiB (maps counted whole)
             "world_memory_mib": {
                 "own": used["own"] / mib, "mapped": used["mapped"] / mib,
-                "index": used["index"] / mib, "total": used["total"] / mib,
+                "index": used.get("index", 0) / mib,
+                "total": used.get("total", used["own"] + used["mapped"]) / mib,
                 "parts": {p: {k: v / mib for k, v in f.items()}
-                          for p, f in used["parts"].items()},
+                          for p, f in used.get("parts", {}).items()},
                 "tiles_held": len(used["tiles"])}}
         out["memory"] = {
             "budget_mib": budget_b / mib, "budget_plus_20pc_mib": 1.2 * budget_b / mib,
@@ -445,12 +446,15 @@ def tile_reads(world_path, tiles=40, seed=0):
             "first_path_ms": stats(first), "first_path_cpu_ms": stats(first_cpu)}
 
 
-_START = None
+_START = _IMPORTED = None
 
 
 def main(argv=None):
-    global _START
+    global _START, _IMPORTED
     _START = _status()
+    import regn.world.walk  # noqa: F401  (regn, and numba with the walk's kernel module)
+    import regn.world._walk_kernels  # noqa: F401
+    _IMPORTED = _status()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--asteroids", type=int, default=4000)
     ap.add_argument("--half-extent", type=float, default=250_000.0)

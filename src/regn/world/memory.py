@@ -1,4 +1,11 @@
-"""What a loaded tile holds in memory, and giving freed memory back.
+"""What a world holds in memory for its tiles, and giving freed memory back.
+
+For each tile (:func:`held`): the loaded tile, its slot of the compiled
+walk and its clearance structures; for the whole world (:func:`index_bytes`):
+the manifest's arrays and what is made from them once. Arrays kept per
+tile that are written once and dropped whole (a slot's buffers, the radius
+search's tables and witnesses) live in anonymous maps of their own
+(:func:`own_array`), which go back to the system when dropped.
 
 A tile in a world's cache holds its file (a read-only map), its query
 structures (:mod:`regn.world.prepared`: a private map of the ``.query``
@@ -70,6 +77,32 @@ def held(world, t) -> dict:
             _walk(root, seen, total, 0)
     return {"own": sum(p["own"] for p in parts.values()),
             "mapped": sum(p["mapped"] for p in parts.values()), "parts": parts}
+
+
+def hold_budget(world, settle) -> bool:
+    """Drop what :meth:`regn.World._evict` says (the walk's slots of tiles
+    not loaded only when ``settle``: between queries) until what ``world``
+    holds for its tiles is within its ``max_bytes``; True when anything was
+    dropped."""
+    sizes = {t: world.footprint(t) for t in world._held()}
+    if sum(sizes.values()) <= world.max_bytes:
+        return False
+    slots = world.__dict__.get("_tile_slots")
+    steps = [("slot", t) for t in (slots.used if settle and slots is not None else ())]
+    steps += [("clearance", t) for t in sizes if t not in world._cache]
+    steps += [("tile", t) for t in list(world._cache)[:-1]]
+    for kind, t in steps:
+        if sum(sizes.values()) <= world.max_bytes:
+            break
+        if kind == "slot" and t in slots.used:
+            slots.release(t)
+        elif kind == "clearance":
+            world._drop_clearance(t)
+        elif kind == "tile" and t in world._cache:
+            world._drop(t)
+            world._drop_clearance(t)
+        sizes[t] = world.footprint(t)
+    return True
 
 
 #: a World's attributes that hold tiles' structures (:func:`held`), not its index

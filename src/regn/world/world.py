@@ -8,10 +8,12 @@
 Tiles are read on first use and kept, at most ``max_tiles`` of them, the
 least recently used dropped first; each is memory-mapped (the file's pages
 are the operating system's to keep or drop) and checked against the
-manifest's size and sha256 when read; ``max_bytes`` also bounds the
-loaded tiles' footprints (:meth:`World.footprint`: file maps, query
-structures, search state; :mod:`regn.world.memory`). A dropped tile keeps
-nothing in memory. A world's tetrahedra and faces are
+manifest's size and sha256 when read; ``max_bytes`` also bounds all the
+world holds for its tiles (:meth:`World.memory`: loaded tiles' file maps,
+query structures and search state, the compiled walk's slots, wall sets
+and witnesses; :mod:`regn.world.memory`). A dropped tile keeps nothing in
+memory but what its walk slot or clearance structures hold (each kind for
+at most ``max(max_tiles, 2)`` tiles, and counted). A world's tetrahedra and faces are
 numbered tile after tile in the manifest's order: tile i's tetrahedron t is
 ``tet_offset[i] + t`` (:meth:`World.split_tets` goes back).
 
@@ -214,33 +216,11 @@ class World:
             self._drop(next(iter(self._cache)))
             dropped = True
         if self.max_bytes is not None:
-            dropped |= self._over_budget(settle)
+            from .memory import hold_budget
+            dropped |= hold_budget(self, settle)
         if dropped and self.trim:
             from .memory import trim
             trim()
-
-    def _over_budget(self, settle) -> bool:
-        """Drop what :meth:`_evict` says until the budget holds; True when
-        anything was dropped."""
-        sizes = {t: self.footprint(t) for t in self._held()}
-        if sum(sizes.values()) <= self.max_bytes:
-            return False
-        slots = self.__dict__.get("_tile_slots")
-        steps = [("slot", t) for t in (slots.used if settle and slots is not None else ())]
-        steps += [("clearance", t) for t in sizes if t not in self._cache]
-        steps += [("tile", t) for t in list(self._cache)[:-1]]
-        for kind, t in steps:
-            if sum(sizes.values()) <= self.max_bytes:
-                break
-            if kind == "slot" and t in slots.used:
-                slots.release(t)
-            elif kind == "clearance":
-                self._drop_clearance(t)
-            elif kind == "tile" and t in self._cache:
-                self._drop(t)
-                self._drop_clearance(t)
-            sizes[t] = self.footprint(t)
-        return True
 
     def _settle(self):
         """Between queries: hold the byte budget (:meth:`_evict`)."""

@@ -352,9 +352,20 @@ def test_max_bytes_drops_what_the_witnesses_push_over_the_budget(world_dir):
     budget = m["own"] + m["mapped"] + full["parts"]["clearance"]["own"] // 3
     assert budget < full["own"] + full["mapped"]
     w = regn.load(world_dir / "world.json", max_tiles=8, max_bytes=budget)
+    w.find_path(a, b)
+    assert w.loaded == point.loaded                        # the point path fits: nothing went
     got = _queries(w, [(a, b)], r)
     assert got == want
     held = w.memory()
-    assert held["own"] + held["mapped"] <= budget or len(w.loaded) == 1
-    assert len(w._wall_sets) + len(w._radius_sets) < len(free._wall_sets) \
-        + len(free._radius_sets) or len(w.loaded) < len(free.loaded)
+    assert held["own"] + held["mapped"] <= budget          # back within it, having dropped
+    assert len(w.loaded) < len(free.loaded) and len(w._wall_sets) < len(free._wall_sets)
+    assert len(w._tile_slots.used) < len(free._tile_slots.used)
+    # room for every tile and slot the queries hold, not for their witnesses too
+    parts = full["parts"]
+    budget = sum(parts[p]["own"] + parts[p]["mapped"] for p in ("tile", "slot")) \
+        + parts["clearance"]["own"] // 2
+    w = regn.load(world_dir / "world.json", max_tiles=8, max_bytes=budget)
+    assert _queries(w, [(a, b)], r) == want
+    held = w.memory()
+    assert held["own"] + held["mapped"] <= budget < full["own"] + full["mapped"]
+    assert held["parts"]["clearance"]["own"] > 0

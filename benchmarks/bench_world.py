@@ -25,6 +25,15 @@
    With ``--trim`` the World gives freed memory back each time it drops
    tiles (``World(trim=True)``); ``--max-bytes`` sets its byte budget, MiB;
    also the milliseconds to read a tile and answer a first path in it.
+   ``memory_goal``: the growth (at the end, and the most at any sample)
+   against M tiles' files (.rgn + .query: the M largest, and M times the
+   median) + 20 %; ``memory_split``: the baseline apart (resident memory
+   at start, after importing regn, after the warm-up path and
+   ``World.clear()``: numba's kernels and runtime, not the World's), the
+   growth by kind of mapping (the heap, anonymous maps, the tiles'
+   ``.query`` and ``.rgn`` maps, code; own memory and file pages apart,
+   from ``/proc/self/smaps``) and what ``world.memory()`` says the World
+   holds (loaded tiles, walk slots, clearance structures, the index).
 
    python benchmarks/bench_world.py --world W/world.json --paths 1000 \\
        --max-tiles 8 --memory [--trim]
@@ -66,6 +75,60 @@ def _rss(kind="VmRSS"):
             if line.startswith(kind + ":"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+#: /proc/self/smaps mappings by what they hold (the first that matches)
+_KINDS = (("query", lambda n: n.endswith(".query")), ("rgn", lambda n: n.endswith(".rgn")),
+          ("heap", lambda n: n == "[heap]"), ("anonymous_maps", lambda n: n == ""),
+          ("code", lambda n: ".so" in n or n.endswith((".nbc", ".nbi", ".zip")) or "python" in n),
+          ("other", lambda n: True))
+
+
+def _smaps():
+    """MiB resident per kind of mapping (:data:`_KINDS`), each ``{"anon",
+    "file"}``: ``heap`` is the allocator's (Python objects, small arrays,
+    numba's NRT, memory freed but kept by glibc), ``anonymous_maps`` large
+    arrays and the JIT's code (numba/LLVM), ``query``/``rgn`` the pages of
+    the tiles' file maps, ``code`` shared libraries and numba's cache."""
+    out = {k: {"anon": 0.0, "file": 0.0} for k, _ in _KINDS}
+    kind = "other"
+    rss = anon = 0
+    try:
+        fh = open("/proc/self/smaps")
+    except OSError:
+        return {}
+    with fh:
+        for line in fh:
+            head = line.split(None, 5)
+            if "-" in head[0] and not head[0].endswith(":"):
+                if kind is not None:
+                    out[kind]["anon"] += anon / 1024
+                    out[kind]["file"] += (rss - anon) / 1024
+                name = head[5].strip() if len(head) > 5 else ""
+                kind = next(k for k, test in _KINDS if test(name))
+                rss = anon = 0
+            elif head[0] == "Rss:":
+                rss = int(head[1])
+            elif head[0] in ("Anonymous:",):
+                anon = int(head[1])
+    out[kind]["anon"] += anon / 1024
+    out[kind]["file"] += (rss - anon) / 1024
+    return out
+
+
+def _status():
+    """MiB: the process's resident memory, its own part (``anon``) and
+    mapped file pages (``file``; shared memory, ``RssShmem``, apart)."""
+    mib = 2 ** 20
+    return {"rss": _rss() / mib, "anon": _rss("RssAnon") / mib, "file": _rss("RssFile") / mib,
+            "shmem": _rss("RssShmem") / mib}
+
+
+def _minus(a, b):
+    """``a - b`` of two nested dicts of numbers."""
+    if isinstance(a, dict):
+        return {k: _minus(a[k], b.get(k, 0) if isinstance(b, dict) else 0) for k in a}
+    return a - b
 
 
 def build(args, workers):
@@ -244,6 +307,7 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
     gc.collect()
     malloc_trim()                         # (what reading every tile above left free)
     base = _rss(), _rss("RssAnon"), _rss("RssFile")
+    warmed, smaps0 = _status(), _smaps()
     out = {"asked": n, "max_tiles": world.max_tiles, "max_bytes": max_bytes, "trim": trim,
            "distance_km": {"median": float(np.median(np.linalg.norm(ends[:n] - ends[n:],
                                                                     axis=1)) / 1e3)}}
@@ -280,8 +344,41 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
         feet = sorted(world.peak_bytes.values(), reverse=True)[:world.max_tiles]
         budget_b = sum(feet)
         grew = growth()
+        by_kind = _minus(_smaps(), smaps0)
         malloc_trim()
         trimmed = growth()
+        files = sorted((t.bytes + _size(os.path.splitext(m.tile_path(i))[0] + ".query")
+                        for i, t in enumerate(m.tiles)), reverse=True)
+        eight = sum(files[:world.max_tiles]) / mib
+        typical = world.max_tiles * float(np.median(files)) / mib
+        out["memory_goal"] = {
+            # the issue's goal: what the World holds, measured as the process's
+            # growth over the paths (after the warm-up: numba's kernels and
+            # NRT are the baseline, not the World's), within M tiles' files
+            # (.rgn + .query) + 20 %
+            "tiles_files_mib": {"largest": eight, "median_times_m": typical},
+            "limit_mib": 1.2 * eight, "limit_median_mib": 1.2 * typical,
+            "growth_mib": grew["rss"], "peak_growth_mib": peak[0] / mib,
+            "within": bool(max(grew["rss"], peak[0] / mib) <= 1.2 * eight),
+            "within_median": bool(max(grew["rss"], peak[0] / mib) <= 1.2 * typical)}
+        out["memory_split"] = {
+            # resident MiB at process start (Python, numpy), after importing
+            # regn and numba, after the warm-up path and World.clear()
+            # (the kernels' code, numba's runtime, and what reading every
+            # tile to pick the points left: the baseline growth is measured
+            # from), each {"rss", "anon", "file", "shmem"}
+            "baseline": {"start": _START, "imported": _IMPORTED, "warmed_up": warmed,
+                         "by_kind_at_warm_up": smaps0},
+            # the growth over the paths by kind of mapping (bench _smaps)
+            "growth_by_kind_mib": by_kind,
+            # what world.memory() says it holds, MiB (maps counted whole)
+            "world_memory_mib": {
+                "own": used["own"] / mib, "mapped": used["mapped"] / mib,
+                "index": used.get("index", 0) / mib,
+                "total": used.get("total", used["own"] + used["mapped"]) / mib,
+                "parts": {p: {k: v / mib for k, v in f.items()}
+                          for p, f in used.get("parts", {}).items()},
+                "tiles_held": len(used["tiles"])}}
         out["memory"] = {
             "budget_mib": budget_b / mib, "budget_plus_20pc_mib": 1.2 * budget_b / mib,
             "tile_footprint_mib": {"median": float(np.median(list(world.peak_bytes.values())))
@@ -307,6 +404,13 @@ def paths(world_path, n, seed, budget=None, max_tiles=8, warm=False, memory=Fals
     import resource
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def tile_reads(world_path, tiles=40, seed=0):
@@ -342,7 +446,15 @@ def tile_reads(world_path, tiles=40, seed=0):
             "first_path_ms": stats(first), "first_path_cpu_ms": stats(first_cpu)}
 
 
+_START = _IMPORTED = None
+
+
 def main(argv=None):
+    global _START, _IMPORTED
+    _START = _status()
+    import regn.world.walk  # noqa: F401  (regn, and numba with the walk's kernel module)
+    import regn.world._walk_kernels  # noqa: F401
+    _IMPORTED = _status()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--asteroids", type=int, default=4000)
     ap.add_argument("--half-extent", type=float, default=250_000.0)

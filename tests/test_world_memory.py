@@ -89,7 +89,7 @@ def test_footprint_counts_the_files_and_the_search_state(world_dir):
     assert w.footprint(0) == f1["own"] + f1["mapped"] == w.peak_bytes[0]
     assert w.footprint(5) == 0                        # not loaded
     assert w.memory()["own"] == f1["own"]
-    assert footprint(mesh) == f1
+    assert footprint(mesh) == {"own": f1["own"], "mapped": f1["mapped"]} == f1["parts"]["tile"]
     assert trim() in (True, False)
 
 
@@ -251,3 +251,121 @@ def test_an_old_sidecar_is_not_used(copy):
     assert prepared.prepare(copy / "world.json") == 8
     w.clear()
     assert prepared.install(w.manifest, 1, w.tile(1, prepared=False))
+
+
+# --- what a world holds, bounded by max_tiles and max_bytes ----------------------------
+def _queries(w, pairs, r):
+    """Point and sphere paths and the nearest free points of ``pairs``: a
+    list of comparable answers."""
+    out = []
+    for a, b in pairs:
+        for radius in (0.0, r):
+            try:
+                p = w.find_path(a, b, radius=radius)
+            except regn.QueryError:        # (a sphere's route through more tiles than slots)
+                out.append("refused")
+                continue
+            out.append((p.status, p.tiles if p.found else None,
+                        p.points.round(9).tolist() if p.found else None))
+        out.append(w.nearest([a], radius=r).points.round(9).tolist())
+    return out
+
+
+def _held_kinds(w):
+    """Tiles with a loaded tile, a walk slot, clearance structures (memory())."""
+    got = {part: {t for t, f in w.memory()["tiles"].items()
+                  if f["parts"][part]["own"] + f["parts"][part]["mapped"]}
+           for part in ("tile", "slot", "clearance")}
+    slots = w._tile_slots
+    assert got["tile"] == set(w.loaded)
+    assert got["slot"] == set(slots.used)
+    assert got["clearance"] == set(w._wall_sets) | set(w._radius_sets)
+    return got, slots
+
+
+def test_a_world_holds_only_max_tiles_tiles_structures(world_dir):
+    """max_tiles=2, many point and sphere queries: at most 2 loaded tiles, 2
+    walk slots (their buffers, radius tables), 2 wall sets and 2 tiles'
+    witnesses, maps only of the tiles held; every answer the one a fresh
+    World gives (nothing kept changes an answer)."""
+    w = regn.load(world_dir / "world.json", max_tiles=2)
+    pairs = _pairs(8, seed=11)
+    r = 300.0
+    got = []
+    for k, (a, b) in enumerate(pairs):
+        got += _queries(w, [(a, b)], r)
+        held, slots = _held_kinds(w)
+        assert all(len(v) <= 2 for v in held.values()), held
+        assert len(w._wall_sets) <= 2 and len(w._radius_sets) <= 2
+        assert len(slots.bufs) <= 2 and set(slots.arrays) == set(slots.used.values())
+        state = [s for s in slots.radius_lists.state if s] if hasattr(slots, "radius_lists") \
+            else []
+        assert len(state) <= 2
+        assert set(w._sidecars) <= held["tile"] | held["slot"]
+        gc.collect()
+        mapped = {line.rsplit("/", 1)[1].strip() for line in _maps_of(world_dir)}
+        names = {f"world_{'_'.join(map(str, w.manifest.tiles[t].index))}"
+                 for t in held["tile"] | held["slot"]}
+        assert {m.rsplit(".", 1)[0] for m in mapped} <= names, (mapped, names)
+        if k == 0:
+            assert held["clearance"] and held["slot"]   # the queries used them
+    fresh = []
+    for a, b in pairs:
+        fresh += _queries(regn.load(world_dir / "world.json", max_tiles=2), [(a, b)], r)
+    assert got == fresh
+    w.clear()
+    gc.collect()
+    assert not _maps_of(world_dir) and w.memory()["total"] == w.memory()["index"]
+
+
+def test_memory_counts_the_walk_slots_and_the_witnesses(world_dir):
+    w = regn.load(world_dir / "world.json", max_tiles=8)
+    a, b = _pairs(1, seed=3)[0]
+    w.find_path(a, b)
+    m = w.memory()
+    assert m["parts"]["slot"]["own"] > 0 and m["parts"]["clearance"]["own"] == 0
+    assert m["own"] + m["mapped"] == sum(w.footprint(t) for t in m["tiles"])
+    assert m["total"] == m["own"] + m["mapped"] + m["index"] and m["index"] > 0
+    w.find_path(a, b, radius=300.0)
+    m2 = w.memory()
+    assert m2["parts"]["clearance"]["own"] > 0              # wall sets and witnesses
+    for t in w._radius_sets:
+        f = w.footprint(t, split=True)["parts"]["clearance"]
+        assert f["own"] >= w._radius_sets[t]["witness"].nbytes
+    assert set(m2["tiles"]) == set(w.loaded) | set(w._tile_slots.used) \
+        | set(w._wall_sets) | set(w._radius_sets)
+
+
+def test_max_bytes_drops_what_the_witnesses_push_over_the_budget(world_dir):
+    """A budget the point path fits in and the sphere's witnesses and wall
+    sets do not: after the sphere's path what the world holds is back
+    within it, and the answers are those of a world with no budget."""
+    r = 300.0
+    free = regn.load(world_dir / "world.json", max_tiles=8)
+    a, b = _pairs(1, seed=3)[0]
+    want = _queries(free, [(a, b)], r)
+    point = regn.load(world_dir / "world.json", max_tiles=8)
+    point.find_path(a, b)
+    m = point.memory()
+    full = free.memory()
+    assert full["parts"]["clearance"]["own"] > 0
+    budget = m["own"] + m["mapped"] + full["parts"]["clearance"]["own"] // 3
+    assert budget < full["own"] + full["mapped"]
+    w = regn.load(world_dir / "world.json", max_tiles=8, max_bytes=budget)
+    w.find_path(a, b)
+    assert w.loaded == point.loaded                        # the point path fits: nothing went
+    got = _queries(w, [(a, b)], r)
+    assert got == want
+    held = w.memory()
+    assert held["own"] + held["mapped"] <= budget          # back within it, having dropped
+    assert len(w.loaded) < len(free.loaded) and len(w._wall_sets) < len(free._wall_sets)
+    assert len(w._tile_slots.used) < len(free._tile_slots.used)
+    # room for every tile and slot the queries hold, not for their witnesses too
+    parts = full["parts"]
+    budget = sum(parts[p]["own"] + parts[p]["mapped"] for p in ("tile", "slot")) \
+        + parts["clearance"]["own"] // 2
+    w = regn.load(world_dir / "world.json", max_tiles=8, max_bytes=budget)
+    assert _queries(w, [(a, b)], r) == want
+    held = w.memory()
+    assert held["own"] + held["mapped"] <= budget < full["own"] + full["mapped"]
+    assert held["parts"]["clearance"]["own"] > 0

@@ -19,9 +19,10 @@ M must be at least the radius asked, which is not known when a world is
 built, and a tile's linked faces come from the manifest, written after
 the tiles. The set is made the first time a radius query needs the tile
 (reading its neighbours' walls: the tiles around it are read once) and
-kept in the world (the last :data:`KEEP_SETS` or 4 ``max_tiles``, read
-without entering the tile LRU, so that making a set drops no tile a
-search holds). M is
+kept in the world (the last :func:`keep_tiles` tiles' sets, counted in
+:meth:`regn.World.memory` and held to its ``max_bytes``; the neighbours
+are read without entering the tile LRU, so that making a set drops no
+tile a search holds). M is
 :data:`MARGIN_REL` of the tile's smallest side, or 4 r_eff when that
 is more (a larger radius makes the set again).
 
@@ -39,15 +40,21 @@ from types import SimpleNamespace
 
 import numpy as np
 
-#: wall sets kept (least recently used dropped first), at least; or 4 max_tiles
-KEEP_SETS = 32
-#: tiles whose witnesses are kept, at least (or 4 max_tiles: about 200 bytes
-#: a face with one radius's masks), and radii whose masks are kept a tile
-KEEP_RADIUS = 32
+#: radii whose masks are kept a tile (the wall sets and witnesses of
+#: :func:`keep_tiles` tiles are kept)
 KEEP_MASKS = 4
 #: a tile's wall set holds its neighbours' walls within this fraction of its
 #: smallest side (or 4 r_eff when more: room for larger radii to come)
 MARGIN_REL = 0.1
+
+
+def keep_tiles(world) -> int:
+    """Tiles whose wall sets, and tiles whose witnesses, a world keeps
+    (least recently used dropped first): as many as the walk has slots,
+    ``max(max_tiles, 2)`` (a radius search holds that many tiles at once).
+    Witnesses take about 200 bytes a face with one radius's masks; they
+    are counted in :meth:`regn.World.memory` and held to ``max_bytes``."""
+    return max(world.max_tiles, 2)
 
 
 def world_r_eff(world, radius) -> float:
@@ -76,7 +83,7 @@ def _walls_of(world, u, normals=False):
         from ..format.reader import parse
         from .prepared import KeptMesh
         mesh = KeptMesh.from_parts(parse(world._read(u), path=world.manifest.tile_path(u)))
-        world._install(u, mesh)
+        world._install(u, mesh, keep=False)
     bf = np.asarray(mesh.boundary_faces, np.int64)
     real = ~world.linked[u][bf]
     if normals:
@@ -124,8 +131,10 @@ def tile_bvh(world, t, need=0.0):
     tri = np.concatenate([own, near])
     got = sets[t] = (margin, _build_bvh(tri) if len(tri) else None,
                      np.concatenate([own_faces, near_faces]))
-    while len(sets) > max(KEEP_SETS, 4 * world.max_tiles):
-        sets.popitem(last=False)
+    while len(sets) > keep_tiles(world):
+        gone, _ = sets.popitem(last=False)
+        # (its witnesses were made against this set: they go with it)
+        world.__dict__.get("_radius_sets", {}).pop(gone, None)
     return got[:2]
 
 
@@ -231,7 +240,7 @@ def tile_radius(world, t, arrays, r_eff) -> dict:
     """Tile ``t``'s clearance structures (module docstring) for ``r_eff``,
     kept in the world, not with the tile (a tile dropped and read again
     finds them: they cost about twenty tile reads to make), for the last
-    :data:`KEEP_RADIUS` tiles or 4 ``max_tiles``, the last
+    :func:`keep_tiles` tiles, the last
     :data:`KEEP_MASKS` radii each: ``{"bvh", "witness", "clear", "lo",
     "hi", "masks": {r_eff: (EF, ACR, XOP)}}`` in the search graph's internal
     face numbering; ``arrays``: the tile's walk arrays
@@ -243,7 +252,7 @@ def tile_radius(world, t, arrays, r_eff) -> dict:
     rc = kept.get(t)
     if rc is None or rc["bvh"] is not bvh:
         rc = kept[t] = _witnesses(world, t, arrays, bvh)
-        while len(kept) > max(KEEP_RADIUS, 4 * world.max_tiles):
+        while len(kept) > keep_tiles(world):
             kept.popitem(last=False)
     kept.move_to_end(t)
     masks = rc["masks"]
@@ -263,10 +272,11 @@ def _witnesses(world, t, arrays, bvh) -> dict:
         _by_position,
         _edge_bounds,
     )
+    from .memory import own_array
     ei, fo, acr = arrays["EI"], arrays["FO"], arrays["ACR"]
     F = len(fo)
-    witness = np.full((F + 1, 3), np.nan)
-    clear = np.full(F + 1, -1.0)
+    witness = own_array((F + 1, 3), np.float64, np.nan)
+    clear = own_array(F + 1, np.float64, -1.0)
     faces = np.flatnonzero((ei[:F, ET1] >= 0) | (acr >= 0))      # portals and linked faces
     if bvh is not None and len(faces):
         mesh = world.tile(t)
@@ -292,13 +302,14 @@ def _masks(rc, arrays, r_eff):
     lo, hi = rc["lo"], rc["hi"]
     if rc["bvh"] is not None:
         PK.refine_edges(rc["bvh"], ei.view(np.float32), ei, rc["witness"], lo, hi, r_eff)
-    masked = np.array(ei, np.int32)
+    from .memory import own_array, own_copy
+    masked = own_copy(ei, np.int32)
     ef = masked.view(np.float32)
     cost = ef[:, 0:12:2]
     cost[(cost >= 0) & ~(lo >= r_eff)] = -1.0
-    acr = np.array(arrays["ACR"], np.int64)
+    acr = own_copy(arrays["ACR"], np.int64)
     acr[~(rc["clear"][:F] >= r_eff)] = -1
-    xop = np.zeros((F, 8), np.uint8)
+    xop = own_array((F, 8), np.uint8)
     if rc["bvh"] is not None:
         link_edges(rc["bvh"], ei, arrays["TFI"], acr, rc["witness"], rc["clear"], r_eff, xop)
     else:

@@ -1,4 +1,11 @@
-"""What a loaded tile holds in memory, and giving freed memory back.
+"""What a world holds in memory for its tiles, and giving freed memory back.
+
+For each tile (:func:`held`): the loaded tile, its slot of the compiled
+walk and its clearance structures; for the whole world (:func:`index_bytes`):
+the manifest's arrays and what is made from them once. Arrays kept per
+tile that are written once and dropped whole (a slot's buffers, the radius
+search's tables and witnesses) live in anonymous maps of their own
+(:func:`own_array`), which go back to the system when dropped.
 
 A tile in a world's cache holds its file (a read-only map), its query
 structures (:mod:`regn.world.prepared`: a private map of the ``.query``
@@ -39,6 +46,82 @@ def footprint(mesh, *extra) -> dict:
     return total
 
 
+#: the parts of what a world holds for a tile (:func:`held`)
+PARTS = ("tile", "slot", "clearance")
+
+
+def held(world, t) -> dict:
+    """``{"own", "mapped", "parts": {part: {"own", "mapped"}}}`` of
+    everything ``world`` holds for tile ``t``, each buffer counted once:
+    ``tile``: the loaded tile (its file's map, its ``.query`` file's map
+    and the arrays widened from it, its search state, what is kept with it);
+    ``slot``: its slot of the compiled walk (the arrays read from its
+    ``.query`` file, when the tile is not loaded its map, the search rows
+    and the radius search's state and tables); ``clearance``: its wall set
+    and the witnesses of :mod:`regn.world.clearance`. Zeros when the world
+    holds nothing of it."""
+    from ..query.common import scratch
+    t = int(t)
+    seen, parts = set(), {}
+    mesh = world._cache.get(t)
+    slots = world.__dict__.get("_tile_slots")
+    roots = {"tile": [vars(mesh), scratch(mesh), world._extra.get(t, {}),
+                      world._sidecars.get(t)] if mesh is not None else [],
+             "slot": (slots.held(t) if slots is not None else [])
+             + ([world._sidecars.get(t)] if mesh is None else []),
+             "clearance": [world.__dict__.get(name, {}).get(t)
+                           for name in ("_wall_sets", "_radius_sets")]}
+    for part in PARTS:
+        parts[part] = total = {"own": 0, "mapped": 0}
+        for root in roots[part]:
+            _walk(root, seen, total, 0)
+    return {"own": sum(p["own"] for p in parts.values()),
+            "mapped": sum(p["mapped"] for p in parts.values()), "parts": parts}
+
+
+def hold_budget(world, settle) -> bool:
+    """Drop what :meth:`regn.World._evict` says (the walk's slots of tiles
+    not loaded only when ``settle``: between queries) until what ``world``
+    holds for its tiles is within its ``max_bytes``; True when anything was
+    dropped."""
+    sizes = {t: world.footprint(t) for t in world._held()}
+    if sum(sizes.values()) <= world.max_bytes:
+        return False
+    slots = world.__dict__.get("_tile_slots")
+    steps = [("slot", t) for t in (slots.used if settle and slots is not None else ())]
+    steps += [("clearance", t) for t in sizes if t not in world._cache]
+    steps += [("tile", t) for t in list(world._cache)[:-1]]
+    for kind, t in steps:
+        if sum(sizes.values()) <= world.max_bytes:
+            break
+        if kind == "slot" and t in slots.used:
+            slots.release(t)
+        elif kind == "clearance":
+            world._drop_clearance(t)
+        elif kind == "tile" and t in world._cache:
+            world._drop(t)
+            world._drop_clearance(t)
+        sizes[t] = world.footprint(t)
+    return True
+
+
+#: a World's attributes that hold tiles' structures (:func:`held`), not its index
+TILE_ATTRIBUTES = ("_cache", "_extra", "_sidecars", "_tile_slots", "_wall_sets",
+                   "_radius_sets", "peak_bytes")
+
+
+def index_bytes(world) -> int:
+    """Bytes of the arrays a world keeps for the whole of it, not per
+    loaded tile: the manifest's (tile records, links, portal nodes), the
+    coarse route's graph and each tile's portal points and parts once
+    made (a few kB a tile; bounded by the manifest, not by ``max_tiles``)."""
+    seen, total = set(), {"own": 0, "mapped": 0}
+    for name, v in vars(world).items():
+        if name not in TILE_ATTRIBUTES:
+            _walk(v, seen, total, 0)
+    return total["own"] + total["mapped"]
+
+
 def _walk(obj, seen, total, depth):
     if depth > DEPTH or id(obj) in seen:
         return
@@ -69,6 +152,65 @@ def _walk(obj, seen, total, depth):
         for name in getattr(type(obj), "__slots__", ()):
             _walk(getattr(obj, name, None), seen, total, depth + 1)
         _walk(getattr(obj, "__dict__", None), seen, total, depth + 1)
+
+
+#: arrays of at least this many bytes that a world keeps per tile are made
+#: in anonymous maps of their own (:func:`own_array`)
+OWN_MAP_BYTES = 64 * 1024
+
+
+def own_array(shape, dtype, fill=None) -> np.ndarray:
+    """An array a world keeps with a tile (``fill``: its value everywhere,
+    else zeros): from :data:`OWN_MAP_BYTES` on, in an anonymous map of its
+    own, which goes back to the system whole when the array goes (glibc
+    keeps freed heap blocks resident, and raises its threshold for giving a
+    block its own map each time it frees a large one, so tiles read and
+    dropped in turn would leave the heap ever larger); only the pages
+    written take memory."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    if n * dtype.itemsize < OWN_MAP_BYTES:
+        out = np.zeros(shape, dtype)
+    else:
+        out = np.frombuffer(anonymous_map(n * dtype.itemsize), dtype, n).reshape(shape)
+    if fill is not None and fill != 0:
+        out.fill(fill)
+    return out
+
+
+def anonymous_map(size) -> mmap.mmap:
+    """A private anonymous map of ``size`` bytes (zeros; its pages are the
+    process's own memory, given back by ``MADV_DONTNEED``; a shared one
+    would be shared memory that stays while mapped)."""
+    if hasattr(mmap, "MAP_PRIVATE"):
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE,
+                         prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return mmap.mmap(-1, size)
+
+
+def forget_pages(array) -> bool:
+    """Give back the resident pages of the map under ``array`` (an
+    anonymous one of :func:`own_array`: they read as zeros after; a private
+    map of a file never written: they are read again from the file when
+    next used); False when it lies in no map or the system cannot."""
+    m = array.base if isinstance(array, np.ndarray) else None
+    while isinstance(m, np.ndarray):
+        m = m.base
+    if isinstance(m, memoryview):
+        m = m.obj
+    if not (isinstance(m, mmap.mmap) and hasattr(m, "madvise")
+            and hasattr(mmap, "MADV_DONTNEED")):
+        return False
+    m.madvise(mmap.MADV_DONTNEED)
+    return True
+
+
+def own_copy(v, dtype=None) -> np.ndarray:
+    """``v`` as ``dtype`` in a new array of :func:`own_array`."""
+    v = np.asarray(v)
+    out = own_array(v.shape, v.dtype if dtype is None else dtype)
+    out[...] = v
+    return out
 
 
 _LIBC = []

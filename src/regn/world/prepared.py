@@ -224,18 +224,23 @@ def _file_sha256(path, start) -> str:
 
 
 def _widen(v, dtype):
+    """``v`` as ``dtype`` (in the allocator's heap: a tile read widens about
+    1.5 MiB, and memory of its own map would be faulted in afresh at every
+    read, a thousand page faults a path on the 125-tile world)."""
     return v if v.dtype == dtype else v.astype(dtype)
 
 
-def install(manifest, i, mesh, *, check=True) -> bool:
+def install(manifest, i, mesh, *, check=True, got=...) -> bool:
     """Give ``mesh`` (tile ``i``, just read) the structures kept beside it;
     False (and nothing changed) when there are none of this format.
     FormatError for a stale or damaged file (see :func:`read_sidecar`;
-    ``check``: the sha256 of its arrays too). A :class:`KeptMesh` widens
-    its mesh arrays when first used, a :class:`regn.Mesh` gets them now."""
+    ``check``: the sha256 of its arrays too; ``got``: what read_sidecar
+    gave, when read already). A :class:`KeptMesh` widens its mesh arrays
+    when first used, a :class:`regn.Mesh` gets them now."""
     from ..query.common import scratch
     path = sidecar_path(manifest, i)
-    got = read_sidecar(path, manifest, i, check=check)
+    if got is ...:
+        got = read_sidecar(path, manifest, i, check=check)
     if got is None:
         return False
     a, types = got

@@ -68,15 +68,26 @@ class _Lists:
             v.flags.writeable = False
         self.blank.update({k: np.zeros(0, dt) for k, dt in _STATE.items()})
         self.lists = {k: new_list(v, self.cap) for k, v in self.blank.items()}
+        #: each slot's search state (the arrays in the lists: counted by
+        #: regn.world.memory through TileSlots.held)
+        self.state = [{} for _ in range(self.cap)]
+
+    def blank_slot(self, s):
+        """Slot ``s`` given up: its tables and search state dropped."""
+        from ._walk_kernels import put
+        if self.key[s] is not None or self.state[s]:
+            for name, v in self.blank.items():
+                put(self.lists[name], s, v)
+        self.key[s] = None
+        self.state[s] = {}
 
     def fill(self, world, slots, slot_ids, r_eff):
         from ._walk_kernels import put
         from .clearance import tile_radius
+        from .memory import own_array
         for s in range(self.cap):                # slots given up: their tables too
             if self.key[s] is not None and slots.tile_of_slot[s] < 0:
-                for name, v in self.blank.items():
-                    put(self.lists[name], s, v)
-                self.key[s] = None
+                self.blank_slot(s)
         for s in slot_ids:
             s = int(s)
             t = int(slots.tile_of_slot[s])
@@ -87,9 +98,11 @@ class _Lists:
             if key is None or key[0] != t or key[1] is not arrays or key[2] is not masks:
                 if key is None or key[0] != t:   # a new tile in the slot: its search state
                     F = len(arrays["FO"])
-                    for name, dt in _STATE.items():
-                        put(self.lists[name], s, np.zeros(F, dt))
+                    self.state[s] = {name: own_array(F, dt) for name, dt in _STATE.items()}
+                    for name, v in self.state[s].items():
+                        put(self.lists[name], s, v)
                 key = (t, arrays, masks)         # (objects, not ids: an id may be reused)
+                self.state[s]["masks"] = masks
                 for name, v in zip(("EF", "ACR", "XOP"), masks):
                     put(self.lists[name], s, v)
                 self.key[s] = key

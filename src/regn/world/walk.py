@@ -117,9 +117,11 @@ def tile_arrays(world, t, buf) -> dict:
         edge_int, W = search_arrays(mesh)["edge_int"], locate_tables(mesh).W
     F, T = len(st["FO"]), len(st["TFI"])
     if buf.get("F", -1) < F or buf.get("T", -1) < T:
+        from .memory import own_array
         none = np.zeros(0, np.int64)
-        buf.update(F=F, T=T, rows=_node_rows(F), acrf=np.full(F, -1, np.int64),
-                   acr=np.full(F, -1, np.int64), tlm=np.zeros(T, np.int8), old=(none,) * 3)
+        buf.update(F=F, T=T, rows=_node_rows(F), acrf=own_array(F, np.int64, -1),
+                   acr=own_array(F, np.int64, -1), tlm=own_array(T, np.int8),
+                   old=(none,) * 3)
     own, codes = _tile_links(world)[t]
     ranks, tets = place_links(buf["acrf"], buf["acr"], buf["tlm"], *buf["old"], own, codes,
                               st["RANK"], st["FT0"], st["TFI"])
@@ -137,11 +139,16 @@ def tile_arrays(world, t, buf) -> dict:
 
 def _node_rows(F):
     """(F, 8) float64 zeros whose rows start on 64-byte lines (a face's
-    search row: :data:`regn.world._walk_kernels.DIST` ...)."""
+    search row: :data:`regn.world._walk_kernels.DIST` ...), in an anonymous
+    map of their own (page aligned), so that a slot's rows go back to the
+    system whole when the slot goes or grows, not into the allocator's heap.
+    They are kept for the next tile in the slot (stale stamps need no
+    clearing): giving their pages back at each tile placed was tried, and
+    faulting them in again cost 200 page faults and ~10 % a path."""
     from ._walk_kernels import NODE_COLUMNS
-    buf = np.zeros(F * NODE_COLUMNS + 8)
-    skip = (-buf.ctypes.data % 64) // 8
-    return buf[skip:skip + F * NODE_COLUMNS].reshape(F, NODE_COLUMNS)
+    from .memory import anonymous_map
+    n = F * NODE_COLUMNS
+    return np.frombuffer(anonymous_map(max(8 * n, 8)), np.float64, n).reshape(F, NODE_COLUMNS)
 
 
 class TileSlots:
@@ -190,13 +197,14 @@ class TileSlots:
             if t in self.used:
                 self.used.move_to_end(t)
                 continue
+            bufs = {}
             if not self.free:
                 for old in self.used:
                     if old not in keep:
                         break
-                self.release(old)
+                bufs = self.release(old)          # (its buffers serve the next tile)
             s = self.free.pop()
-            arrays = tile_arrays(self.world, t, self.bufs.setdefault(s, {}))
+            arrays = tile_arrays(self.world, t, self.bufs.setdefault(s, bufs))
             self.next_gen += 1
             self.gen[s] = self.next_gen           # (its rows' centroids are stale)
             if arrays["from_mesh"]:
@@ -210,21 +218,44 @@ class TileSlots:
         allowed[self.slot_of[list(keep)]] = True
         return allowed
 
-    def release(self, t):
-        """Give up tile ``t``'s slot (its arrays dropped)."""
+    def release(self, t) -> dict:
+        """Give up tile ``t``'s slot: its arrays, its buffers and the radius
+        search's tables in it (:mod:`regn.world.radius`) dropped, and the map
+        of the tile's ``.query`` file let go of when the tile is not loaded;
+        the slot's buffers returned (for the next tile in it, or to go)."""
         from ._walk_kernels import put_slot
-        s = self.used.pop(int(t))
-        self.from_mesh.discard(int(t))
+        t = int(t)
+        s = self.used.pop(t)
+        self.from_mesh.discard(t)
         put_slot(self.wl, s, tuple(self.blank[name] for name, *_ in FIELDS))
         self.slot_of[t] = -1
         self.tile_of_slot[s] = -1
         self.arrays.pop(s, None)
+        bufs = self.bufs.pop(s, {})
+        radius = getattr(self, "radius_lists", None)
+        if radius is not None:
+            radius.blank_slot(s)
+        self.world._let_go_sidecar(t)
         self.free.append(s)
+        return bufs
 
     def clear(self):
         for t in list(self.used):
             self.release(t)
         self.bufs.clear()
+
+    def held(self, t) -> list:
+        """What tile ``t``'s slot holds (its arrays, its buffers, the radius
+        search's state), for :func:`regn.world.memory.footprint`; [] when it
+        is in none."""
+        s = int(self.slot_of[int(t)])
+        if s < 0:
+            return []
+        out = [self.arrays.get(s, {}), self.bufs.get(s, {})]
+        radius = getattr(self, "radius_lists", None)
+        if radius is not None:
+            out.append(radius.state[s])
+        return out
 
 
 def tile_slots(world) -> TileSlots:

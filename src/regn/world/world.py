@@ -8,10 +8,12 @@
 Tiles are read on first use and kept, at most ``max_tiles`` of them, the
 least recently used dropped first; each is memory-mapped (the file's pages
 are the operating system's to keep or drop) and checked against the
-manifest's size and sha256 when read; ``max_bytes`` also bounds the
-loaded tiles' footprints (:meth:`World.footprint`: file maps, query
-structures, search state; :mod:`regn.world.memory`). A dropped tile keeps
-nothing in memory. A world's tetrahedra and faces are
+manifest's size and sha256 when read; ``max_bytes`` also bounds all the
+world holds for its tiles (:meth:`World.memory`: loaded tiles' file maps,
+query structures and search state, the compiled walk's slots, wall sets
+and witnesses; :mod:`regn.world.memory`). A dropped tile keeps nothing in
+memory but what its walk slot or clearance structures hold (each kind for
+at most ``max(max_tiles, 2)`` tiles, and counted). A world's tetrahedra and faces are
 numbered tile after tile in the manifest's order: tile i's tetrahedron t is
 ``tet_offset[i] + t`` (:meth:`World.split_tets` goes back).
 
@@ -88,6 +90,7 @@ class World:
         self._extra = {}
         self._checked = {}          # tile -> (size, mtime, inode) when its sha256 matched
         self._checked_query = {}    # the same for its .query file
+        self._sidecars = {}         # tile -> its .query arrays, while loaded or in a slot
 
     @classmethod
     def open(cls, path, **options) -> "World":
@@ -137,29 +140,32 @@ class World:
         self._evict()
         return mesh
 
-    def _install(self, i, mesh):
+    def _install(self, i, mesh, keep=True):
         """Tile ``i``'s kept query structures onto ``mesh``
-        (:mod:`regn.world.prepared`), their sha256 checked the first time
-        (again only when the file's size, time or inode change)."""
-        import os
-
-        from .prepared import install, sidecar_path
+        (:mod:`regn.world.prepared`; the map of its ``.query`` file the
+        walk's slot may already hold, :meth:`_sidecar`)."""
+        from .prepared import install
         try:
-            st = os.stat(sidecar_path(self.manifest, i))
-            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
-        except OSError:
-            stamp = None
-        check = self.check and (stamp is None or self._checked_query.get(i) != stamp)
-        if install(self.manifest, i, mesh, check=check) and check:
-            self._checked_query[i] = stamp
+            install(self.manifest, i, mesh, got=self._sidecar(i, keep))
+        except Exception:
+            self._sidecars.pop(int(i), None)
+            raise
 
-    def query_arrays(self, i):
-        """Tile ``i``'s ``.query`` arrays as stored (views of a map of the
-        file; :func:`regn.world.prepared.read_sidecar`), or None when it has
-        none of this format; checked as :meth:`_install` checks them."""
+    def _sidecar(self, i, keep=True):
+        """``(arrays, types)`` of tile ``i``'s ``.query`` file (views of one
+        private map of it; :func:`regn.world.prepared.read_sidecar`), or
+        None when it has none of this format. Its sha256 is checked the
+        first time (again only when the file's size, time or inode change).
+        One map a tile: while the tile is loaded or in a walk slot the map
+        is kept here (``keep``) and shared by both, and let go of when it is
+        neither (:meth:`_let_go_sidecar`)."""
         import os
 
         from .prepared import read_sidecar, sidecar_path
+        i = int(i)
+        got = self._sidecars.get(i)
+        if got is not None:
+            return got
         path = sidecar_path(self.manifest, i)
         try:
             st = os.stat(path)
@@ -172,26 +178,58 @@ class World:
             return None
         if check:
             self._checked_query[i] = stamp
-        return got[0]
+        if keep:
+            self._sidecars[i] = got
+        return got
 
-    def _evict(self):
+    def _let_go_sidecar(self, i):
+        """Tile ``i`` left the cache or its walk slot: forget its ``.query``
+        map unless the tile is still loaded or in a slot (the map closes
+        when the last view of it goes); when it is, give back the map's
+        resident pages (those the other read are read again from the file
+        as they are used: :func:`regn.world.memory.forget_pages`)."""
+        slots = self.__dict__.get("_tile_slots")
+        if i not in self._cache and (slots is None or i not in slots.used):
+            self._sidecars.pop(i, None)
+            return
+        kept = self._sidecars.get(i)
+        if kept is not None and kept[0]:
+            from .memory import forget_pages
+            forget_pages(next(iter(kept[0].values())))
+
+    def query_arrays(self, i):
+        """Tile ``i``'s ``.query`` arrays as stored (views of a map of the
+        file, :meth:`_sidecar`), or None when it has none of this format."""
+        got = self._sidecar(i)
+        return None if got is None else got[0]
+
+    def _evict(self, settle=False):
         """Drop the least recently used tiles while more than ``max_tiles``
-        are loaded, or (``max_bytes``) while their footprints add up to more
-        (never the last one); then give freed memory back (``trim``)."""
+        are loaded; with ``max_bytes``, while what the world holds for its
+        tiles (:meth:`memory`) adds up to more: first the clearance
+        structures of tiles not loaded, then (``settle``: between queries)
+        the walk's slots of tiles not loaded, then loaded tiles, least
+        recently used first, with all they hold (never the last one). Then
+        give freed memory back (``trim``)."""
         dropped = False
         while len(self._cache) > self.max_tiles:
             self._drop(next(iter(self._cache)))
             dropped = True
         if self.max_bytes is not None:
-            sizes = {t: self.footprint(t) for t in self._cache}
-            while len(self._cache) > 1 and sum(sizes.values()) > self.max_bytes:
-                gone = next(iter(self._cache))
-                sizes.pop(gone)
-                self._drop(gone)
-                dropped = True
+            from .memory import hold_budget
+            dropped |= hold_budget(self, settle)
         if dropped and self.trim:
             from .memory import trim
             trim()
+
+    def _settle(self):
+        """Between queries: hold the byte budget (:meth:`_evict`)."""
+        if self.max_bytes is not None:
+            self._evict(settle=True)
+
+    def _drop_clearance(self, t):
+        for name in ("_wall_sets", "_radius_sets"):
+            self.__dict__.get(name, {}).pop(int(t), None)
 
     def _drop(self, t):
         if self.peak_bytes is not None:
@@ -199,41 +237,70 @@ class World:
         self._cache.pop(t)
         self._extra.pop(t, None)
         # (regn.world.walk: a slot whose arrays are this tile's own goes with
-        # it; one read from the tile's .query file alone stays)
+        # it; one read from the tile's .query file alone stays, and keeps
+        # the file's map)
         slots = getattr(self, "_tile_slots", None)
         if slots is not None and slots.capacity <= self.max_tiles and t in slots.from_mesh:
             slots.release(t)
+        self._let_go_sidecar(t)
+
+    def _held(self) -> list:
+        """The tiles the world holds anything of: loaded ones (least
+        recently used first), then those in a walk slot, then those with
+        clearance structures kept."""
+        out = dict.fromkeys(self._cache)
+        slots = self.__dict__.get("_tile_slots")
+        if slots is not None:
+            out.update(dict.fromkeys(slots.used))
+        for name in ("_wall_sets", "_radius_sets"):
+            out.update(dict.fromkeys(self.__dict__.get(name, ())))
+        return list(out)
 
     def footprint(self, t, *, split=False):
-        """Bytes loaded tile ``t`` holds: its file's map, its query
-        structures (mapped and widened), its search state and what is kept
-        with it (:func:`regn.world.memory.footprint`; ``split``: the dict
-        ``{"own", "mapped"}``); 0 when it is not loaded."""
-        from .memory import footprint
-        mesh = self._cache.get(int(t))
-        if mesh is None:
-            return {"own": 0, "mapped": 0} if split else 0
-        f = footprint(mesh, self._extra.get(int(t), {}))
+        """Bytes the world holds for tile ``t``: the loaded tile (its file's
+        map, its query structures, mapped and widened, its search state and
+        what is kept with it), its slot of the compiled walk and its
+        clearance structures (:func:`regn.world.memory.held`; ``split``: the
+        dict ``{"own", "mapped", "parts"}``, own memory and file maps apart);
+        0 when it holds nothing of it."""
+        from .memory import held
+        f = held(self, t)
         total = f["own"] + f["mapped"]
-        if self.peak_bytes is not None:
+        if self.peak_bytes is not None and total:
             self.peak_bytes[int(t)] = max(self.peak_bytes.get(int(t), 0), total)
         return f if split else total
 
     def memory(self) -> dict:
-        """The loaded tiles' footprints: ``{"tiles": {t: {"own", "mapped"}},
-        "own": bytes, "mapped": bytes}`` (see :meth:`footprint`)."""
-        tiles = {t: self.footprint(t, split=True) for t in self._cache}
-        return {"tiles": tiles, "own": sum(f["own"] for f in tiles.values()),
-                "mapped": sum(f["mapped"] for f in tiles.values())}
+        """What the world holds: ``{"tiles": {t: {"own", "mapped",
+        "parts"}}, "own": bytes, "mapped": bytes, "parts": {part: {"own",
+        "mapped"}}, "index": bytes, "total": bytes}``: every tile it holds
+        anything of (loaded, in a walk slot, or with clearance structures;
+        :meth:`footprint`), their sums (``own``: the process's own memory,
+        ``mapped``: lengths of file maps, whose pages the system may drop;
+        maps are counted whole, so this bounds what is resident), and
+        ``index``, the arrays kept for the whole world
+        (:func:`regn.world.memory.index_bytes`). ``max_bytes`` bounds
+        ``own + mapped``."""
+        from .memory import PARTS, index_bytes
+        tiles = {t: self.footprint(t, split=True) for t in self._held()}
+        parts = {p: {k: sum(f["parts"][p][k] for f in tiles.values()) for k in ("own", "mapped")}
+                 for p in PARTS}
+        own = sum(f["own"] for f in tiles.values())
+        mapped = sum(f["mapped"] for f in tiles.values())
+        index = index_bytes(self)
+        return {"tiles": tiles, "own": own, "mapped": mapped, "parts": parts, "index": index,
+                "total": own + mapped + index}
 
     def clear(self) -> None:
-        """Drop every loaded tile (they are read again when next used)."""
+        """Drop every loaded tile and all the world holds of tiles (they are
+        read again when next used)."""
         for t in list(self._cache):
             self._drop(t)
         if getattr(self, "_tile_slots", None) is not None:
             self._tile_slots.clear()
         self.__dict__.pop("_wall_sets", None)    # (regn.world.clearance)
         self.__dict__.pop("_radius_sets", None)
+        self._sidecars.clear()
         if self.trim:
             from .memory import trim
             trim()
@@ -333,6 +400,15 @@ class World:
 
     # --- paths ------------------------------------------------------------------------
     def find_path(self, start, goal, *, smooth=True, radius=0.0, partial=False, **options):
+        """Shortest flight from ``start`` to ``goal`` across tiles (see
+        :meth:`_find_path`); the byte budget held after it (:meth:`_settle`)."""
+        try:
+            return self._find_path(start, goal, smooth=smooth, radius=radius, partial=partial,
+                                   **options)
+        finally:
+            self._settle()
+
+    def _find_path(self, start, goal, *, smooth=True, radius=0.0, partial=False, **options):
         """Shortest flight from ``start`` to ``goal`` across tiles, a
         :class:`regn.query.paths.path.Path` (tets and portals in world
         numbering; ``path.tiles`` the tiles crossed): see
@@ -459,7 +535,10 @@ class World:
         b = as_points(b, "b")[0]
         if radius and as_radius(radius) > 0.0:
             from .sight import raycast
-            return raycast(self, a, b, float(radius))
+            try:
+                return raycast(self, a, b, float(radius))
+            finally:
+                self._settle()
         tile, _ = self.locate_tiles(a[None])
         if tile[0] < 0:
             return RaycastHit(False, NAMES[START_OUTSIDE])
@@ -521,7 +600,10 @@ class World:
         a, b = segment_pairs(a, b)            # (as a Mesh takes them)
         if radius and as_radius(radius) > 0.0:
             from .sight import line_of_sight
-            return line_of_sight(self, a, b, float(radius))
+            try:
+                return line_of_sight(self, a, b, float(radius))
+            finally:
+                self._settle()
         return np.array([self.raycast(x, y).clear for x, y in zip(a, b)], dtype=bool)
 
     # --- walls ------------------------------------------------------------------------
@@ -545,8 +627,11 @@ class World:
         pts = as_points(points)
         if radius and as_radius(radius) > 0.0:
             from .clearance import nearest_free
-            out = nearest_free(self, pts, float(radius))
-            return _Nearest(out, self.locate(np.where(np.isfinite(out), out, np.inf)))
+            try:
+                out = nearest_free(self, pts, float(radius))
+                return _Nearest(out, self.locate(np.where(np.isfinite(out), out, np.inf)))
+            finally:
+                self._settle()
         tile = self.tile_at(pts)
         out = np.full(pts.shape, np.nan)
         tets = np.full(len(pts), -1, np.int64)

@@ -31,7 +31,7 @@ from .estimate import tile_samples
 from .faces import WallSampler
 from .grid import TileGrid
 from .manifest import Manifest, Tile
-from .schedule import WorldJobs, run_world_jobs, start_pool, stop_pool
+from .schedule import PoolStop, WorldJobs, run_world_jobs, start_pool
 from .tiles import MARGIN_REL, TileJob, obstacles_near
 
 #: A tile's estimated sample (vertices, :mod:`regn.world.estimate`) an
@@ -181,15 +181,16 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     _check_outputs(out, {}, force)
     # the pool first: its processes start while the plan is made
     ex, owned, local, window = start_pool(workers, client, threads)
+    stop = PoolStop(ex, owned)
     try:
-        return _build(t0, ex, local, window, bbox, obstacles, out, tile_size, r, detail, dims,
-                      seed, builder, coverage_samples, force, progress, level, level_options)
+        return _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, detail,
+                      dims, seed, builder, coverage_samples, force, progress, level,
+                      level_options)
     finally:
-        if owned:
-            stop_pool(ex)
+        stop.join()
 
 
-def _build(t0, ex, local, window, bbox, obstacles, out, tile_size, r, detail, dims, seed,
+def _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, detail, dims, seed,
            builder, coverage_samples, force, progress, level, level_options):
     options = {"agent_radius": r, "detail": detail, "dims": dims, "seed": seed,
                "coverage_samples": coverage_samples}
@@ -211,6 +212,7 @@ def _build(t0, ex, local, window, bbox, obstacles, out, tile_size, r, detail, di
     wj = WorldJobs(grid, directory, names, force=force, local=local)
     t_tiles = run_world_jobs(jobs, wj, ex, window, progress)
     t2 = time.perf_counter()
+    stop.start()           # the workers exit while the manifest is written
     results = wj.results
     ids = {idx: i for i, idx in enumerate(grid.indices())}
     links, node_link, node_faces, node_points, cover, nodes = wj.manifest_parts(ids)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import threading
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
 import numpy as np
@@ -208,9 +209,28 @@ def _query_suffix():
     return SUFFIX
 
 
-def stop_pool(ex):
-    """Shut ``ex`` down and wait for its processes."""
-    ex.shutdown(wait=True, cancel_futures=True)
+class PoolStop:
+    """Shuts an owned executor down: :meth:`start` when its last job is
+    done (its processes exit in the background while the caller writes the
+    manifest), :meth:`join` at the end (waits for them; shuts down at once
+    if :meth:`start` was not called: an error, pending jobs cancelled)."""
+
+    def __init__(self, ex, owned):
+        self.ex, self.owned, self.thread = ex, owned, None
+
+    def start(self):
+        if self.owned and self.thread is None:
+            self.thread = threading.Thread(target=self.ex.shutdown, kwargs={"wait": True},
+                                           name="regn-pool-stop", daemon=True)
+            self.thread.start()
+
+    def join(self):
+        if not self.owned:
+            return
+        if self.thread is None:
+            self.ex.shutdown(wait=True, cancel_futures=True)
+        else:
+            self.thread.join()
 
 
 def run_world_jobs(jobs, wj, ex, window, progress=None):

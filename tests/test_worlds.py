@@ -268,6 +268,17 @@ def test_workers_and_a_dask_cluster_build_the_same_world(tmp_path):
     assert _world_bytes(b) == (doc, files)
 
 
+def test_a_world_of_one_tile_gets_its_query_file(tmp_path):
+    """A tile without neighbours still gets its node table (empty) and its
+    .query file."""
+    h = 5000.0
+    m = build_world(((-h,) * 3, (h,) * 3), random_asteroid_field(3, seed=1, half_extent=h),
+                    out=str(tmp_path / "w.json"), tile_size=2 * h, workers=1,
+                    coverage_samples=0)
+    assert m.grid == (1, 1, 1) and not m.links and m.tiles[0].node_costs.shape == (0, 0)
+    assert sorted(os.listdir(tmp_path)) == ["w.json", "w_0_0_0.query", "w_0_0_0.rgn"]
+
+
 def test_existing_output_is_refused(world_dir):
     with pytest.raises(regn.RegnError, match="exists"):
         build_world(BOX, _field(), out=str(world_dir / "world.json"), tile_size=H, workers=1)

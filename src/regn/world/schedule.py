@@ -137,10 +137,11 @@ class WorldJobs:
             a, _, b = self.p.pairs[k]
             if a in self.walls and b in self.walls:
                 self._link(k)
-        for k in self.p.of_tile[idx]:
-            for t in self.p.pairs[k][::2]:
-                if t not in self.costs and all(j in self.links for j in self.p.of_tile[t]):
-                    self._node_job(t)
+        near = {idx} | {t for k in self.p.of_tile[idx] for t in self.p.pairs[k][::2]}
+        for t in sorted(near):
+            if t in self.results and t not in self.costs and \
+                    all(j in self.links for j in self.p.of_tile[t]):
+                self._node_job(t)
 
     def _link(self, k):
         a, axis, b = self.p.pairs[k]

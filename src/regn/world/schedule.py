@@ -126,6 +126,9 @@ class WorldJobs:
         return job
 
     def tile_done(self, res):
+        """A tile's result: its file written (if the bytes came back), its
+        links with the neighbours already built, and the node-table jobs
+        this makes ready queued."""
         idx = tuple(res["index"])
         data = res.pop("data")
         if data is not None:

@@ -9,10 +9,12 @@ estimated sample fits one REGN at the detail asked. Each tile is built by
 the tile builder (:mod:`regn.world.tiles`) from the obstacles meeting it,
 with wall points shared with its neighbours (:mod:`regn.world.faces`), on
 ``workers`` processes or a dask cluster (``client``: a ``Client`` or a
-scheduler address). The tiles are written beside the manifest as they
-finish (atomically; an existing file only with ``force``); then the links
-between neighbours and the portal nodes and their costs
-(:mod:`regn.world.links`) go into the manifest, written last.
+scheduler address), one pool for the whole build
+(:mod:`regn.world.schedule`: the tiles largest first, each tile's node
+table as soon as its neighbours are built). The tiles are written beside
+the manifest as they finish (atomically; an existing file only with
+``force``); the links between neighbours and the portal nodes and their
+costs (:mod:`regn.world.links`) go into the manifest, written last.
 """
 
 from __future__ import annotations

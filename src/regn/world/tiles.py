@@ -14,8 +14,11 @@ from its block of the level's free voxels.
 The jobs run on ``concurrent.futures`` executors: a process pool on this
 machine, or a dask.distributed cluster through ``Client.get_executor()`` —
 the same code, so a cluster build gives the same tiles. Each job returns the
-tile's bytes and build report; the caller writes them. A worker holds one
-tile at a time.
+tile's build report and its faces on the walls it shares; a local worker
+writes the tile itself, a cluster's returns its bytes for the caller to
+write. A worker holds one tile at a time. :func:`run_jobs` runs one kind
+of job on its own pool; a world's build runs its jobs through
+:mod:`regn.world.schedule`.
 """
 
 from __future__ import annotations

@@ -46,8 +46,13 @@ in-process build on every core's threads, what ``--workers 1`` does),
 the settings run back to back and the whole round repeated ``--rounds``
 times (the machine may be shared: compare within a round). Reported per
 setting: the tile phase's and the whole build's wall seconds (median and
-best over the rounds), the CPU seconds of the build's processes, and the
-speed-up of each over ``1x1`` (one worker of one thread)::
+best over the rounds), the CPU seconds of the build's processes, the
+build's phases (``sample_walls``: the plan; ``tiles``: up to the last
+tile; ``links``: the node tables left after it), the peak resident memory
+of the calling process and of the largest worker, the 1-minute load
+average before and after each build, and the speed-up of each over
+``1x1`` (one worker of one thread; the whole build's: the median of the
+rounds' ratios)::
 
     python benchmarks/bench_world.py --speedup --asteroids 500 \
         --half-extent 100000 --tile-size 66667 --detail 16 --rounds 3
@@ -178,6 +183,10 @@ cpu = sum(getattr(resource.getrusage(w), k) for w in (resource.RUSAGE_SELF,
           resource.RUSAGE_CHILDREN) for k in ("ru_utime", "ru_stime"))
 print(json.dumps({"wall": wall, "cpu": cpu, "seconds": m.build["seconds"],
                   "tiles": m.build["tiles"], "coverage": m.build["coverage"],
+                  "peak_rss_mib": {"main": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                   / 1024,
+                                   "worker": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                                   / 1024},
                   "sha": [t.sha256 for t in m.tiles]}))
 """
 
@@ -195,15 +204,17 @@ def speedup(args):
                  "workers": int(w), "threads": int(t) if t else None,
                  "coverage_samples": args.coverage_samples,
                  "out": os.path.join(args.out, f"speedup-{s}", "world.json")}
+            load = os.getloadavg()[0]
             done = subprocess.run([sys.executable, "-c", _ONE_BUILD, json.dumps(a)],
                                   capture_output=True, text=True)
             if done.returncode:
                 raise SystemExit(f"build {s} failed: {done.stderr.strip()[-2000:]}")
             r = json.loads(done.stdout.strip().splitlines()[-1])
+            r["load"] = [load, os.getloadavg()[0]]
             runs[s].append(r)
             print(json.dumps({"round": rnd, "setting": s, "wall": r["wall"], "cpu": r["cpu"],
-                              "tiles_seconds": r["seconds"]["tiles"]}), file=sys.stderr,
-                  flush=True)
+                              "phases": r["seconds"], "load_1min": r["load"]}),
+                  file=sys.stderr, flush=True)
     shas = {tuple(r["sha"]) for rs in runs.values() for r in rs}
     out = {"command": "python benchmarks/bench_world.py --speedup " + " ".join(
                f"--{k.replace('_', '-')} {getattr(args, k)}" for k in
@@ -220,6 +231,15 @@ def speedup(args):
             "tiles_wall": {"median": float(np.median(tiles)), "best": float(tiles.min())},
             "build_wall": {"median": float(np.median(total)), "best": float(total.min())},
             "cpu": {"median": float(np.median([r["cpu"] for r in rs]))},
+            # the build's phases (regn.world.build: the plan, the tiles' jobs up
+            # to the last tile, the node tables left after it), median seconds
+            "phases": {k: float(np.median([r["seconds"][k] for r in rs]))
+                       for k in rs[0]["seconds"]},
+            "peak_rss_mib": {k: float(max(r["peak_rss_mib"][k] for r in rs))
+                             for k in ("main", "worker")},
+            "load_1min": [r["load"] for r in rs],
+            f"build_speedup_vs_{base}": float(np.median(
+                [b["wall"] / r["wall"] for b, r in zip(runs[base], rs)])),
             f"tiles_speedup_vs_{base}": {"median_of_rounds": float(np.median(ratio)),
                                          "best_vs_best": float(tiles_best(runs[base])
                                                                / tiles.min())}}

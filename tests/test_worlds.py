@@ -234,10 +234,25 @@ def test_distance_to_wall_ignores_links(world_dir):
 
 
 # --- builds on workers and a dask cluster --------------------------------------------
-def test_dask_cluster_build_gives_the_same_tiles(tmp_path):
+def _world_bytes(manifest):
+    """A built world as bytes: its manifest without the build report (times),
+    and every file beside it (tiles and their .query files)."""
+    d = os.path.dirname(os.path.abspath(manifest.path))
+    doc = json.loads(manifest.dumps())
+    doc.pop("build")
+    return doc, {f: open(os.path.join(d, f), "rb").read() for f in sorted(os.listdir(d))
+                 if not f.endswith(".json")}
+
+
+def test_workers_and_a_dask_cluster_build_the_same_world(tmp_path):
+    """In this process, on 2 local workers (which write the files themselves)
+    and on a dask cluster (whose bytes this process writes): the same
+    manifest, tiles, links, node tables and .query files."""
     distributed = pytest.importorskip("distributed")
     box = ((-H, -H / 2, -H / 2), (H, H / 2, H / 2))
     field = random_asteroid_field(4, seed=5, half_extent=H / 2)
+    one = build_world(box, field, out=str(tmp_path / "one" / "w.json"), tile_size=H,
+                      workers=1, coverage_samples=0)
     a = build_world(box, field, out=str(tmp_path / "a" / "w.json"), tile_size=H, workers=2,
                     coverage_samples=0)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
@@ -247,6 +262,21 @@ def test_dask_cluster_build_gives_the_same_tiles(tmp_path):
                         client=client, coverage_samples=0)
     assert [t.sha256 for t in a.tiles] == [t.sha256 for t in b.tiles]
     assert [lk.faces.tolist() for lk in a.links] == [lk.faces.tolist() for lk in b.links]
+    doc, files = _world_bytes(one)
+    assert len(files) == 4 and len(doc["links"]) == 1 and len(doc["nodes"]) > 0
+    assert _world_bytes(a) == (doc, files)
+    assert _world_bytes(b) == (doc, files)
+
+
+def test_a_world_of_one_tile_gets_its_query_file(tmp_path):
+    """A tile without neighbours still gets its node table (empty) and its
+    .query file."""
+    h = 5000.0
+    m = build_world(((-h,) * 3, (h,) * 3), random_asteroid_field(3, seed=1, half_extent=h),
+                    out=str(tmp_path / "w.json"), tile_size=2 * h, workers=1,
+                    coverage_samples=0)
+    assert m.grid == (1, 1, 1) and not m.links and m.tiles[0].node_costs.shape == (0, 0)
+    assert sorted(os.listdir(tmp_path)) == ["w.json", "w_0_0_0.query", "w_0_0_0.rgn"]
 
 
 def test_existing_output_is_refused(world_dir):

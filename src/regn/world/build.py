@@ -9,10 +9,12 @@ estimated sample fits one REGN at the detail asked. Each tile is built by
 the tile builder (:mod:`regn.world.tiles`) from the obstacles meeting it,
 with wall points shared with its neighbours (:mod:`regn.world.faces`), on
 ``workers`` processes or a dask cluster (``client``: a ``Client`` or a
-scheduler address). The tiles are written beside the manifest as they
-finish (atomically; an existing file only with ``force``); then the links
-between neighbours and the portal nodes and their costs
-(:mod:`regn.world.links`) go into the manifest, written last.
+scheduler address), one pool for the whole build
+(:mod:`regn.world.schedule`: the tiles largest first, each tile's node
+table as soon as its neighbours are built). The tiles are written beside
+the manifest as they finish (atomically; an existing file only with
+``force``); the links between neighbours and the portal nodes and their
+costs (:mod:`regn.world.links`) go into the manifest, written last.
 """
 
 from __future__ import annotations
@@ -27,14 +29,12 @@ from ..builder.frame import check_float32_box
 from ..builder.obstacles import check_seed
 from ..builder.world import BASE_LATTICE
 from ..errors import BuildError, RegnError
-from ..format.reader import parse
-from ..mesh import Mesh
-from . import links as L
 from .estimate import tile_samples
 from .faces import WallSampler
 from .grid import TileGrid
-from .manifest import Link, Manifest, Tile, sha256_of
-from .tiles import MARGIN_REL, TileJob, node_cost_job, obstacles_near, run_jobs
+from .manifest import Manifest, Tile
+from .schedule import PoolStop, WorldJobs, run_world_jobs, start_pool
+from .tiles import MARGIN_REL, TileJob, obstacles_near
 
 #: A tile's estimated sample (vertices, :mod:`regn.world.estimate`) an
 #: automatic grid keeps this share of its tiles under (a tile over it
@@ -115,82 +115,6 @@ def _check_outputs(out, names, force):
     return d
 
 
-class _Tiles:
-    """The written tiles, read back a few at a time (for linking)."""
-
-    def __init__(self, directory, names, keep=8):
-        self.directory, self.names, self.keep = directory, names, keep
-        self.cache = {}
-
-    def __getitem__(self, idx):
-        if idx not in self.cache:
-            if len(self.cache) >= self.keep:
-                self.cache.pop(next(iter(self.cache)))
-            with open(os.path.join(self.directory, self.names[idx]), "rb") as fh:
-                self.cache[idx] = Mesh.from_parts(parse(fh.read()))
-        return self.cache[idx]
-
-
-def _link(grid, meshes, ids):
-    """Every link and portal node: (links, node_link, node_faces, node_points,
-    coverage: linked / wall faces)."""
-    links, node_link, node_faces, node_points = [], [], [], []
-    walls = linked = 0
-    for idx in grid.indices():
-        for axis in range(3):
-            nxt = list(idx)
-            nxt[axis] += 1
-            nxt = tuple(nxt)
-            if nxt[axis] >= grid.n[axis]:
-                continue
-            a, b = meshes[idx], meshes[nxt]
-            plane = grid.planes[axis][nxt[axis]]
-            pairs = L.link_faces(a, b, axis, plane)
-            na, nb, nl = L.wall_coverage(a, b, axis, plane, pairs)
-            walls, linked = walls + na + nb, linked + 2 * nl
-            lo, hi = grid.box(idx)
-            rows, pts = L.portal_nodes(a, pairs, axis, lo, hi)
-            for row, p in zip(rows, pts):
-                node_link.append(len(links))
-                node_faces.append(pairs[row])
-                node_points.append(p)
-            links.append(Link(ids[idx], ids[nxt], axis, float(plane), pairs))
-    return (links, np.array(node_link, np.int64),
-            np.array(node_faces, np.int64).reshape(-1, 2),
-            np.array(node_points).reshape(-1, 3), linked / max(walls, 1))
-
-
-def _node_tables(manifest, directory, names, grid, workers, client, threads=None):
-    """Each tile's nodes and their costs inside it, and its query structures
-    (:mod:`regn.world.prepared`), one job a tile."""
-    from .prepared import sidecar_path
-    jobs = []
-    for i, idx in enumerate(grid.indices()):
-        t = manifest.tiles[i]
-        nodes, faces = [], []
-        for n, (li, f) in enumerate(zip(manifest.node_link, manifest.node_faces)):
-            lk = manifest.links[li]
-            if i in (lk.a, lk.b):
-                nodes.append(n)
-                faces.append(int(f[0] if lk.a == i else f[1]))
-        t.nodes = np.array(nodes, np.int64)
-        t.node_costs = np.zeros((0, 0))
-        jobs.append((i, os.path.join(directory, names[idx]), faces))
-
-    def with_bytes():
-        for i, path, faces in jobs:
-            with open(path, "rb") as fh:
-                yield i, fh.read(), faces, manifest.tiles[i].sha256
-
-    def done(res):
-        manifest.tiles[res[0]].node_costs = res[1]
-        # the tile's query structures beside it (regn.world.prepared)
-        atomic_write(sidecar_path(manifest, res[0]), res[2], overwrite=True)
-
-    run_jobs(with_bytes(), workers=workers, client=client, on_done=done, fn=node_cost_job,
-             threads=threads)
-
-
 def _summary(results, grid, seconds, link_cover):
     """The world's build report, from the tiles'."""
     reps = [results[idx]["report"] for idx in grid.indices()]
@@ -218,8 +142,16 @@ def _obstacle_plan(lo, hi, obstacles, tile_size, r, detail, options, builder):
                           detail=1.0 if detail is None else detail, seed=options["seed"],
                           lattice_detail=options["lattice_detail"])
 
+    # the largest tiles first (their estimated samples): the last to
+    # finish are short, and no worker waits long for the others
+    d = 1.0 if detail is None else float(detail)
+    lattice = d if detail is None else lattice_detail(detail)
+    h = float(grid.tile_extent.max()) / (BASE_LATTICE * d ** (1 / 3))
+    weight = tile_samples(grid, h, obstacles, r, d, lattice)
+    order = sorted(grid.indices(), key=lambda idx: -float(weight[idx]))
+
     def jobs():
-        for idx in grid.indices():
+        for idx in order:
             tlo, thi = grid.box(idx)
             near = obstacles_near(obstacles, tlo, thi, r, MARGIN_REL * float((thi - tlo).max()))
             yield TileJob(idx, tlo, thi, near, dict(options, boundary=sampler.tile(idx)),
@@ -249,6 +181,19 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     check_seed(seed)
     obstacles, r = list(obstacles or ()), float(agent_radius)
     _check_outputs(out, {}, force)
+    # the pool first: its processes start while the plan is made
+    ex, owned, local, window = start_pool(workers, client, threads)
+    stop = PoolStop(ex, owned)
+    try:
+        return _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, detail,
+                      dims, seed, builder, coverage_samples, force, progress, level,
+                      level_options)
+    finally:
+        stop.join()
+
+
+def _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, detail, dims, seed,
+           builder, coverage_samples, force, progress, level, level_options):
     options = {"agent_radius": r, "detail": detail, "dims": dims, "seed": seed,
                "coverage_samples": coverage_samples}
     if level is None:
@@ -265,37 +210,29 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
                                            builder)
     names = _names(out, grid)
     directory = _check_outputs(out, names, force)
-    n_jobs = int(np.prod(grid.n))
     t1 = time.perf_counter()
-    results = {}
-
-    def done(res):
-        data = res.pop("data")
-        atomic_write(os.path.join(directory, names[res["index"]]), data, overwrite=force)
-        res["sha256"], res["bytes"] = sha256_of(data), len(data)
-        results[res["index"]] = res
-        if progress is not None:
-            progress("tiles", len(results) / n_jobs)
-
-    run_jobs(jobs, workers=workers, client=client, on_done=done, threads=threads)
+    wj = WorldJobs(grid, directory, names, force=force, local=local)
+    t_tiles = run_world_jobs(jobs, wj, ex, window, progress)
     t2 = time.perf_counter()
+    stop.start()           # the workers exit while the manifest is written
+    results = wj.results
     ids = {idx: i for i, idx in enumerate(grid.indices())}
+    links, node_link, node_faces, node_points, cover, nodes = wj.manifest_parts(ids)
     tiles = []
     for idx in grid.indices():
         rep = results[idx]["report"]
         tlo, thi = grid.box(idx)
         tiles.append(Tile("_".join(map(str, idx)), idx, tlo, thi, names[idx],
                           results[idx]["sha256"], results[idx]["bytes"],
-                          int(rep.get("tets", 0)), int(rep.get("faces", 0))))
-    meshes = _Tiles(directory, names)
-    links, node_link, node_faces, node_points, cover = _link(grid, meshes, ids)
+                          int(rep.get("tets", 0)), int(rep.get("faces", 0)),
+                          nodes[idx], wj.costs[idx]))
     manifest = Manifest(os.fspath(out), lo, hi, grid.n, grid.tile_extent, tiles, links,
                         node_link, node_faces, node_points, r, detail, int(seed))
-    meshes.cache.clear()
-    _node_tables(manifest, directory, names, grid, workers, client, threads)
-    t3 = time.perf_counter()
-    manifest.build = _summary(results, grid, {"sample_walls": t1 - t0, "tiles": t2 - t1,
-                                              "links": t3 - t2, "total": t3 - t0}, cover)
+    # the tiles and the node tables run on one pool, overlapping: "tiles"
+    # ends with the last tile, "links" (the node tables left) with the last job
+    manifest.build = _summary(results, grid, {"sample_walls": t1 - t0, "tiles": t_tiles,
+                                              "links": t2 - t1 - t_tiles,
+                                              "total": t2 - t0}, cover)
     manifest.build.update(extra)
     atomic_write(out, manifest.dumps(), overwrite=force)
     if progress is not None:

@@ -42,12 +42,25 @@ def wall_faces(mesh, axis, plane):
 
 def link_faces(mesh_a, mesh_b, axis, plane):
     """(L,2) int64: face of ``mesh_a``, same face of ``mesh_b``, on the plane."""
-    fa, ka = wall_faces(mesh_a, axis, plane)
-    fb, kb = wall_faces(mesh_b, axis, plane)
-    where = {row.tobytes(): f for f, row in zip(fb.tolist(), kb)}
-    pairs = [(f, where[row.tobytes()]) for f, row in zip(fa.tolist(), ka)
-             if row.tobytes() in where]
-    return np.array(pairs, np.int64).reshape(-1, 2)
+    return match_walls(*wall_faces(mesh_a, axis, plane), *wall_faces(mesh_b, axis, plane))[0]
+
+
+def match_walls(fa, ka, fb, kb):
+    """``(pairs (L,2) int64, rows (L,))``: the faces ``fa`` (keys ``ka``, of
+    :func:`wall_faces`) of one tile matched with ``fb`` (``kb``) of its
+    neighbour, in the order of ``fa``, and each pair's row in ``fa``."""
+    where = {row.tobytes(): f for f, row in zip(np.asarray(fb).tolist(), kb)}
+    rows = [i for i, row in enumerate(ka) if row.tobytes() in where]
+    pairs = [(int(fa[i]), where[ka[i].tobytes()]) for i in rows]
+    return np.array(pairs, np.int64).reshape(-1, 2), np.array(rows, np.int64)
+
+
+def wall_record(mesh, axis, plane):
+    """``(faces, keys, centroids)`` of ``mesh``'s faces on the plane: what
+    :func:`match_walls` and :func:`portal_points` need of a tile (small: a
+    build worker returns it with the tile)."""
+    bf, keys = wall_faces(mesh, axis, plane)
+    return bf, keys, np.asarray(mesh.face_centroids)[bf]
 
 
 def wall_coverage(mesh_a, mesh_b, axis, plane, pairs):
@@ -62,7 +75,14 @@ def portal_nodes(mesh_a, pairs, axis, lo, hi):
     rectangle ``lo``..``hi`` (the tiles' common extent on the other axes)."""
     if not len(pairs):
         return np.zeros(0, np.int64), np.zeros((0, 3))
-    cen = np.asarray(mesh_a.face_centroids)[pairs[:, 0]]
+    return portal_points(np.asarray(mesh_a.face_centroids)[pairs[:, 0]], axis, lo, hi)
+
+
+def portal_points(cen, axis, lo, hi):
+    """:func:`portal_nodes` from the centroids ``cen`` (L,3) of the linked
+    faces of the first tile, in the links' order."""
+    if not len(cen):
+        return np.zeros(0, np.int64), np.zeros((0, 3))
     u, v = [k for k in range(3) if k != axis]
     bu = np.clip(((cen[:, u] - lo[u]) / (hi[u] - lo[u]) * NODE_BINS).astype(np.int64), 0,
                  NODE_BINS - 1)

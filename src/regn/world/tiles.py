@@ -14,8 +14,11 @@ from its block of the level's free voxels.
 The jobs run on ``concurrent.futures`` executors: a process pool on this
 machine, or a dask.distributed cluster through ``Client.get_executor()`` —
 the same code, so a cluster build gives the same tiles. Each job returns the
-tile's bytes and build report; the caller writes them. A worker holds one
-tile at a time.
+tile's build report and its faces on the walls it shares; a local worker
+writes the tile itself, a cluster's returns its bytes for the caller to
+write. A worker holds one tile at a time. :func:`run_jobs` runs one kind
+of job on its own pool; a world's build runs its jobs through
+:mod:`regn.world.schedule`.
 """
 
 from __future__ import annotations
@@ -47,6 +50,13 @@ class TileJob:
     obstacles: list
     options: dict
     builder: object = None
+    #: ``[(axis, plane), ...]``: the walls shared with a neighbour, whose
+    #: faces the result carries (``"walls"``, :func:`regn.world.links.wall_record`).
+    sides: tuple = ()
+    #: Where the worker writes the tile itself (a local worker: the result
+    #: then carries no bytes); None: the bytes go back in the result.
+    path: str | None = None
+    overwrite: bool = False
 
 
 def sphere_tile_builder(lo, hi, obstacles, options):
@@ -106,8 +116,11 @@ def level_tile_builder(lo, hi, obstacles, options):
 
 
 def run_job(job: TileJob) -> dict:
-    """Build one tile: ``{"index", "data" (bytes), "report", "seconds",
-    "peak_rss"}``. LimitError names the tile."""
+    """Build one tile: ``{"index", "data" (bytes), "sha256", "bytes",
+    "walls" (a :func:`regn.world.links.wall_record` of each of
+    ``job.sides``), "report", "seconds", "peak_rss"}``; ``"data"`` None
+    when the worker wrote the tile to ``job.path``. LimitError names the
+    tile."""
     import resource
     t0 = time.perf_counter()
     builder = job.builder or sphere_tile_builder
@@ -119,10 +132,30 @@ def run_job(job: TileJob) -> dict:
                          what=e.what, count=e.count) from None
     data = mesh.dumps()
     report = dict(getattr(mesh, "build_report", {}) or {})
-    return {"index": tuple(job.index), "data": data, "report": report,
-            "seconds": time.perf_counter() - t0,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "pid": os.getpid()}
+    out = {"index": tuple(job.index), "data": data, "report": report}
+    out.update(_written(job, data))
+    out.update(seconds=time.perf_counter() - t0,
+               peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+               pid=os.getpid())
+    return out
+
+
+def _written(job, data):
+    """The tile's sha256, size and walls (read back from its bytes, as a
+    reader of the file sees it), the tile written to ``job.path`` if given."""
+    from ..format.reader import parse
+    from ..mesh import Mesh
+    from .links import wall_record
+    from .manifest import sha256_of
+    out = {"sha256": sha256_of(data), "bytes": len(data), "walls": []}
+    if job.sides:
+        mesh = Mesh.from_parts(parse(data))
+        out["walls"] = [wall_record(mesh, axis, plane) for axis, plane in job.sides]
+    if job.path is not None:
+        from .._atomic import atomic_write
+        atomic_write(job.path, data, overwrite=job.overwrite)
+        out["data"] = None
+    return out
 
 
 def obstacles_near(obstacles, lo, hi, agent_radius, margin):
@@ -164,6 +197,16 @@ def _init_worker(threads):
         os.environ["NUMBA_NUM_THREADS"] = str(threads)
     from .._jit import limit_threads
     limit_threads(threads)
+
+
+def warm_up() -> int:
+    """A local worker's first task, sent as the pool starts: the modules a
+    tile's build reads, imported while the caller still plans the world.
+    Returns the process id."""
+    from ..builder import generate  # noqa: F401
+    from ..format import reader  # noqa: F401
+    from . import links, prepared  # noqa: F401
+    return os.getpid()
 
 
 def executor(workers=None, client=None, threads=None):
@@ -220,18 +263,27 @@ class _ClientExecutor:
 
 def node_cost_job(job) -> tuple:
     """``(key, costs, structures)``: the node costs inside one tile
-    (``job``: key, the tile's bytes, the nodes' faces, its sha256), for
+    (``job``: key, the tile's bytes or its file's path, the nodes' faces,
+    its sha256 and, optionally, the path to write the structures to), for
     :func:`regn.world.links.node_costs` on a worker, and the bytes of the
     tile's query structures (:func:`regn.world.prepared.sidecar_bytes`),
-    which those searches built."""
+    which those searches built (None: written to the path given)."""
     from ..format.reader import parse
     from ..mesh import Mesh
     from .links import node_costs
     from .prepared import sidecar_bytes
-    key, data, faces, sha = job
+    key, data, faces, sha, *out = job
+    if isinstance(data, str):
+        with open(data, "rb") as fh:
+            data = fh.read()
     mesh = Mesh.from_parts(parse(data))
     costs = node_costs(mesh, faces) if len(faces) else np.zeros((0, 0))
-    return key, costs, sidecar_bytes(mesh, sha)
+    side = sidecar_bytes(mesh, sha)
+    if out and out[0] is not None:
+        from .._atomic import atomic_write
+        atomic_write(out[0], side, overwrite=True)
+        side = None
+    return key, costs, side
 
 
 def run_jobs(jobs, *, workers=None, client=None, on_done=None, fn=run_job, threads=None):

@@ -332,19 +332,19 @@ def test_cli_exit_codes(files, capsys):
     good, seedbad, costbad, junk = files
     assert main(["verify", str(good)]) == 0
     out = capsys.readouterr().out
-    assert "1 of 1 objects pass" in out and "face_normals_unit" in out
+    assert "1 of 1 maps pass" in out and "face_normals_unit" in out
     assert main(["verify", str(good), str(costbad)]) == 0
-    assert "2 of 2 objects pass" in capsys.readouterr().out
+    assert "2 of 2 maps pass" in capsys.readouterr().out
     assert main(["verify", "--strict", str(good), str(costbad)]) == 1
     out = capsys.readouterr().out
-    assert "1 of 2 objects pass" in out and "FAIL" in out
+    assert "1 of 2 maps pass" in out and "FAIL" in out
     assert main(["verify", str(seedbad)]) == 1
     assert "FAIL" in capsys.readouterr().out
     assert main(["verify", str(good), str(junk), str(seedbad)]) == 2
     cap = capsys.readouterr()
     err = cap.err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"regn: {junk}: offset 0x")
-    assert "1 of 3 objects pass, 1 unreadable" in cap.out
+    assert "1 of 3 maps pass, 1 unreadable" in cap.out
     assert str(seedbad) in cap.out                  # checked after the bad one
 
 

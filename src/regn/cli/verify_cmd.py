@@ -114,7 +114,7 @@ def run(args) -> int:
                               for r in results]})
     else:
         tail = f", {unreadable} unreadable" if unreadable else ""
-        print(f"{passed} of {n} objects pass{tail}", file=out)
+        print(f"{passed} of {n} maps pass{tail}", file=out)
     if unreadable:
         return 2
     return 1 if failed else 0

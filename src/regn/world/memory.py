@@ -48,6 +48,9 @@ def footprint(mesh, *extra) -> dict:
 
 #: the parts of what a world holds for a tile (:func:`held`)
 PARTS = ("tile", "slot", "clearance")
+#: a World's attributes keeping tiles' clearance structures, tile -> entry
+#: (:mod:`regn.world.clearance`: wall sets, radius sets with witnesses)
+CLEARANCE_ATTRIBUTES = ("_wall_sets", "_radius_sets")
 
 
 def held(world, t) -> dict:
@@ -70,7 +73,7 @@ def held(world, t) -> dict:
              "slot": (slots.held(t) if slots is not None else [])
              + ([world._sidecars.get(t)] if mesh is None else []),
              "clearance": [world.__dict__.get(name, {}).get(t)
-                           for name in ("_wall_sets", "_radius_sets")]}
+                           for name in CLEARANCE_ATTRIBUTES]}
     for part in PARTS:
         parts[part] = total = {"own": 0, "mapped": 0}
         for root in roots[part]:
@@ -106,8 +109,8 @@ def hold_budget(world, settle) -> bool:
 
 
 #: a World's attributes that hold tiles' structures (:func:`held`), not its index
-TILE_ATTRIBUTES = ("_cache", "_extra", "_sidecars", "_tile_slots", "_wall_sets",
-                   "_radius_sets", "peak_bytes")
+TILE_ATTRIBUTES = ("_cache", "_extra", "_sidecars", "_tile_slots", "peak_bytes",
+                   *CLEARANCE_ATTRIBUTES)
 
 
 def index_bytes(world) -> int:

@@ -228,7 +228,8 @@ class World:
             self._evict(settle=True)
 
     def _drop_clearance(self, t):
-        for name in ("_wall_sets", "_radius_sets"):
+        from .memory import CLEARANCE_ATTRIBUTES
+        for name in CLEARANCE_ATTRIBUTES:
             self.__dict__.get(name, {}).pop(int(t), None)
 
     def _drop(self, t):
@@ -252,7 +253,8 @@ class World:
         slots = self.__dict__.get("_tile_slots")
         if slots is not None:
             out.update(dict.fromkeys(slots.used))
-        for name in ("_wall_sets", "_radius_sets"):
+        from .memory import CLEARANCE_ATTRIBUTES
+        for name in CLEARANCE_ATTRIBUTES:
             out.update(dict.fromkeys(self.__dict__.get(name, ())))
         return list(out)
 
@@ -298,8 +300,9 @@ class World:
             self._drop(t)
         if getattr(self, "_tile_slots", None) is not None:
             self._tile_slots.clear()
-        self.__dict__.pop("_wall_sets", None)    # (regn.world.clearance)
-        self.__dict__.pop("_radius_sets", None)
+        from .memory import CLEARANCE_ATTRIBUTES
+        for name in CLEARANCE_ATTRIBUTES:
+            self.__dict__.pop(name, None)
         self._sidecars.clear()
         if self.trim:
             from .memory import trim

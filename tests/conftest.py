@@ -1,10 +1,17 @@
 """Shared test maps: every test object is built by the project itself."""
 
+import os
+
 import numpy as np
 import pytest
 from scipy.spatial import Delaunay
 
 import regn
+
+# The suite runs `regn path` on one map many times over; a map asked twice in a
+# row would be kept warm by a background service (regn.cli.warm). Only
+# tests/test_warm_service.py, which sets its processes' environment, meets that.
+os.environ["REGN_WARM"] = "0"
 
 H = 50_000.0  # half-extent of the usual test box, metres
 

@@ -150,3 +150,56 @@ def test_bad_map_or_unsafe_directory_is_one_line(tmp_path, short_dir):
     assert r.returncode == 2 and "no private directory" in r.stderr
     r = cli(runtime, "serve", junk, "--background", "--idle", 0)
     assert r.returncode == 2 and "--idle must be more than 0" in r.stderr
+
+
+def test_a_second_cold_query_starts_the_service_once(tmp_path, monkeypatch, short_dir):
+    from regn.cli import warm
+    started = []
+    monkeypatch.setattr(warm, "_spawn", lambda *a, **k: started.append(a))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", short_dir)
+    path = tmp_path / "map.rgn"
+    path.write_bytes(b"any file: the service is not started here")
+    stem = warm.socket_path(str(path), create=True)[:-len(".sock")]
+    for off in ("0", "manual"):                     # never started, nothing noted
+        monkeypatch.setenv("REGN_WARM", off)
+        assert not warm.after_cold_query(str(path)) and not warm.after_cold_query(str(path))
+        assert not os.path.exists(stem + ".asked")
+    monkeypatch.delenv("REGN_WARM")
+    said = []
+    assert not warm.after_cold_query(str(path), say=said.append)      # asked once: noted
+    assert os.path.exists(stem + ".asked") and not started and not said
+    old = time.time() - warm.AUTO_AFTER - 5                           # a while ago: noted again
+    os.utime(stem + ".asked", (old, old))
+    assert not warm.after_cold_query(str(path)) and not started
+    assert warm.after_cold_query(str(path), say=said.append)          # twice in a row: started
+    assert started == [(str(path), stem + ".sock", warm.AUTO_IDLE)]
+    assert len(said) == 1 and "REGN_WARM=0" in said[0]
+    assert not warm.after_cold_query(str(path)) and not warm.after_cold_query(str(path))
+    assert len(started) == 1                        # it is loading: not started again
+    old = time.time() - warm.AUTO_GRACE - 5         # it never came up: may start again
+    os.utime(stem + ".starting", (old, old))
+    assert not warm.after_cold_query(str(path)) and warm.after_cold_query(str(path))
+    assert len(started) == 2
+
+
+def test_a_map_queried_twice_is_kept_warm_for_the_next(tmp_path, small_map, short_dir):
+    runtime = Path(short_dir)
+    path = tmp_path / "small.rgn"
+    regn.save(small_map, path)
+    a, b = small_map.random_points(2, seed=7)
+    q = ["path", str(path), *map(str, (*a, *b))]
+    first, second = run_commands_in_one_process([q, q], None, _env(runtime))
+    assert first == second and first[0] == 0 and first[2] == ""     # no note when piped
+    try:
+        for _ in range(1200):                       # its service loads in the background
+            if list((runtime / "regn").glob("*.sock")):
+                break
+            time.sleep(0.1)
+        doc = status(runtime, path)
+        assert doc is not None and doc["idle_exit"] == 300 and doc["answered"] == 0
+        third = cli(runtime, *q)
+        assert (third.returncode, third.stdout, third.stderr) == first
+        assert status(runtime, path)["answered"] == 1
+    finally:
+        cli(runtime, "serve", path, "--stop")
+    assert not list((runtime / "regn").glob("*.s*"))   # socket and marker gone

@@ -135,15 +135,23 @@ def _path(args) -> int:
                   f"tets {len(doc['tets'])}")
             for p in doc["points"]:
                 print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f}")
+    if not served:
+        _keep_warm(args)
     return 0 if doc["found"] else 1
+
+
+def _servable(args) -> bool:
+    """Whether a warm service could answer the query: not when it needs what
+    only this process has (an -o file to write, .npy cost factors or
+    exclusions to read)."""
+    return getattr(args, "output", None) is None and getattr(args, "cost_scale", None) \
+        is None and getattr(args, "exclude", None) is None
 
 
 def _ask_warm(args, query, **fields):
     """The answer of the map's warm service (:mod:`.warm`), or None: none
-    runs, or the query needs what only this process has (an -o file to
-    write, .npy cost factors or exclusions to read)."""
-    if getattr(args, "output", None) is not None or getattr(args, "cost_scale", None) \
-            is not None or getattr(args, "exclude", None) is not None:
+    runs, or the query is not :func:`_servable`."""
+    if not _servable(args):
         return None
     from . import warm
     fields["radius"] = args.radius
@@ -152,6 +160,18 @@ def _ask_warm(args, query, **fields):
         if value:
             fields[key] = value
     return warm.ask(args.file, {"id": 0, "query": query, **fields})
+
+
+def _keep_warm(args):
+    """After answering a servable query in this process: a map asked so
+    twice in a row is kept warm for the next (:func:`.warm.after_cold_query`)."""
+    if not _servable(args):
+        return
+    from . import warm
+    sys.stdout.flush()                  # the answer first; then start the service
+    tty = sys.stderr.isatty()
+    warm.after_cold_query(args.file, say=(lambda text: print(f"regn: {text}", file=sys.stderr))
+                          if tty else None)
 
 
 def _write_path(args, mesh, r):
@@ -239,6 +259,8 @@ def _raycast(args) -> int:
                   f"point {p[0]:.6f} {p[1]:.6f} {p[2]:.6f}\n"
                   f"normal {n[0]:.6f} {n[1]:.6f} {n[2]:.6f}")
         print(f"tets {len(doc['tets'])}")
+    if not served:
+        _keep_warm(args)
     return 0 if doc["clear"] else 1
 
 

@@ -13,6 +13,14 @@ neither numpy nor numba. Without a service (none started, stopped, exited
 after ``--idle`` seconds without a request, or ``REGN_WARM=0``) the command
 answers in its own process as before.
 
+A map asked twice within :data:`AUTO_AFTER` seconds by commands that each
+had to load it is kept warm without being asked (:func:`after_cold_query`):
+the second command starts its service in the background after answering,
+so a shell loop of queries pays the start-up twice and then 0.07 s a query,
+while a single query leaves no process behind. The service started this
+way exits after :data:`AUTO_IDLE` idle seconds. ``REGN_WARM=manual`` uses
+running services but never starts one; ``REGN_WARM=0`` neither.
+
 The socket is found by the map alone: its name is a hash of the map's real
 path, device, inode, size and modification time, so a rewritten map is not
 answered by the service of its old contents. Sockets live in a directory
@@ -39,6 +47,12 @@ DEFAULT_IDLE = 900
 _LONGEST_DIR = 107 - len("/") - 24 - len(".sock")
 #: seconds ``--background`` waits for the service to load its map
 START_TIMEOUT = 600
+#: a second cold query of a map within this many seconds starts its service
+AUTO_AFTER = 60.0
+#: seconds without a request before a service started that way exits
+AUTO_IDLE = 300.0
+#: seconds a service started that way has to answer before another may be started
+AUTO_GRACE = 120.0
 
 
 def runtime_dir(create=False):
@@ -85,7 +99,13 @@ def socket_path(path, create=False):
 
 
 def enabled() -> bool:
+    """Whether the commands ask running services (``REGN_WARM`` is not 0)."""
     return os.environ.get("REGN_WARM", "1") != "0"
+
+
+def auto_enabled() -> bool:
+    """Whether a repeated cold query starts a service (``REGN_WARM`` unset or 1)."""
+    return os.environ.get("REGN_WARM", "1") == "1"
 
 
 def ask(path, request):
@@ -158,14 +178,7 @@ def start(path, idle=DEFAULT_IDLE, workers=None, say=None):
     if os.path.exists(where):             # a service that died: its socket stays
         os.unlink(where)
     log = where[:-len(".sock")] + ".log"
-    cmd = [sys.executable, "-m", "regn", "serve", path, "--unix", where,
-           "--idle", repr(float(idle))]
-    if workers is not None:
-        cmd += ["--workers", str(workers)]
-    import subprocess
-    with open(log, "wb") as err:
-        child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=err, start_new_session=True, close_fds=True)
+    child = _spawn(path, where, idle, workers)
     t0 = time.monotonic()
     while status(path) is None:
         if child.poll() is not None:
@@ -178,6 +191,65 @@ def start(path, idle=DEFAULT_IDLE, workers=None, say=None):
             say(f"loading {path} ({time.monotonic() - t0:.0f} s)")
         time.sleep(0.1)
     return where
+
+
+def _spawn(path, where, idle, workers=None):
+    """The service process for map ``path`` on socket ``where``, detached:
+    a session of its own, no terminal, stdin and stdout closed, stderr to
+    its log (a caller capturing this command's output does not wait for
+    it)."""
+    import subprocess
+    cmd = [sys.executable, "-m", "regn", "serve", path, "--unix", where,
+           "--idle", repr(float(idle))]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
+    with open(where[:-len(".sock")] + ".log", "wb") as err:
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=err, start_new_session=True, close_fds=True)
+
+
+def after_cold_query(path, say=None) -> bool:
+    """After a command answered a query on map ``path`` in its own process:
+    remember when, and when the previous such query of the map was less
+    than :data:`AUTO_AFTER` seconds ago, start the map's service in the
+    background (not waiting for it) so that the next query is answered
+    warm. ``say(text)`` tells a terminal. Whether a service was started."""
+    if not auto_enabled():
+        return False
+    where = socket_path(path, create=True)
+    if where is None:
+        return False
+    stem = where[:-len(".sock")]
+    asked, starting = stem + ".asked", stem + ".starting"
+    now = time.time()
+    if now - _mtime(starting) < AUTO_GRACE:          # one is loading already
+        return False
+    if now - _mtime(asked) > AUTO_AFTER:
+        try:
+            with open(asked, "wb"):
+                pass
+            os.utime(asked)
+        except OSError:
+            pass
+        return False
+    try:                        # only one of two commands racing here wins the rename
+        os.rename(asked, starting)
+        os.utime(starting)
+        _spawn(path, where, AUTO_IDLE)
+    except OSError:
+        return False
+    if say:
+        say(f"keeping {path} warm for the next queries (a service that exits after "
+            f"{AUTO_IDLE:g} s without one; 'regn serve {path} --stop' stops it, "
+            "REGN_WARM=0 turns this off)")
+    return True
+
+
+def _mtime(path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return float("-inf")
 
 
 def _failure(path, log):
@@ -239,6 +311,8 @@ def serve_unix(service, where, limit, idle, answer_stream):
         try:
             if os.stat(where).st_ino == ino:      # still ours (not a newer service's)
                 os.unlink(where)
+                if os.path.exists(where[:-len(".sock")] + ".starting"):
+                    os.unlink(where[:-len(".sock")] + ".starting")
                 log = where[:-len(".sock")] + ".log"
                 if os.path.getsize(log) == 0:     # nothing went wrong: no log to keep
                     os.unlink(log)

@@ -169,7 +169,7 @@ def _keep_warm(args):
         return
     from . import warm
     sys.stdout.flush()                  # the answer first; then start the service
-    tty = sys.stderr.isatty()
+    tty = sys.stderr.isatty() and not getattr(args, "json", False)
     warm.after_cold_query(args.file, say=(lambda text: print(f"regn: {text}", file=sys.stderr))
                           if tty else None)
 

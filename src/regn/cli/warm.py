@@ -58,6 +58,8 @@ AUTO_GRACE = 120.0
 def runtime_dir(create=False):
     """This user's directory of warm-service sockets, or None when it is
     missing (and not ``create``) or not private to this user."""
+    if not hasattr(os, "getuid") or not hasattr(socket, "AF_UNIX"):
+        return None                   # (Windows: no private socket directory; no services)
     base = os.environ.get("XDG_RUNTIME_DIR")
     uid = os.getuid()
     where = os.path.join(base, "regn") if base and os.path.isdir(base) else ""

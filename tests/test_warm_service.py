@@ -200,6 +200,13 @@ def test_a_map_queried_twice_is_kept_warm_for_the_next(tmp_path, small_map, shor
         third = cli(runtime, *q)
         assert (third.returncode, third.stdout, third.stderr) == first
         assert status(runtime, path)["answered"] == 1
+        listed = cli(runtime, "serve", "--list", "--json")
+        assert [(d["file"], d["answered"]) for d in json.loads(listed.stdout)] == \
+            [(str(path), 1)]
     finally:
-        cli(runtime, "serve", path, "--stop")
+        stopped = cli(runtime, "serve", "--stop-all")
+    assert stopped.returncode == 0 and stopped.stdout.startswith("stopped pid ")
     assert not list((runtime / "regn").glob("*.s*"))   # socket and marker gone
+    assert cli(runtime, "serve", "--list").stdout == "regn serve: no warm service runs\n"
+    r = cli(runtime, "serve")
+    assert r.returncode == 2 and r.stderr.startswith("regn: serve: give the FILE")

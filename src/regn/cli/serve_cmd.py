@@ -59,7 +59,7 @@ FIELDS = {
 
 def add_parser(subparsers, name, help_text):
     p = subparsers.add_parser(name, help=help_text, description=help_text)
-    p.add_argument("file", help="REGN file")
+    p.add_argument("file", nargs="?", help="REGN file (or a world's world.json)")
     p.add_argument("--port", type=whole, metavar="N",
                    help="serve TCP clients on this port (0: any free one) instead of "
                         "stdin/stdout")
@@ -78,6 +78,12 @@ def add_parser(subparsers, name, help_text):
                         f"(default {warm.DEFAULT_IDLE})")
     p.add_argument("--stop", action="store_true",
                    help="stop FILE's warm service (exit 1 when none runs)")
+    p.add_argument("--list", action="store_true",
+                   help="list this user's running warm services (started with --background "
+                        "or kept warm by repeated 'regn path'/'regn raycast'), without FILE")
+    p.add_argument("--json", action="store_true", help="with --list/--stop-all: one JSON list")
+    p.add_argument("--stop-all", action="store_true",
+                   help="stop every warm service of this user, without FILE")
     p.add_argument("--unix", help=argparse.SUPPRESS)     # the background service's socket
     p.set_defaults(func=_serve)
     return p
@@ -358,6 +364,10 @@ def _serve(args) -> int:
         raise QueryError(f"--port must be in 0..65535, got {args.port}")
     if not args.idle > 0:
         raise QueryError(f"--idle must be more than 0 seconds, got {args.idle}")
+    if args.list or args.stop_all:
+        return _list(args)
+    if args.file is None:
+        raise QueryError("serve: give the FILE to serve (or --list, --stop-all)")
     if args.stop:
         return _stop(args)
     if args.background:
@@ -414,6 +424,23 @@ def _background(args) -> int:
     print(f"regn serve: {args.file} warm (pid {doc.get('pid')}, socket {where}); "
           f"'regn path' and 'regn raycast' on it ask the service; it exits after "
           f"{doc.get('idle_exit', args.idle):g} s without a request ('regn serve {args.file} --stop' before)")
+    return 0
+
+
+def _list(args) -> int:
+    """``--list`` / ``--stop-all``: one line a running warm service."""
+    if args.file is not None:
+        raise QueryError("serve --list and --stop-all take no FILE")
+    docs = warm.stop_all() if args.stop_all else warm.running()
+    if args.json:
+        print(json.dumps(docs))
+        return 0
+    for d in docs:
+        print(f"{'stopped ' if args.stop_all else ''}pid {d['pid']}: {d['file']} "
+              f"(up {d['up_seconds']:.0f} s, {d['answered']} answered, exits after "
+              f"{d['idle_exit']:g} s idle)")
+    if not docs:
+        print("regn serve: no warm service runs")
     return 0
 
 

@@ -117,7 +117,29 @@ def ask(path, request):
     have raised in this process."""
     if not enabled():
         return None
-    where = socket_path(path)
+    return _ask_socket(socket_path(path), request)
+
+
+def running() -> list:
+    """The status documents of this user's running warm services (``file``,
+    ``pid``, ``up_seconds``, ``idle_exit``, ``answered``, and ``socket``)."""
+    where = runtime_dir()
+    if where is None:
+        return []
+    docs = []
+    for name in sorted(os.listdir(where)):
+        if name.endswith(".sock"):
+            try:
+                doc = _ask_socket(os.path.join(where, name), {"query": "status"})
+            except QueryError:
+                doc = None
+            if doc is not None:
+                docs.append(dict(doc, socket=os.path.join(where, name)))
+    return docs
+
+
+def _ask_socket(where, request):
+    """:func:`ask`, of the service listening at ``where``."""
     if where is None or not os.path.exists(where):
         return None
     try:
@@ -153,14 +175,22 @@ def status(path):
 
 def stop(path) -> bool:
     """Stop the warm service of map ``path``; whether one was running."""
-    doc = status(path)
+    return _stop(status(path), socket_path(path))
+
+
+def stop_all() -> list:
+    """Stop every running warm service of this user; their status documents."""
+    docs = running()
+    return [doc for doc in docs if _stop(doc, doc["socket"])]
+
+
+def _stop(doc, where) -> bool:
     if doc is None:
         return False
     try:
         os.kill(int(doc["pid"]), 15)
     except (OSError, KeyError, ValueError):
         return False
-    where = socket_path(path)
     for _ in range(200):                 # until it has removed its socket
         if where is None or not os.path.exists(where):
             break

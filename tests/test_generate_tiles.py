@@ -41,19 +41,22 @@ def test_generate_with_tiles_returns_the_loaded_world(built):
     assert p.status == "ok" and len(p.tiles) >= 2
 
 
-def test_same_tiles_as_the_cli(built, tmp_path, capsys):
+def test_same_tiles_as_the_cli(tmp_path, capsys):
     """generate(tiles=) and `regn build -o world.json` give the same tiles,
-    byte for byte (one code path)."""
-    d, _ = built
+    byte for byte (one code path): the 2x2x2 world at a low detail, so each
+    build is a few seconds."""
+    world = regn.generate(BOX, _rocks(), tiles=H, detail=0.5, out=str(tmp_path / "world.json"),
+                          workers=1, coverage_samples=2000)
+    assert world.n_tiles == 8 and len(world.manifest.links) == 12
     spheres = tmp_path / "rocks.csv"
     rows = [",".join(repr(float(v)) for v in (*r.centre, r.radius)) for r in _rocks()]
     spheres.write_text("x,y,z,radius\n" + "\n".join(rows) + "\n")
     out = tmp_path / "cli" / "world.json"
     assert main(["build", "--box", *map(str, BOX[0] + BOX[1]), "--spheres", str(spheres),
-                 "--tile-size", str(H), "--detail", "8", "--workers", "1",
-                 "--coverage-samples", "20000", "-o", str(out), "--json"]) == 0
+                 "--tile-size", str(H), "--detail", "0.5", "--workers", "1",
+                 "--coverage-samples", "2000", "-o", str(out), "--json"]) == 0
     capsys.readouterr()
-    a = json.loads((d / "world.json").read_text())
+    a = json.loads((tmp_path / "world.json").read_text())
     b = json.loads(out.read_text())
     assert [t["sha256"] for t in a["tiles"]] == [t["sha256"] for t in b["tiles"]]
 

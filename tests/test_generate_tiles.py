@@ -23,16 +23,18 @@ def _rocks():
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
+    """A 2x2x1 world of 10 x 10 x 20 km tiles at detail 8 (2 s; its 2x2x2 of
+    10 km cubes took 10)."""
     d = tmp_path_factory.mktemp("gen")
-    world = regn.generate(BOX, _rocks(), tiles=H, detail=8.0, out=str(d / "world.json"),
-                          workers=1, coverage_samples=20_000)
+    world = regn.generate(BOX, _rocks(), tiles=(H, H, 2 * H), detail=8.0,
+                          out=str(d / "world.json"), workers=1, coverage_samples=20_000)
     return d, world
 
 
 def test_generate_with_tiles_returns_the_loaded_world(built):
     _, world = built
     assert isinstance(world, World)
-    assert world.manifest.grid == (2, 2, 2) and world.n_tiles == 8
+    assert world.manifest.grid == (2, 2, 1) and world.n_tiles == 4
     rep = world.manifest.build
     assert rep["coverage"] > 0.99             # the rocks' shells at detail 8
     assert {t["detail"] for t in rep["per_tile"]} == {8.0}

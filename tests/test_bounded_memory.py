@@ -16,13 +16,13 @@ from regn.cli import main
 from conftest import random_map
 
 #: Ten times the input may cost this much more peak memory. Read whole (one
-#: block, one window), the larger inputs below cost 60..170 MB more than the
+#: block, one window), the larger inputs below cost 60..90 MB more than the
 #: smaller; in blocks, within a few hundred KB.
 SLACK_MB = 20
 #: The children read points in blocks this small (regn.inputs.points), so
 #: inputs a tenth of a real one's still span many blocks: the smaller
 #: .npy 5 blocks, the larger 49; the smaller text 22, the larger 214.
-BLOCKS = {"CHUNK_ROWS": 4096, "BLOCK_BYTES": 1 << 16}
+BLOCKS = {"CHUNK_ROWS": 2048, "BLOCK_BYTES": 1 << 16}
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,8 @@ def files(tmp_path_factory):
     text = "".join(f"{x:.2f} {y:.2f} {z:.2f}\n" for x, y, z in small.tolist())
     (d / "p50k.txt").write_text(text)
     (d / "p500k.txt").write_text(text * 10)
-    np.save(d / "p20k.npy", small[:20_000])         # JSON output: smaller, for time
-    np.save(d / "p200k.npy", np.tile(small[:20_000], (10, 1)))
+    np.save(d / "p10k.npy", small[:10_000])         # JSON output: smaller, for time
+    np.save(d / "p100k.npy", np.tile(small[:10_000], (10, 1)))
     return d
 
 
@@ -62,7 +62,7 @@ def peak_mb(argv, stdin=None, blocks=None):
 
 @pytest.mark.parametrize("command,small,big", [
     (["locate", "{d}/map.rgn"], "{d}/p50k.txt", "{d}/p500k.txt"),
-    (["nearest", "{d}/map.rgn", "--json", "--points"], "{d}/p20k.npy", "{d}/p200k.npy"),
+    (["nearest", "{d}/map.rgn", "--json", "--points"], "{d}/p10k.npy", "{d}/p100k.npy"),
 ])
 def test_points_are_answered_in_blocks(files, command, small, big):
     argv = [a.format(d=files) for a in command]

@@ -248,22 +248,41 @@ def tet_checks(obj):
 def membership(obj):
     """Every (cell, tet) pair whose closed cell box the tetrahedron meets, by
     the full separating-axis test on every pair (tests/geometry_reference.py)."""
-    corners = tuple(tuple(obj.corners(t)) for t in range(len(obj.tets)))
-    return _membership(corners, obj.bbox_min, obj.cell, obj.dims)
+    corners = [tuple(obj.corners(t)) for t in range(len(obj.tets))]
+    met = _cells_met(corners, obj.bbox_min, obj.cell, obj.dims)
+    return {(c, t) for t, cells in enumerate(met) for c in cells}
 
 
-@functools.lru_cache(maxsize=64)      # corrupted copies of one object share it
-def _membership(corners, bbox_min, cell, dims):
+@functools.lru_cache(maxsize=16)
+def _seen(bbox_min, cell, dims):
+    """A grid's {a tetrahedron's corners: the cells it meets}: corrupted
+    copies of one object share most of their tetrahedra."""
+    return {}
+
+
+def _cells_met(corners, bbox_min, cell, dims):
+    """The cells each tetrahedron (given by its corners) meets on the grid:
+    the ones not seen on this grid before tested against every cell."""
     import numpy as np
     from geometry_reference import tets_intersect_boxes
-    obj = SimpleNamespace(bbox_min=bbox_min, cell=cell, dims=dims)
-    n_cells, n_tets = dims[0] * dims[1] * dims[2], len(corners)
-    boxes = np.array([cell_box(obj, c) for c in range(n_cells)])        # (C,2,3)
-    cells, tets = np.repeat(np.arange(n_cells), n_tets), np.tile(np.arange(n_tets), n_cells)
-    eps = TOUCH_REL * max(c * n for c, n in zip(cell, dims))
-    meets = tets_intersect_boxes(np.array(corners)[tets], boxes[cells, 0], boxes[cells, 1],
-                                 eps)
-    return set(zip(cells[meets].tolist(), tets[meets].tolist()))
+    seen = _seen(bbox_min, cell, dims)
+    met = [seen.get(c) for c in corners]
+    todo = [t for t, cells in enumerate(met) if cells is None]
+    if todo:
+        obj = SimpleNamespace(bbox_min=bbox_min, cell=cell, dims=dims)
+        n_cells = dims[0] * dims[1] * dims[2]
+        boxes = np.array([cell_box(obj, c) for c in range(n_cells)])        # (C,2,3)
+        cells, tets = np.repeat(np.arange(n_cells), len(todo)), np.tile(todo, n_cells)
+        eps = TOUCH_REL * max(c * n for c, n in zip(cell, dims))
+        meets = tets_intersect_boxes(np.array(corners)[tets], boxes[cells, 0],
+                                     boxes[cells, 1], eps)
+        for t in todo:
+            met[t] = []
+        for c, t in zip(cells[meets].tolist(), tets[meets].tolist()):
+            met[t].append(c)
+        for t in todo:
+            seen[corners[t]] = met[t]
+    return met
 
 
 def grid_checks(obj, expected):

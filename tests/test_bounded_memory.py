@@ -15,9 +15,14 @@ from regn.cli import main
 
 from conftest import random_map
 
-#: Ten times the input may cost this much more peak memory (read whole, the
-#: larger inputs below cost 300..600 MB more than the smaller).
-SLACK_MB = 40
+#: Ten times the input may cost this much more peak memory. Read whole (one
+#: block, one window), the larger inputs below cost 60..90 MB more than the
+#: smaller; in blocks, within a few hundred KB.
+SLACK_MB = 20
+#: The children read points in blocks this small (regn.inputs.points), so
+#: inputs a tenth of a real one's still span many blocks: the smaller
+#: .npy 5 blocks, the larger 49; the smaller text 22, the larger 214.
+BLOCKS = {"CHUNK_ROWS": 2048, "BLOCK_BYTES": 1 << 16}
 
 
 @pytest.fixture(scope="module")
@@ -26,24 +31,27 @@ def files(tmp_path_factory):
     rgn = d / "map.rgn"
     regn.save(random_map(60, seed=8, dims=(3, 3, 3)), rgn)
     rng = np.random.default_rng(0)
-    small = rng.uniform(-6e4, 6e4, (200_000, 3))
+    small = rng.uniform(-6e4, 6e4, (50_000, 3))
     text = "".join(f"{x:.2f} {y:.2f} {z:.2f}\n" for x, y, z in small.tolist())
-    (d / "p200k.txt").write_text(text)
-    (d / "p2m.txt").write_text(text * 10)
-    np.save(d / "p50k.npy", small[:50_000])         # JSON output: smaller, for time
-    np.save(d / "p500k.npy", np.tile(small[:50_000], (10, 1)))
+    (d / "p50k.txt").write_text(text)
+    (d / "p500k.txt").write_text(text * 10)
+    np.save(d / "p10k.npy", small[:10_000])         # JSON output: smaller, for time
+    np.save(d / "p100k.npy", np.tile(small[:10_000], (10, 1)))
     return d
 
 
-def peak_mb(argv, stdin=None):
-    """(exit code, peak resident MB) of ``regn ARGV`` in a child process."""
+def peak_mb(argv, stdin=None, blocks=None):
+    """(exit code, peak resident MB) of ``regn ARGV`` in a child process
+    (reading points in ``blocks``: regn.inputs.points' constants)."""
     code = ("import atexit, sys\n"
             "def peak():\n"
             "    with open('/proc/self/status') as fh:\n"
             "        kb = next(int(l.split()[1]) for l in fh if l.startswith('VmHWM:'))\n"
             "    sys.stderr.write(f'\\nPEAK {kb}\\n')\n"
             "atexit.register(peak)\n"
-            "from regn.cli import main\n"
+            + (f"import regn.inputs.points as points\npoints.__dict__.update({blocks!r})\n"
+               if blocks else "")
+            + "from regn.cli import main\n"
             f"sys.exit(main({argv!r}))\n")
     with open(stdin or os.devnull, "rb") as fin:
         r = subprocess.run([sys.executable, "-c", code], stdin=fin,
@@ -53,8 +61,8 @@ def peak_mb(argv, stdin=None):
 
 
 @pytest.mark.parametrize("command,small,big", [
-    (["locate", "{d}/map.rgn"], "{d}/p200k.txt", "{d}/p2m.txt"),
-    (["nearest", "{d}/map.rgn", "--json", "--points"], "{d}/p50k.npy", "{d}/p500k.npy"),
+    (["locate", "{d}/map.rgn"], "{d}/p50k.txt", "{d}/p500k.txt"),
+    (["nearest", "{d}/map.rgn", "--json", "--points"], "{d}/p10k.npy", "{d}/p100k.npy"),
 ])
 def test_points_are_answered_in_blocks(files, command, small, big):
     argv = [a.format(d=files) for a in command]
@@ -62,9 +70,9 @@ def test_points_are_answered_in_blocks(files, command, small, big):
     for source in (small, big):
         source = source.format(d=files)
         if source.endswith(".txt"):
-            measured.append(peak_mb(argv, stdin=source))
+            measured.append(peak_mb(argv, stdin=source, blocks=BLOCKS))
         else:
-            measured.append(peak_mb(argv + [source]))
+            measured.append(peak_mb(argv + [source], blocks=BLOCKS))
     (code_s, mb_s), (code_b, mb_b) = measured
     assert code_s == code_b == 0
     assert mb_b - mb_s < SLACK_MB, measured
@@ -74,7 +82,7 @@ def test_scan_of_repeated_pof0_keeps_a_window(tmp_path):
     """Every byte of b'POF0' * N starts a tag: before, every position became
     a candidate at once (3 GB for 256 MB)."""
     measured = []
-    for mb in (16, 160):
+    for mb in (8, 80):          # without the window, 80 MB cost 72 MB more than 8
         blob = tmp_path / f"pof0-{mb}.bin"
         with open(blob, "wb") as fh:
             for _ in range(mb):

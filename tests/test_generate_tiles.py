@@ -23,16 +23,18 @@ def _rocks():
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
+    """A 2x2x1 world of 10 x 10 x 20 km tiles at detail 8 (2 s; its 2x2x2 of
+    10 km cubes took 10)."""
     d = tmp_path_factory.mktemp("gen")
-    world = regn.generate(BOX, _rocks(), tiles=H, detail=8.0, out=str(d / "world.json"),
-                          workers=1, coverage_samples=20_000)
+    world = regn.generate(BOX, _rocks(), tiles=(H, H, 2 * H), detail=8.0,
+                          out=str(d / "world.json"), workers=1, coverage_samples=20_000)
     return d, world
 
 
 def test_generate_with_tiles_returns_the_loaded_world(built):
     _, world = built
     assert isinstance(world, World)
-    assert world.manifest.grid == (2, 2, 2) and world.n_tiles == 8
+    assert world.manifest.grid == (2, 2, 1) and world.n_tiles == 4
     rep = world.manifest.build
     assert rep["coverage"] > 0.99             # the rocks' shells at detail 8
     assert {t["detail"] for t in rep["per_tile"]} == {8.0}
@@ -41,19 +43,22 @@ def test_generate_with_tiles_returns_the_loaded_world(built):
     assert p.status == "ok" and len(p.tiles) >= 2
 
 
-def test_same_tiles_as_the_cli(built, tmp_path, capsys):
+def test_same_tiles_as_the_cli(tmp_path, capsys):
     """generate(tiles=) and `regn build -o world.json` give the same tiles,
-    byte for byte (one code path)."""
-    d, _ = built
+    byte for byte (one code path): the 2x2x2 world at a low detail, so each
+    build is a few seconds."""
+    world = regn.generate(BOX, _rocks(), tiles=H, detail=0.5, out=str(tmp_path / "world.json"),
+                          workers=1, coverage_samples=2000)
+    assert world.n_tiles == 8 and len(world.manifest.links) == 12
     spheres = tmp_path / "rocks.csv"
     rows = [",".join(repr(float(v)) for v in (*r.centre, r.radius)) for r in _rocks()]
     spheres.write_text("x,y,z,radius\n" + "\n".join(rows) + "\n")
     out = tmp_path / "cli" / "world.json"
     assert main(["build", "--box", *map(str, BOX[0] + BOX[1]), "--spheres", str(spheres),
-                 "--tile-size", str(H), "--detail", "8", "--workers", "1",
-                 "--coverage-samples", "20000", "-o", str(out), "--json"]) == 0
+                 "--tile-size", str(H), "--detail", "0.5", "--workers", "1",
+                 "--coverage-samples", "2000", "-o", str(out), "--json"]) == 0
     capsys.readouterr()
-    a = json.loads((d / "world.json").read_text())
+    a = json.loads((tmp_path / "world.json").read_text())
     b = json.loads(out.read_text())
     assert [t["sha256"] for t in a["tiles"]] == [t["sha256"] for t in b["tiles"]]
 

@@ -316,21 +316,26 @@ def _cli(*args):
                           check=False, text=True, env=env, timeout=300)
 
 
-def test_cli_builds_a_soup_and_voxels(tmp_path):
+def test_cli_builds_a_soup_and_voxels(tmp_path, capsys):
+    # in this process (the refusals below run `python -m regn` itself)
+    from regn.cli import main
     v, t = box_part((3, 3, 3), (7, 7, 7))
     lines = [f"v {x} {y} {z}" for x, y, z in v] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in t]
     (tmp_path / "rock.obj").write_text("\n".join(lines) + "\n")
-    r = _cli("build", "--level", tmp_path / "rock.obj", "--box", -1, -1, -1, 11, 11, 11,
-             "--agent-radius", 0.5, "--max-voxels", VOX, "-o", tmp_path / "a.rgn")
-    assert r.returncode == 0, r.stderr
-    assert "level rock.obj: 12 triangles" in r.stdout and "clearance check: pass" in r.stdout
+    code = main([str(a) for a in ("build", "--level", tmp_path / "rock.obj", "--box", -1, -1, -1,
+                                  11, 11, 11, "--agent-radius", 0.5, "--max-voxels", VOX, "-o",
+                                  tmp_path / "a.rgn")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "level rock.obj: 12 triangles" in out.out and "clearance check: pass" in out.out
     mesh = regn.load(tmp_path / "a.rgn")
     assert_clear_of_boxes(mesh, [((3, 3, 3), (7, 7, 7))], 0.5)
     np.save(tmp_path / "occ.npy", _cave())
-    r = _cli("build", "--voxels", tmp_path / "occ.npy", "--voxel-size", 2, "--origin", 1, 2, 3,
-             "-o", tmp_path / "b.rgn", "--json")
-    assert r.returncode == 0, r.stderr
-    assert '"kind": "voxels"' in r.stdout and regn.load(tmp_path / "b.rgn").n_tets > 0
+    code = main([str(a) for a in ("build", "--voxels", tmp_path / "occ.npy", "--voxel-size", 2,
+                                  "--origin", 1, 2, 3, "-o", tmp_path / "b.rgn", "--json")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert '"kind": "voxels"' in out.out and regn.load(tmp_path / "b.rgn").n_tets > 0
 
 
 def test_cli_refuses_a_bad_level_with_one_line(tmp_path):
@@ -353,9 +358,11 @@ def test_a_level_too_fine_for_one_regn_says_what_fits():
     k = (i * (m + 1) + j).ravel()
     t = np.concatenate([np.stack([k, k + m + 1, k + m + 2], 1),
                         np.stack([k, k + m + 2, k + 1], 1)])
+    # on 32^3 voxels its finest blocks need ~91 000 faces; what fits is those
+    # blocks in part, so the hint is the next coarser level
     with pytest.raises(LimitError) as e:
         build_level(((0, 0, 0), (10, 10, 10)), Soup(v, t, "bumpy"), min_block=0.01,
-                    max_voxels=64 ** 3)
+                    max_voxels=VOX)
     msg = str(e.value)
     assert "faces" in msg and "65535" in msg and "fits" in msg and "tiles" in msg
     # the block it says fits does fit (it once named a block whose level only
@@ -364,7 +371,7 @@ def test_a_level_too_fine_for_one_regn_says_what_fits():
     hinted = float(re.search(r"--min-block ([0-9.e+-]+) fits", msg).group(1))
     assert hinted > 0.01
     _, tets, _ = build_level(((0, 0, 0), (10, 10, 10)), Soup(v, t, "bumpy"),
-                             min_block=hinted, max_voxels=64 ** 3)
+                             min_block=hinted, max_voxels=VOX)
     assert len(tets) > 0
 
 

@@ -25,11 +25,12 @@ def cube(field_world):
 
 @pytest.fixture(scope="module")
 def row(tmp_path_factory):
-    """6 tiles in a row, a rock in the middle of every other one."""
+    """6 tiles in a row, a rock in the middle of every other one (at detail
+    0.25: some 1 400 tetrahedra a tile)."""
     d = tmp_path_factory.mktemp("row")
     rocks = [Sphere((x, 0.0, 0.0), 2_500.0) for x in (-25_000.0, -5_000.0, 15_000.0)]
     build_world(ROW, rocks, out=str(d / "world.json"), tile_size=10_000.0, workers=1,
-                coverage_samples=0)
+                coverage_samples=0, detail=0.25)
     return d / "world.json"
 
 

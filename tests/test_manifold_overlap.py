@@ -212,7 +212,7 @@ def _check_against_every_pair(pts, tets, tol=None):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_valid_holed_meshes_have_no_overlap_whatever_the_orientation(seed):
-    pts, tets = _holed(400, seed, flip=0.3 * (seed % 2))
+    pts, tets = _holed(250, seed, flip=0.3 * (seed % 2))
     found, every = _check_against_every_pair(pts, tets)
     assert found == every == set()
 
@@ -221,7 +221,7 @@ def test_valid_holed_meshes_have_no_overlap_whatever_the_orientation(seed):
 def test_a_vertex_moved_across_a_boundary_face(seed):
     # a boundary vertex pushed through the boundary face nearest to it (of
     # a tetrahedron sharing no vertex with it), just inside that tetrahedron
-    pts, tets = _holed(300, seed, hole=0.2)
+    pts, tets = _holed(200, seed, hole=0.2)
     rng = np.random.default_rng(seed)
     bnd = _boundary(tets)
     on_boundary = np.unique(tets[bnd[:, 0][:, None], FACE_SLOTS[bnd[:, 1]]])
@@ -239,7 +239,7 @@ def test_a_vertex_moved_across_a_boundary_face(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_duplicated_tetrahedron(seed):
-    pts, tets = _holed(300, seed)
+    pts, tets = _holed(200, seed)
     k = int(np.random.default_rng(seed).integers(len(tets)))
     twice = np.vstack([tets, tets[[k]]])
     found, every = _check_against_every_pair(pts, twice)
@@ -254,7 +254,7 @@ def test_a_tetrahedron_moved_into_the_meshed_space(seed):
     # a copy of one tetrahedron (new vertices) centred on another one far
     # away: every pair whose overlap reaches the copy's faces is found;
     # only tetrahedra wholly inside the copy may be missed
-    pts, tets = _holed(400, seed)
+    pts, tets = _holed(250, seed)
     rng = np.random.default_rng(seed)
     a, b = rng.choice(len(tets), 2, replace=False)
     copy = pts[tets[a]] - pts[tets[a]].mean(axis=0) + pts[tets[b]].mean(axis=0)
@@ -294,7 +294,7 @@ def test_tetrahedra_touching_a_boundary_face_from_outside_overlap_only_when_push
 @pytest.mark.parametrize("seed", range(3))
 def test_moved_copies_are_found_as_by_every_pair(seed):
     # a holed Delaunay mesh, plus moved copies of some tetrahedra (new vertices)
-    pts, tets = _delaunay(400, seed, scale=1e5)
+    pts, tets = _delaunay(250, seed, scale=1e5)
     rng = np.random.default_rng(seed)
     tets = tets[rng.random(len(tets)) > 0.1]
     for k in rng.choice(len(tets), 6, replace=False):

@@ -26,16 +26,23 @@ def mesh():
 
 
 def brute_locate(mesh, pts, tol=1e-9):
-    """Smallest tet index whose barycentric coords are all >= -tol (np.linalg.solve)."""
+    """Smallest tet index whose barycentric coords are all >= -tol (np.linalg.solve).
+    Each point solves the tetrahedra whose bounding box, grown by a millionth
+    of its size, holds it: coordinates >= -tol put a point at most 4 tol of
+    the size outside the box, so every tetrahedron that can answer is solved."""
     P = mesh.tet_points
     A = np.transpose(P[:, 1:] - P[:, :1], (0, 2, 1))
+    lo, hi = P.min(axis=1), P.max(axis=1)
+    pad = 1e-6 * (hi - lo).max(axis=1, keepdims=True)
+    lo, hi = lo - pad, hi + pad
     out = np.full(len(pts), -1)
     for i, p in enumerate(pts):
         if not np.all(np.isfinite(p)):
             continue
-        l = np.linalg.solve(A, (p - P[:, 0])[:, :, None])[:, :, 0]
+        near = np.flatnonzero(np.all((lo <= p) & (p <= hi), axis=1))
+        l = np.linalg.solve(A[near], (p - P[near, 0])[:, :, None])[:, :, 0]
         b = np.concatenate([1 - l.sum(1, keepdims=True), l], axis=1)
-        hit = np.flatnonzero(b.min(axis=1) >= -tol)
+        hit = near[b.min(axis=1) >= -tol]
         out[i] = hit.min() if len(hit) else -1
     return out
 

@@ -41,19 +41,31 @@ def _points(mesh, n, seed):
 
 
 def _brute(tri, pts):
-    """Distance from each point to its nearest triangle (every triangle
-    solved by the reference; one with a NaN/inf vertex is never chosen, nor
-    a NaN distance)."""
+    """Distance from each point to its nearest triangle, by the reference
+    (one with a NaN/inf vertex is never chosen, nor a NaN distance). Each
+    point solves every triangle whose bounding box is no farther than the
+    nearest triangle centre (plain numpy): the nearest triangle is always
+    among them (its box is no farther than it, and it no farther than any
+    triangle's centre), so the least is the least over every triangle."""
     tri = tri[np.isfinite(tri).all(axis=(1, 2))]
-    out = np.empty(len(pts))
-    step = max(1, 200_000 // max(len(tri), 1))
+    out = np.full(len(pts), np.inf)
+    if not len(tri):
+        return out
+    lo, hi, centre = tri.min(axis=1), tri.max(axis=1), tri.mean(axis=1)
+    step = max(1, 500_000 // len(tri))
     for c in range(0, len(pts), step):
         p = pts[c:c + step]
-        x = closest_on_triangles(np.repeat(p, len(tri), 0), np.tile(tri, (len(p), 1, 1)))
         with np.errstate(over="ignore", invalid="ignore"):
-            d = np.linalg.norm(x - np.repeat(p, len(tri), 0), axis=1).reshape(len(p), -1)
-        d = np.where(np.isnan(d), np.inf, d)
-        out[c:c + step] = d.min(axis=1) if len(tri) else np.inf
+            bound = np.sqrt(((p[:, None] - centre[None]) ** 2).sum(axis=2)).min(axis=1)
+            gap = np.maximum(0.0, np.maximum(lo[None] - p[:, None], p[:, None] - hi[None]))
+            near = np.sqrt((gap * gap).sum(axis=2)) <= bound[:, None] * (1 + 1e-6)
+        near |= ~np.isfinite(bound)[:, None]                  # (overflow: every triangle)
+        i, j = np.nonzero(near)
+        x = closest_on_triangles(p[i], tri[j])
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = np.linalg.norm(x - p[i], axis=1)
+        sub = out[c:c + step]
+        np.minimum.at(sub, i, np.where(np.isnan(d), np.inf, d))
     return out
 
 

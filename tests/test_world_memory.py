@@ -2,7 +2,7 @@
 regn.world.prepared): dropped tiles let go of everything, the byte budget,
 sidecars that give the same answers, and stale or damaged sidecars refused.
 
-One tiny world (a 16 km cube, 5 asteroids, 2x2x2 tiles at detail 1) is
+One tiny world (a 16 km cube, 5 asteroids, 2x2x2 tiles at detail 0.25) is
 built once and shared; tests that spoil files work on copies."""
 
 import gc
@@ -30,7 +30,7 @@ H = 8_000.0
 def world_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("tiny")
     build_world(((-H,) * 3, (H,) * 3), random_asteroid_field(5, seed=3, half_extent=H),
-                out=str(d / "world.json"), tile_size=H, workers=1, detail=1,
+                out=str(d / "world.json"), tile_size=H, workers=1, detail=0.25,
                 coverage_samples=2000)
     return d
 

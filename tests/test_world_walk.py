@@ -10,29 +10,27 @@ import numpy as np
 import pytest
 
 import regn
-from regn.builder.obstacles import Sphere, random_asteroid_field
+from conftest import FIELD_WORLD_H as H
+from regn.builder.obstacles import Sphere
 from regn.world import build as build_world
 
-H = 20_000.0
-BOX = ((-H,) * 3, (H,) * 3)
 ROW = ((-30_000.0, -5_000.0, -5_000.0), (30_000.0, 5_000.0, 5_000.0))
 
 
 @pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cube")
-    build_world(BOX, random_asteroid_field(12, seed=3, half_extent=H), out=str(d / "world.json"),
-                tile_size=H, workers=1, coverage_samples=0)
-    return d / "world.json"
+def cube(field_world):
+    """The shared 2x2x2 world of tests/conftest.py (12 asteroids, 40 km)."""
+    return field_world / "world.json"
 
 
 @pytest.fixture(scope="module")
 def row(tmp_path_factory):
-    """6 tiles in a row, a rock in the middle of every other one."""
+    """6 tiles in a row, a rock in the middle of every other one (at detail
+    0.25: some 1 400 tetrahedra a tile)."""
     d = tmp_path_factory.mktemp("row")
     rocks = [Sphere((x, 0.0, 0.0), 2_500.0) for x in (-25_000.0, -5_000.0, 15_000.0)]
     build_world(ROW, rocks, out=str(d / "world.json"), tile_size=10_000.0, workers=1,
-                coverage_samples=0)
+                coverage_samples=0, detail=0.25)
     return d / "world.json"
 
 

@@ -251,15 +251,13 @@ def test_workers_and_a_dask_cluster_build_the_same_world(tmp_path):
     distributed = pytest.importorskip("distributed")
     box = ((-H, -H / 2, -H / 2), (H, H / 2, H / 2))
     field = random_asteroid_field(4, seed=5, half_extent=H / 2)
-    one = build_world(box, field, out=str(tmp_path / "one" / "w.json"), tile_size=H,
-                      workers=1, coverage_samples=0)
-    a = build_world(box, field, out=str(tmp_path / "a" / "w.json"), tile_size=H, workers=2,
-                    coverage_samples=0)
+    small = {"tile_size": H, "coverage_samples": 0, "detail": 0.25}   # (what is built)
+    one = build_world(box, field, out=str(tmp_path / "one" / "w.json"), workers=1, **small)
+    a = build_world(box, field, out=str(tmp_path / "a" / "w.json"), workers=2, **small)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        b = build_world(box, field, out=str(tmp_path / "b" / "w.json"), tile_size=H,
-                        client=client, coverage_samples=0)
+        b = build_world(box, field, out=str(tmp_path / "b" / "w.json"), client=client, **small)
     assert [t.sha256 for t in a.tiles] == [t.sha256 for t in b.tiles]
     assert [lk.faces.tolist() for lk in a.links] == [lk.faces.tolist() for lk in b.links]
     doc, files = _world_bytes(one)
@@ -312,7 +310,8 @@ def test_cli_verify_names_a_changed_tile(copy, capsys):
 def test_cli_build_writes_a_world_and_refuses_to_overwrite(tmp_path, capsys):
     out = str(tmp_path / "w" / "world.json")
     args = ["build", "--asteroids", "3", "--seed", "2", "--half-extent", "10000",
-            "--tile-size", "10000", "--workers", "1", "--coverage-samples", "0", "-o", out]
+            "--tile-size", "10000", "--workers", "1", "--coverage-samples", "0", "--detail",
+            "0.25", "-o", out]
     assert main(args) == 0
     assert "8 tiles 2x2x2" in capsys.readouterr().out
     assert main(args) == 2

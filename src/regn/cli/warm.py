@@ -166,9 +166,10 @@ def _ask_socket(where, request):
 
 
 def status(path):
-    """The warm service's status document for map ``path`` (None: none runs)."""
+    """The warm service's status document for map ``path`` (None: none runs;
+    whatever ``REGN_WARM`` says, which is for the query commands)."""
     try:
-        return ask(path, {"query": "status"})
+        return _ask_socket(socket_path(path), {"query": "status"})
     except QueryError:
         return None
 

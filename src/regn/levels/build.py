@@ -36,9 +36,11 @@ from .tetra import (
 DEPTH_TOL = 0.01
 #: Points a first try may have (about 9 faces each come out of Delaunay).
 POINT_BUDGET = 7_000
-#: A partial level aims its faces at this share of the limit, in at most
-#: this many tries.
+#: A partial level's first try aims its faces at this share of the limit
+#: (from the coarser level's faces a point), the next ones at AIM (along the
+#: line through the counts measured), in at most FIT_ROUNDS tries.
 FILL = 0.94
+AIM = 0.97
 FIT_ROUNDS = 4
 #: Where a level too big for one REGN is pointed.
 TILES_HINT = "regn.world.build(..., level=...); docs/worlds.md"
@@ -136,7 +138,11 @@ def _refine(levels, pyramid, grid, lev, seed, best, tick, boundary=None, jitter=
                                        boundary, jitter)
         if what is None:
             return v, t, st
-        fraction *= FILL * U16_MAX / n
+        # the counts grow close to in proportion with the share taken: the
+        # next share is read off the line from this level's own count (a
+        # step down by the ratio alone took three or four more tries)
+        base = counts[what]
+        fraction *= (AIM * U16_MAX - base) / max(n - base, 1)
     return verts, tets, stats
 
 

@@ -76,26 +76,32 @@ def assert_numba_not_imported(body):
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-#: Runs the CLI commands given as JSON on stdin (argv lists without "regn")
-#: through the CLI's entry point in order, each with its own captured output;
-#: writes [[exit status, stdout, stderr], ...] as JSON to the file named by
-#: its argument.
-COMMAND_RUNNER = """
+#: Defines ``run_commands(argvs)``: the CLI commands (argv lists without
+#: "regn") run through the CLI's entry point in order, each with its own
+#: captured output; -> [[exit status, stdout, stderr], ...].
+RUN_COMMANDS = """
 import contextlib, io, json, sys
 from regn.cli import main
-results = []
-for argv in json.loads(sys.stdin.read()):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        except BaseException as e:
-            code, err = 99, io.StringIO(f"{type(e).__name__}: {e}")
-    results.append([code, out.getvalue(), err.getvalue()])
+def run_commands(argvs):
+    results = []
+    for argv in argvs:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException as e:
+                code, err = 99, io.StringIO(f"{type(e).__name__}: {e}")
+        results.append([code, out.getvalue(), err.getvalue()])
+    return results
+"""
+
+#: Runs the CLI commands given as JSON on stdin (:data:`RUN_COMMANDS`);
+#: writes their results as JSON to the file named by its argument.
+COMMAND_RUNNER = RUN_COMMANDS + """
 with open(sys.argv[1], "w") as f:
-    json.dump(results, f)
+    json.dump(run_commands(json.loads(sys.stdin.read())), f)
 """
 
 

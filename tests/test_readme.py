@@ -14,9 +14,9 @@ block added later is tested without touching this file:
 * ```python blocks: each runs on its own, as the ``__main__`` module in a fresh
   namespace, in that same folder after the commands, so a block may use the
   files the README's commands wrote (the quick start's ``regn-demo/demo.rgn``)
-  and nothing else: this test provides no file of its own. The blocks share
-  one interpreter started for them (``sys.modules`` is what one block's
-  imports leave, not its names).
+  and nothing else: this test provides no file of its own. The blocks run in
+  the process of the commands after the first (``sys.modules`` is what the
+  commands and one block's imports leave, not their names).
 
 The README's test command (the sh block that runs pytest) is what ``.ci/run``
 runs, verbatim.
@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_commands_in_one_process, run_json_runner
+from conftest import RUN_COMMANDS, run_json_runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
@@ -85,44 +85,41 @@ def regn_argv(command):
     return head + shlex.split(command)[1:]
 
 
-#: Runs each Python block given as JSON in a fresh ``__main__`` namespace, in
-#: order; writes [None or the traceback] for each to the file named by its
-#: argument (a block's own prints go to this process's stdout).
-BLOCK_RUNNER = """
-import json, sys, traceback
-results = []
-for code in json.loads(sys.stdin.read()):
+#: Runs the commands and then the Python blocks given as JSON
+#: (``{"commands": [argv...], "blocks": [code...]}``), each block in a fresh
+#: ``__main__`` namespace (its own prints go to this process's stdout);
+#: writes ``{"commands": [[status, stdout, stderr]...], "blocks": [None or
+#: the traceback...]}`` to the file named by its argument.
+README_RUNNER = RUN_COMMANDS + """
+import traceback
+todo = json.loads(sys.stdin.read())
+done = {"commands": run_commands(todo["commands"]), "blocks": []}
+for code in todo["blocks"]:
     try:
         exec(compile(code, "<block>", "exec"), {"__name__": "__main__"})
-        results.append(None)
+        done["blocks"].append(None)
     except BaseException:
-        results.append(traceback.format_exc())
+        done["blocks"].append(traceback.format_exc())
 with open(sys.argv[1], "w") as f:
-    json.dump(results, f)
+    json.dump(done, f)
 """
 
 
-
-
 @pytest.fixture(scope="module")
-def readme_dir(tmp_path_factory):
+def readme_run(tmp_path_factory):
     """An empty folder in which every README ``regn`` command has run, in
-    order; -> (folder, {command: (exit status, stdout, stderr)})."""
+    order, then every Python block; -> (folder, {command: (exit status,
+    stdout, stderr)}, {where: None or the block's traceback})."""
     folder = tmp_path_factory.mktemp("readme")
     commands = [command for _, command in REGN_COMMANDS]
     first = subprocess.run(regn_argv(commands[0]), cwd=folder, capture_output=True,
                            text=True, stdin=subprocess.DEVNULL)
     runs = {commands[0]: (first.returncode, first.stdout, first.stderr)}
-    rest = run_commands_in_one_process([shlex.split(c)[1:] for c in commands[1:]], folder)
-    runs.update(zip(commands[1:], rest))
-    return folder, runs
-
-
-@pytest.fixture(scope="module")
-def block_failures(readme_dir):
-    """{where: None or the traceback} of every Python block, run in order."""
-    got = run_json_runner(BLOCK_RUNNER, [code for _, code in PYTHON_BLOCKS], readme_dir[0])
-    return dict(zip([where for where, _ in PYTHON_BLOCKS], got))
+    done = run_json_runner(README_RUNNER, {
+        "commands": [shlex.split(c)[1:] for c in commands[1:]],
+        "blocks": [code for _, code in PYTHON_BLOCKS]}, folder)
+    runs.update(zip(commands[1:], map(tuple, done["commands"])))
+    return folder, runs, dict(zip([where for where, _ in PYTHON_BLOCKS], done["blocks"]))
 
 
 def test_the_readme_has_code_to_run():
@@ -131,15 +128,16 @@ def test_the_readme_has_code_to_run():
 
 @pytest.mark.parametrize("line,command", REGN_COMMANDS,
                          ids=[where for where, _ in REGN_COMMANDS])
-def test_readme_regn_command_exits_0(readme_dir, line, command):
-    code, out, err = readme_dir[1][command]
+def test_readme_regn_command_exits_0(readme_run, line, command):
+    code, out, err = readme_run[1][command]
     assert code == 0, f"{line}: `{command}` exited {code}:\n{out}\n{err}"
 
 
 @pytest.mark.parametrize("line,code", PYTHON_BLOCKS,
                          ids=[where for where, _ in PYTHON_BLOCKS])
-def test_readme_python_block_runs(block_failures, line, code):
-    assert block_failures[line] is None, f"{line}: the Python block failed:\n{block_failures[line]}"
+def test_readme_python_block_runs(readme_run, line, code):
+    failure = readme_run[2][line]
+    assert failure is None, f"{line}: the Python block failed:\n{failure}"
 
 
 def test_ci_runs_the_readme_test_command_verbatim():

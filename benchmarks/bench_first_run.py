@@ -16,7 +16,7 @@ Every figure comes from a process of its own, as a user would start it:
 * ``regn --help``, ``regn info MAP`` and ``regn path MAP ...`` as whole
   processes (cache warm), the median of several runs, and which heavy
   modules each one imports; ``regn path`` once more while a warm service
-  holds the map (``regn serve MAP --background``);
+  is kept warm by two calls in a row (a background service it starts);
 * on a ~15 000-tetrahedron Delaunay map (``bench_query.make``), in a fresh
   process: 10 000 ``find_path`` calls one after another (median, mean, p99,
   max per call), with and without ``mesh.prepare()`` first; each batch query's

@@ -203,12 +203,20 @@ def field_world_rocks():
 @pytest.fixture(scope="session")
 def field_world(tmp_path_factory):
     """The folder of a 2x2x2 world of :func:`field_world_rocks` (world.json
-    and its tiles), built once a test process; read only (copy it to spoil
-    it)."""
+    and its tiles), built once a test run (pytest-xdist's workers share it:
+    the first to need it builds it, the others wait for it); read only (copy
+    it to spoil it)."""
+    import fcntl
+
     from regn.world import build as build_world
-    d = tmp_path_factory.mktemp("field_world")
-    build_world(FIELD_WORLD_BOX, field_world_rocks(), out=str(d / "world.json"),
-                tile_size=FIELD_WORLD_H, workers=1, coverage_samples=20_000)
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    d = shared / "field_world"
+    with open(shared / "field_world.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (d / "world.json").exists():
+            build_world(FIELD_WORLD_BOX, field_world_rocks(), out=str(d / "world.json"),
+                        tile_size=FIELD_WORLD_H, workers=1, coverage_samples=20_000)
     return d
 
 

@@ -87,7 +87,7 @@ print(compiles[0], loaded() - before)
 def test_prepare_builds_the_landmark_table_and_says_how_long(tmp_path):
     from regn.query.common import scratch
     from regn.query.paths import landmarks
-    mesh = random_map(1200, seed=6)          # over MIN_FACES faces: gets a table
+    mesh = random_map(300, seed=6)           # 3 798 faces, over MIN_FACES: gets a table
     assert mesh.n_faces >= landmarks.MIN_FACES
     spent = mesh.prepare()
     assert set(spent) >= {"kernels", "structures", "total"}

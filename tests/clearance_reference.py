@@ -1,5 +1,8 @@
 """Slow, plain numpy distances that judge the clearance kernels: every
-segment against every wall triangle, no BVH, no compiled code.
+segment against every wall triangle that can come within the distance asked
+about (a bounding-sphere prefilter, scipy's k-d tree of the triangles'
+centroids, rules out only pairs that provably cannot), no BVH of regn's,
+no compiled code of regn's.
 
 The distance between a segment and a triangle is the least of: zero when
 the segment crosses the triangle; each end point against the triangle;
@@ -11,7 +14,10 @@ Two segments: the interior solution when both parameters fall inside,
 else the nearest end point against the other segment.
 """
 
+import itertools
+
 import numpy as np
+from scipy.spatial import cKDTree
 
 CHUNK = 400_000          # (segment, triangle) pairs per batch
 
@@ -78,22 +84,64 @@ def segment_triangle(a, b, t0, t1, t2):
 def segments_clearance(a, b, tri, below=np.inf):
     """(N,) the distance from each segment a[i] b[i] to the nearest of the
     triangles tri (B,3,3), exact wherever it is below ``below`` (else
-    inf). Every pair is considered: a pair whose bounding boxes are
-    ``below`` or more apart cannot come closer, the others are measured."""
+    inf). Every pair that can come within ``below`` is measured: a pair
+    whose bounding spheres (:func:`_near_pairs`), then whose bounding
+    boxes, are ``below`` or more apart cannot come closer."""
     a, b = np.asarray(a, float).reshape(-1, 3), np.asarray(b, float).reshape(-1, 3)
     out = np.full(len(a), np.inf)
     slo, shi = np.minimum(a, b), np.maximum(a, b)
     tlo, thi = tri.min(axis=1), tri.max(axis=1)
-    step = max(1, CHUNK // max(len(tri), 1))
-    for s in range(0, len(a), step):
-        gap = np.maximum(0.0, np.maximum(tlo[None] - shi[s:s + step, None],
-                                         slo[s:s + step, None] - thi[None]))
-        i, j = np.nonzero(np.linalg.norm(gap, axis=2) < below)
-        i += s
+    for i, j in _pairs(a, b, tri, below):
+        gap = np.maximum(0.0, np.maximum(tlo[j] - shi[i], slo[i] - thi[j]))
+        keep = np.linalg.norm(gap, axis=1) < below
+        i, j = i[keep], j[keep]
         d = segment_triangle(a[i], b[i], tri[j, 0], tri[j, 1], tri[j, 2])
         np.minimum.at(out, i, d)
     out[out >= below] = np.inf
     return out
+
+
+def _pairs(a, b, tri, below):
+    """Batches (i, j) of at most about CHUNK (segment, triangle) pairs:
+    those of :func:`_near_pairs`, or every pair when ``below`` or a
+    coordinate is not finite."""
+    near = _near_pairs(a, b, tri, below)
+    if near is not None:
+        for s in range(0, len(near[0]), CHUNK):
+            yield near[0][s:s + CHUNK], near[1][s:s + CHUNK]
+        return
+    step = max(1, CHUNK // max(len(tri), 1))
+    for s in range(0, len(a), step):
+        i = np.arange(s, min(s + step, len(a)))
+        yield np.repeat(i, len(tri)), np.tile(np.arange(len(tri)), len(i))
+
+
+def _near_pairs(a, b, tri, below):
+    """(i, j) of every (segment, triangle) pair whose bounding spheres come
+    within ``below`` (a superset of the pairs that do), or None when
+    something is not finite. A point x of the segment within ``below`` of a
+    point y of the triangle puts the segment's midpoint within half its
+    length + below + the triangle's radius (its farthest corner from its
+    centroid) of that centroid. The triangles are searched in groups of
+    similar radius, each with its largest radius and a margin for rounding."""
+    mid, half = (a + b) / 2, np.linalg.norm(b - a, axis=1) / 2
+    centre = tri.mean(axis=1)
+    radius = np.linalg.norm(tri - centre[:, None], axis=2).max(axis=1)
+    if not (np.isfinite(below) and np.isfinite(mid).all() and np.isfinite(half).all()
+            and np.isfinite(centre).all() and np.isfinite(radius).all()):
+        return None
+    n = len(a)
+    group = np.floor(np.log2(np.maximum(radius, 1e-300))).astype(np.int64)
+    pairs_i, pairs_j = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for g in np.unique(group):
+        members = np.flatnonzero(group == g)
+        reach = (half + below + radius[members].max()) * (1 + 1e-6) + 1e-6
+        found = cKDTree(centre[members]).query_ball_point(mid, reach, return_sorted=False)
+        counts = np.fromiter(map(len, found), np.int64, n)
+        pairs_i.append(np.repeat(np.arange(n), counts))
+        pairs_j.append(members[np.fromiter(itertools.chain.from_iterable(found), np.int64,
+                                           counts.sum())])
+    return np.concatenate(pairs_i), np.concatenate(pairs_j)
 
 
 def points_clearance(p, tri, below=np.inf):

@@ -1,13 +1,15 @@
 """The shape of the code: no import cycles, no function over ~100 lines, the
 byte layout known only in ``regn/format/``.
 
-Each test reads the sources with ``ast`` (nothing is imported or run). The
+Each test reads the sources with ``ast`` (nothing is imported or run); they
+are read and parsed once for all of them. The
 short lists of exceptions name code that another branch of issue 15 is
 rewriting; each entry must still be an offender, so the lists can only
 shrink: after a merge fixes one, delete its entry.
 """
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -31,10 +33,21 @@ STRIDES = {96, 48, 32}
 PENDING_LAYOUT_MODULES = set()
 
 
+@functools.cache
+def _parsed():
+    """Path -> (text, every ast node of it) for every module of regn, read
+    and parsed once for all the tests of this file."""
+    out = {}
+    for path in sorted(SRC.rglob("*.py")):
+        text = path.read_text()
+        out[path] = (text, list(ast.walk(ast.parse(text, str(path)))))
+    return out
+
+
 def _modules():
     """Dotted module name -> (path, is_package) for every module of regn."""
     out = {}
-    for path in SRC.rglob("*.py"):
+    for path in _parsed():
         parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
         is_pkg = parts[-1] == "__init__"
         if is_pkg:
@@ -50,7 +63,7 @@ def _imports(name, path, is_pkg, modules):
     attribute table) counts too."""
     package = name if is_pkg else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _parsed()[path][1]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name in modules)
         elif isinstance(node, ast.ImportFrom):
@@ -71,8 +84,14 @@ def _imports(name, path, is_pkg, modules):
 
 
 def import_graph():
+    """Module -> the regn modules it imports (a fresh copy each call)."""
+    return {name: set(found) for name, found in _import_graph().items()}
+
+
+@functools.cache
+def _import_graph():
     modules = _modules()
-    return {name: _imports(name, path, is_pkg, modules)
+    return {name: frozenset(_imports(name, path, is_pkg, modules))
             for name, (path, is_pkg) in modules.items()}
 
 
@@ -114,9 +133,9 @@ def test_no_import_cycles():
 def _functions():
     """'regn/path.py:name' -> lines, for every function and method."""
     out = {}
-    for path in SRC.rglob("*.py"):
+    for path, (_, nodes) in _parsed().items():
         rel = path.relative_to(SRC.parent).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 key = f"{rel}:{node.name}"
                 out[key] = max(out.get(key, 0), node.end_lineno - node.lineno + 1)
@@ -134,9 +153,9 @@ def test_no_function_over_100_lines():
 
 def _layout_literals(path):
     """Hand-written float32 bit patterns and stride arithmetic in a module."""
-    text = path.read_text()
+    text, nodes = _parsed()[path]
     found = [m.group(0) for m in re.finditer(r"0x3f800000|1065353216", text, re.I)]
-    for node in ast.walk(ast.parse(text, str(path))):
+    for node in nodes:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv,
                                                                 ast.Mod)):
             for side in (node.left, node.right):
@@ -148,7 +167,7 @@ def _layout_literals(path):
 
 def test_byte_layout_only_in_format():
     offenders = {}
-    for path in SRC.rglob("*.py"):
+    for path in _parsed():
         rel = path.relative_to(SRC.parent).as_posix()
         if not rel.startswith("regn/format/"):
             found = _layout_literals(path)

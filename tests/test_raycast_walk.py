@@ -30,7 +30,8 @@ def mesh():
     return _make()
 
 
-# --- the numpy walk this module replaced (kept verbatim as the reference) ----
+# --- the numpy walk this module replaced (kept as the reference; ref_raycast
+# takes its one-tetrahedron steps in Python floats, the same arithmetic) ---
 
 def bary(d, tets, pts):
     """(K,) tets, (K,3) points -> (K,4) barycentric coordinates, from the
@@ -43,6 +44,18 @@ def bary(d, tets, pts):
     out[:, 1:] = l123
     out[:, 0] = 1.0 - l123.sum(axis=1)
     return out
+
+
+_ROWS = {}
+
+
+def _rows_as_lists(d):
+    """W's rows as lists of Python floats (made once a mesh)."""
+    key = id(d["W"])
+    if key not in _ROWS:
+        _ROWS.clear()
+        _ROWS[key] = (d["W"], d["W"].reshape(-1, 12).tolist())
+    return _ROWS[key][1]
 
 
 TIES = {"raycast": 0, "los": 0}      # how often each reference took its edge-tie branch
@@ -74,6 +87,30 @@ def _ref_exit(d, t, a, b, s_cur):
     return s[np.arange(len(t)), j], j, inside_b
 
 
+def _ref_exit_one(row, a, b, s_cur):
+    """:func:`_ref_exit` of one tetrahedron, on Python floats: ``row`` its
+    12 affine numbers (W's row as a list), a and b 3-lists; the same
+    arithmetic (IEEE doubles, the same order of operations), without
+    numpy's cost per call."""
+    la, lb = _bary_one(row, a), _bary_one(row, b)
+    s = []
+    for x, y in zip(la, lb):
+        d = y - x
+        v = -x / d if d < 0 else math.inf
+        s.append(max(math.inf if math.isnan(v) else v, s_cur))
+    j = min(range(4), key=s.__getitem__)         # the first least, as argmin
+    return s[j], j, min(lb) >= -BARY_TOL
+
+
+def _bary_one(w, p):
+    """:func:`bary` of one point in one tetrahedron (a list of 4 floats)."""
+    x, y, z = p
+    l1 = w[0] * x + w[1] * y + w[2] * z + w[3]
+    l2 = w[4] * x + w[5] * y + w[6] * z + w[7]
+    l3 = w[8] * x + w[9] * y + w[10] * z + w[11]
+    return [1.0 - (l1 + l2 + l3), l1, l2, l3]
+
+
 def ref_raycast(mesh, a, b):
     """-> (status, face, t, point, normal, tets)."""
     a = np.asarray(a, np.float64)
@@ -87,6 +124,8 @@ def ref_raycast(mesh, a, b):
         return ("start_outside", -1, np.nan, nan3, nan3, [])
     d = _prep(mesh)
     nbv = d["nbv"]
+    rows = _rows_as_lists(d)
+    a_list, b_list = a.tolist(), b.tolist()
     opp = np.asarray(mesh.opposite_slot)
     tf = np.asarray(mesh.tet_faces)
     crossed = [t]
@@ -94,11 +133,9 @@ def ref_raycast(mesh, a, b):
     s_cur = 0.0
     entered = []                         # (tet, came from) entered at fraction s_cur
     for _ in range(d["T"] + 8):
-        s, j, inb = _ref_exit(d, np.array([t]), a[None], b[None], np.array([s_cur]))
-        if inb[0]:
+        s, j, inb = _ref_exit_one(rows[t], a_list, b_list, s_cur)
+        if inb:
             return ("clear", -1, 1.0, b.copy(), nan3, crossed)
-        j = int(j[0])
-        s = float(s[0])
         nxt = int(nbv[t, j])
         if nxt == prev and nxt >= 0:
             # edge tie: the other decreasing coordinate that reaches 0 first

@@ -257,8 +257,16 @@ def test_triangle_cells_lists_the_cells_near_a_triangle():
     size, dims, pad = 1.25, np.array([8, 8, 8]), 0.2
     cells, tris = triangle_cells(tri, np.zeros(3), size, dims, pad)
     listed = set(zip(cells.tolist(), tris.tolist()))
+    c = np.arange(512)
+    cell_lo = np.stack([c % 8, (c // 8) % 8, c // 64], axis=1) * size
     for k in range(len(tri)):
-        for c in range(512):
+        # a cell whose grown box the triangle's bounding box misses (by more
+        # than rounding) is met by neither box below: not listed, unclipped
+        far = ((tri[k].max(axis=0) < cell_lo - pad - 1e-6 - 1e-9)
+               | (tri[k].min(axis=0) > cell_lo + size + pad + 1e-6 + 1e-9)).any(axis=1)
+        for c in np.flatnonzero(far).tolist():
+            assert (c, k) not in listed, (c, k)
+        for c in np.flatnonzero(~far).tolist():
             lo = np.array([c % 8, (c // 8) % 8, c // 64]) * size
             hi = lo + size
             if _meets_box(tri[k], lo - pad + 1e-6, hi + pad - 1e-6):

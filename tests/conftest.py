@@ -161,19 +161,20 @@ def trivial_map():
 
 
 #: The files that take longest (CPU seconds with their subprocesses, measured
-#: on the 2-core VM with a per-test CPU plugin, longest first), run
+#: on the 2-core VM with a per-test CPU plugin, longest first; test_view's
+#: browser tests where Chromium is installed, as in CI), run
 #: first: with ``--dist loadfile`` a file runs on one worker, and a long file
 #: started last leaves the other workers idle at the end. The rest follow in
 #: their usual order.
 SLOW_FILES = ("test_readme.py", "test_worlds.py", "test_build_fit.py",
-              "test_world_radius.py", "test_levels.py", "test_bounded_memory.py",
-              "test_warm_service.py", "test_kernel_pack.py", "test_world.py",
-              "test_verify_reference.py", "test_first_run.py", "test_templates.py",
-              "test_fuzz_smoke.py", "test_generate_tiles.py", "test_manifold_overlap.py",
-              "test_export.py", "test_world_memory.py", "test_raycast_walk.py",
-              "test_first_compile.py", "test_level_worlds.py", "test_sweep.py",
-              "test_pickle.py", "test_crowd.py", "test_architecture.py",
-              "test_radius_paths.py", "test_walls.py")
+              "test_world_radius.py", "test_view.py", "test_levels.py",
+              "test_bounded_memory.py", "test_warm_service.py", "test_kernel_pack.py",
+              "test_first_run.py", "test_world.py", "test_verify_reference.py",
+              "test_templates.py", "test_fuzz_smoke.py", "test_generate_tiles.py",
+              "test_first_compile.py", "test_manifold_overlap.py", "test_export.py",
+              "test_world_memory.py", "test_level_worlds.py", "test_pickle.py",
+              "test_crowd.py", "test_world_walk.py", "test_radius_paths.py",
+              "test_walls.py")
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -116,30 +116,54 @@ def test_page_title_and_no_network(field, corner_path, tmp_path):
 
 
 # --- in the browser ----------------------------------------------------------------
-def _chromium(tmp_path, page, *extra):
-    profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
+def _chromium(page, *extra):
+    """A headless Chromium drawing ``page`` (started, not waited for)."""
+    profile = page.parent / f"profile-{page.stem}-{len(extra)}"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
            "--no-first-run", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
            "--window-size=1000,800", "--virtual-time-budget=5000",
            "--enable-logging=stderr", *extra, page.as_uri()]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _screenshot(tmp_path, page):
-    """(RGB image (H,W,3) int cut to the plot, stderr, DOM) of ``page``."""
+def _screenshots(pages):
+    """{page: (RGB image (H,W,3) int cut to the plot, stderr, DOM)}. Each page
+    is drawn by one browser start for both the screenshot and the DOM (a
+    Chromium that gives only the screenshot is asked again for the DOM); the
+    pages are drawn at once: a start costs about 5 s on the 2-core VM, most
+    of it waiting."""
     import matplotlib.image as mpimg
-    shot = page.with_suffix(".png")
-    # one start of the browser for both (about 5 s each on the 2-core VM);
-    # a Chromium that takes only one of the two is asked again for the DOM
-    r = _chromium(tmp_path, page, f"--screenshot={shot}", "--dump-dom")
-    assert shot.exists(), r.stderr[-2000:]
-    dom = r.stdout if 'class="main-svg"' in r.stdout else \
-        _chromium(tmp_path, page, "--dump-dom").stdout
-    w, h = (int(float(x)) for x in re.search(
-        r'<svg class="main-svg"[^>]* width="([\d.]+)" height="([\d.]+)"', dom).groups())
-    img = (mpimg.imread(shot)[:, :, :3] * 255).round().astype(int)
-    return img[:h, :w], r.stderr, dom
+    runs = {page: _chromium(page, f"--screenshot={page.with_suffix('.png')}", "--dump-dom")
+            for page in pages}
+    out = {}
+    for page, run in runs.items():
+        dom, stderr = run.communicate(timeout=180)
+        shot = page.with_suffix(".png")
+        assert shot.exists(), stderr[-2000:]
+        if 'class="main-svg"' not in dom:
+            dom = _chromium(page, "--dump-dom").communicate(timeout=180)[0]
+        w, h = (int(float(x)) for x in re.search(
+            r'<svg class="main-svg"[^>]* width="([\d.]+)" height="([\d.]+)"', dom).groups())
+        img = (mpimg.imread(shot)[:, :, :3] * 255).round().astype(int)
+        out[page.stem] = img[:h, :w], stderr, dom
+    return out
+
+
+@pytest.fixture(scope="module")
+def drawn(field, corner_path, tmp_path_factory):
+    """The screenshots of the view of the corner path (``framed``), of the
+    same path with plotly's default camera (``default``) and of the view
+    without a path (``no_path``, written by the CLI)."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed")
+    from regn.export.view import write_html
+    where = tmp_path_factory.mktemp("browser")
+    res = field.find_path(*corner_path)
+    write_html(field, where / "framed.html", path=res)
+    write_html(field, where / "default.html", path=res, camera=None)
+    assert main(["view", str(field.path), "-o", str(where / "no_path.html")]) == 0
+    return _screenshots([where / f"{name}.html" for name in ("framed", "default", "no_path")])
 
 
 def _pixels_of(img, colour, tol=40):
@@ -162,17 +186,12 @@ def _span(ys, xs, img):
 
 
 @needs_chromium
-def test_view_frames_the_path_in_chromium(field, corner_path, tmp_path):
+def test_view_frames_the_path_in_chromium(drawn):
     """The issue's case: a corner-to-corner path. Measured on the screenshot:
     the path's pixels span most of the scene, both end markers are visible and
     lie at the two ends of the path's pixels, the legend lists every layer; with
     plotly's default camera the same path is a short squiggle."""
-    from regn.export.view import write_html
-    framed, default = tmp_path / "framed.html", tmp_path / "default.html"
-    res = field.find_path(*corner_path)
-    write_html(field, framed, path=res)
-    write_html(field, default, path=res, camera=None)
-    img, stderr, dom = _screenshot(tmp_path, framed)
+    img, stderr, dom = drawn["framed"]
     errors = [ln for ln in stderr.splitlines()
               if "CONSOLE" in ln and ("Uncaught" in ln or "Error:" in ln)]
     assert not errors, errors
@@ -189,19 +208,17 @@ def test_view_frames_the_path_in_chromium(field, corner_path, tmp_path):
     for name in ("asteroids", "box", "grid", "corridor", "path", "start", "goal"):
         assert re.search(r'class="legendtext"[^>]*>' + name, dom), name
     # the default camera, for comparison (the state issue 20 reported)
-    before, _, _ = _screenshot(tmp_path, default)
+    before = drawn["default"][0]
     by, bx = _pixels_of(before, PATH_COLOUR)
     before_span = max(_span(by, bx, before)) if len(bx) else 0.0
     assert max(wide, tall) > 3 * before_span, (wide, tall, before_span)
 
 
 @needs_chromium
-def test_view_without_path_in_chromium(field, tmp_path):
+def test_view_without_path_in_chromium(drawn):
     """No path: plotly's own camera, the page draws (no script error), the
     scene is not blank."""
-    out = tmp_path / "view.html"
-    assert main(["view", str(field.path), "-o", str(out)]) == 0
-    img, stderr, dom = _screenshot(tmp_path, out)
+    img, stderr, dom = drawn["no_path"]
     errors = [ln for ln in stderr.splitlines()
               if "CONSOLE" in ln and ("Uncaught" in ln or "Error:" in ln)]
     assert not errors, errors

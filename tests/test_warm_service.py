@@ -52,15 +52,22 @@ def status(runtime, path):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, holes_map):
-    """(runtime dir, map path) with a warm service running for the map."""
+    """(runtime dir, map path, a query, its answer) with a warm service running
+    for the map, started as a shell loop starts it: by the second of two
+    queries that each loaded the map."""
     where = tmp_path_factory.mktemp("warm")
     runtime = tempfile.mkdtemp(prefix="rw", dir="/tmp")
     path = where / "holes.rgn"
     regn.save(holes_map, path)
-    r = cli(runtime, "serve", path, "--background", "--idle", 300)
-    assert r.returncode == 0, r.stderr
-    assert "warm (pid" in r.stdout
-    yield runtime, path
+    a, b = holes_map.random_points(2, seed=7)
+    q = ["path", str(path), *map(str, (*a, *b))]
+    first, second = run_commands_in_one_process([q, q], None, _env(runtime))
+    assert first == second and first[0] == 0 and first[2] == ""     # no note when piped
+    for _ in range(1200):                       # its service loads in the background
+        if list(Path(runtime, "regn").glob("*.sock")):
+            break
+        time.sleep(0.1)
+    yield runtime, path, q, first
     cli(runtime, "serve", path, "--stop")
     shutil.rmtree(runtime, ignore_errors=True)
 
@@ -77,7 +84,7 @@ def _queries(mesh):
 
 
 def test_warm_answers_are_the_commands_own(served, holes_map):
-    runtime, path = served
+    runtime, path, _, _ = served
     before = status(runtime, path)["answered"]
     queries = [[q[0], str(path), *map(str, q[1:])] for q in _queries(holes_map)]
     # each query answered without the service, all in one process (numba
@@ -92,7 +99,7 @@ def test_warm_answers_are_the_commands_own(served, holes_map):
 
 
 def test_a_served_query_imports_neither_numpy_nor_numba(served, holes_map):
-    runtime, path = served
+    runtime, path, _, _ = served
     a, b = holes_map.random_points(2, seed=5)
     code = ("import sys; from regn.cli import main; "
             f"code = main(['path', {str(path)!r}, *{[repr(float(v)) for v in (*a, *b)]!r}]); "
@@ -105,7 +112,7 @@ def test_a_served_query_imports_neither_numpy_nor_numba(served, holes_map):
 
 
 def test_a_changed_map_is_not_answered_by_its_old_service(served, holes_map, tmp_path):
-    runtime, path = served
+    runtime, path, _, _ = served
     copy = tmp_path / "copy.rgn"
     copy.write_bytes(path.read_bytes())
     assert status(runtime, copy) is None             # another file: its own key
@@ -126,7 +133,8 @@ def test_idle_service_exits_and_removes_its_socket(tmp_path, small_map, short_di
     runtime = Path(short_dir)
     path = tmp_path / "small.rgn"
     regn.save(small_map, path)
-    assert cli(runtime, "serve", path, "--background", "--idle", 1).returncode == 0
+    started = cli(runtime, "serve", path, "--background", "--idle", 1)
+    assert started.returncode == 0 and "warm (pid" in started.stdout
     assert list((runtime / "regn").glob("*.sock"))
     for _ in range(600):
         if not list((runtime / "regn").glob("*.sock")):
@@ -182,31 +190,25 @@ def test_a_second_cold_query_starts_the_service_once(tmp_path, monkeypatch, shor
     assert len(started) == 2
 
 
-def test_a_map_queried_twice_is_kept_warm_for_the_next(tmp_path, small_map, short_dir):
-    runtime = Path(short_dir)
-    path = tmp_path / "small.rgn"
-    regn.save(small_map, path)
-    a, b = small_map.random_points(2, seed=7)
-    q = ["path", str(path), *map(str, (*a, *b))]
-    first, second = run_commands_in_one_process([q, q], None, _env(runtime))
-    assert first == second and first[0] == 0 and first[2] == ""     # no note when piped
-    try:
-        for _ in range(1200):                       # its service loads in the background
-            if list((runtime / "regn").glob("*.sock")):
-                break
-            time.sleep(0.1)
-        doc = status(runtime, path)
-        assert doc is not None and doc["idle_exit"] == 300 and doc["answered"] == 0
-        third = cli(runtime, *q)
-        assert (third.returncode, third.stdout, third.stderr) == first
-        assert status(runtime, path)["answered"] == 1
-        listed = cli(runtime, "serve", "--list", "--json")
-        assert [(d["file"], d["answered"]) for d in json.loads(listed.stdout)] == \
-            [(str(path), 1)]
-    finally:
-        stopped = cli(runtime, "serve", "--stop-all")
+def test_a_map_queried_twice_is_kept_warm_for_the_next(served):
+    runtime, path, q, first = served
+    doc = status(runtime, path)
+    assert doc is not None and doc["idle_exit"] == 300
+    before = doc["answered"]
+    third = cli(runtime, *q)
+    assert (third.returncode, third.stdout, third.stderr) == first
+    assert status(runtime, path)["answered"] == before + 1
+    listed = cli(runtime, "serve", "--list", "--json")
+    assert [d["file"] for d in json.loads(listed.stdout)] == [str(path)]
+
+
+def test_list_and_stop_all(served):
+    """(Last in the file: it stops the module's service.)"""
+    runtime, path, _, _ = served
+    stopped = cli(runtime, "serve", "--stop-all")
     assert stopped.returncode == 0 and stopped.stdout.startswith("stopped pid ")
-    assert not list((runtime / "regn").glob("*.s*"))   # socket and marker gone
+    assert str(path) in stopped.stdout
+    assert not list((Path(runtime) / "regn").glob("*.s*"))   # socket and marker gone
     assert cli(runtime, "serve", "--list").stdout == "regn serve: no warm service runs\n"
     r = cli(runtime, "serve")
     assert r.returncode == 2 and r.stderr.startswith("regn: serve: give the FILE")

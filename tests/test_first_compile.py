@@ -23,7 +23,6 @@ import pytest
 
 import regn
 from conftest import random_map
-from kernel_cache import install_a_fresh_pack
 
 NOTICE = "compiling its kernels"
 #: the kernel the tests take out of the cache (``regn locate`` uses it)
@@ -36,17 +35,13 @@ def _env(cache_dir):
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory):
-    """(map, a cache folder holding every kernel ``regn locate`` needs): the
-    shipped pack installed there by this process when every entry of it is
-    fresh (it holds them all), else what a first run compiled."""
+    """(map, a cache folder holding every kernel ``regn locate`` needs)."""
     d = tmp_path_factory.mktemp("first_compile")
     path = d / "map.rgn"
     regn.save(random_map(200, seed=3), path)
-    if not install_a_fresh_pack(d / "cache"):
-        proc = subprocess.run([sys.executable, "-m", "regn", "locate", str(path)],
-                              input="0 0 0\n", capture_output=True, text=True,
-                              env=_env(d / "cache"), timeout=600)
-        assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "regn", "locate", str(path)], input="0 0 0\n",
+                          capture_output=True, text=True, env=_env(d / "cache"), timeout=600)
+    assert proc.returncode == 0, proc.stderr
     assert glob.glob(str(d / "cache" / "**" / KERNEL), recursive=True)
     return path, d / "cache"
 

@@ -20,7 +20,6 @@ import pytest
 
 import regn
 from conftest import random_map
-from kernel_cache import install_a_fresh_pack
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
@@ -142,8 +141,7 @@ def test_compile_ahead_fills_a_fresh_cache_and_the_next_process_compiles_nothing
     # that kernel (and whatever else of the job the pack lacks) instead of
     # every kernel of the job, which is what costs minutes on a cold cache.
     cache = tmp_path / "numba-cache"
-    if not install_a_fresh_pack(cache):      # (installed by this process when it can)
-        _python("from regn.compiling.pack import ensure; ensure()", cache, pack=True)
+    _python("from regn.compiling.pack import ensure; ensure()", cache, pack=True)
     for f in glob.glob(str(cache / "**" / "_nearest_kernels.nearest_walls_grid-*"),
                        recursive=True):
         os.remove(f)

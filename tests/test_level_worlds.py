@@ -13,6 +13,7 @@ import pytest
 from test_levels import (
     TOL,
     _cave,
+    _main,
     assert_clear_of_boxes,
     box_part,
     samples_in_tets,
@@ -90,14 +91,6 @@ def test_a_path_crosses_between_tiles_around_the_rock(world_dir):
     from test_levels import depth_in_boxes
     assert depth_in_boxes(pts, [ROCK]).max() <= TOL
     assert p.length >= np.linalg.norm(b - a)
-
-
-def _main(capsys, *args):
-    """(exit status, stdout, stderr) of a CLI command run in this process."""
-    from regn.cli import main
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_cli_builds_soup_and_voxel_worlds_and_finds_a_path(tmp_path, capsys):

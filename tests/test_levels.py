@@ -316,26 +316,31 @@ def _cli(*args):
                           check=False, text=True, env=env, timeout=300)
 
 
-def test_cli_builds_a_soup_and_voxels(tmp_path, capsys):
-    # in this process (the refusals below run `python -m regn` itself)
+def _main(capsys, *args):
+    """(exit status, stdout, stderr) of a CLI command run in this process
+    (:func:`_cli` where the process of its own is the point)."""
     from regn.cli import main
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_builds_a_soup_and_voxels(tmp_path, capsys):
     v, t = box_part((3, 3, 3), (7, 7, 7))
     lines = [f"v {x} {y} {z}" for x, y, z in v] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in t]
     (tmp_path / "rock.obj").write_text("\n".join(lines) + "\n")
-    code = main([str(a) for a in ("build", "--level", tmp_path / "rock.obj", "--box", -1, -1, -1,
-                                  11, 11, 11, "--agent-radius", 0.5, "--max-voxels", VOX, "-o",
-                                  tmp_path / "a.rgn")])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    assert "level rock.obj: 12 triangles" in out.out and "clearance check: pass" in out.out
+    code, out, err = _main(capsys, "build", "--level", tmp_path / "rock.obj", "--box", -1, -1,
+                           -1, 11, 11, 11, "--agent-radius", 0.5, "--max-voxels", VOX, "-o",
+                           tmp_path / "a.rgn")
+    assert code == 0, err
+    assert "level rock.obj: 12 triangles" in out and "clearance check: pass" in out
     mesh = regn.load(tmp_path / "a.rgn")
     assert_clear_of_boxes(mesh, [((3, 3, 3), (7, 7, 7))], 0.5)
     np.save(tmp_path / "occ.npy", _cave())
-    code = main([str(a) for a in ("build", "--voxels", tmp_path / "occ.npy", "--voxel-size", 2,
-                                  "--origin", 1, 2, 3, "-o", tmp_path / "b.rgn", "--json")])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    assert '"kind": "voxels"' in out.out and regn.load(tmp_path / "b.rgn").n_tets > 0
+    code, out, err = _main(capsys, "build", "--voxels", tmp_path / "occ.npy", "--voxel-size", 2,
+                           "--origin", 1, 2, 3, "-o", tmp_path / "b.rgn", "--json")
+    assert code == 0, err
+    assert '"kind": "voxels"' in out and regn.load(tmp_path / "b.rgn").n_tets > 0
 
 
 def test_cli_refuses_a_bad_level_with_one_line(tmp_path):

@@ -267,7 +267,7 @@ def test_triangle_cells_lists_the_cells_near_a_triangle():
         for c in np.flatnonzero(far).tolist():
             assert (c, k) not in listed, (c, k)
         for c in np.flatnonzero(~far).tolist():
-            lo = np.array([c % 8, (c // 8) % 8, c // 64]) * size
+            lo = cell_lo[c]
             hi = lo + size
             if _meets_box(tri[k], lo - pad + 1e-6, hi + pad - 1e-6):
                 assert (c, k) in listed, (c, k)

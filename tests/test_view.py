@@ -117,37 +117,32 @@ def test_page_title_and_no_network(field, corner_path, tmp_path):
 
 # --- in the browser ----------------------------------------------------------------
 def _chromium(page, *extra):
-    """A headless Chromium drawing ``page`` (started, not waited for)."""
+    """What a headless Chromium drawing ``page`` printed (stdout, stderr)."""
     profile = page.parent / f"profile-{page.stem}-{len(extra)}"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
            "--no-first-run", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
            "--window-size=1000,800", "--virtual-time-budget=5000",
            "--enable-logging=stderr", *extra, page.as_uri()]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    return r.stdout, r.stderr
 
 
-def _screenshots(pages):
-    """{page: (RGB image (H,W,3) int cut to the plot, stderr, DOM)}. Each page
-    is drawn by one browser start for both the screenshot and the DOM (a
-    Chromium that gives only the screenshot is asked again for the DOM); the
-    pages are drawn at once: a start costs about 5 s on the 2-core VM, most
-    of it waiting."""
+def _screenshot(page):
+    """(RGB image (H,W,3) int cut to the plot, stderr, DOM) of ``page``, from
+    one browser start for both the screenshot and the DOM (a start costs
+    about 10 CPU s on the 2-core VM, plotly.js and WebGL whatever the map; a
+    Chromium that gives only the screenshot is asked again for the DOM)."""
     import matplotlib.image as mpimg
-    runs = {page: _chromium(page, f"--screenshot={page.with_suffix('.png')}", "--dump-dom")
-            for page in pages}
-    out = {}
-    for page, run in runs.items():
-        dom, stderr = run.communicate(timeout=180)
-        shot = page.with_suffix(".png")
-        assert shot.exists(), stderr[-2000:]
-        if 'class="main-svg"' not in dom:
-            dom = _chromium(page, "--dump-dom").communicate(timeout=180)[0]
-        w, h = (int(float(x)) for x in re.search(
-            r'<svg class="main-svg"[^>]* width="([\d.]+)" height="([\d.]+)"', dom).groups())
-        img = (mpimg.imread(shot)[:, :, :3] * 255).round().astype(int)
-        out[page.stem] = img[:h, :w], stderr, dom
-    return out
+    shot = page.with_suffix(".png")
+    dom, stderr = _chromium(page, f"--screenshot={shot}", "--dump-dom")
+    assert shot.exists(), stderr[-2000:]
+    if 'class="main-svg"' not in dom:
+        dom = _chromium(page, "--dump-dom")[0]
+    w, h = (int(float(x)) for x in re.search(
+        r'<svg class="main-svg"[^>]* width="([\d.]+)" height="([\d.]+)"', dom).groups())
+    img = (mpimg.imread(shot)[:, :, :3] * 255).round().astype(int)
+    return img[:h, :w], stderr, dom
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +158,8 @@ def drawn(field, corner_path, tmp_path_factory):
     write_html(field, where / "framed.html", path=res)
     write_html(field, where / "default.html", path=res, camera=None)
     assert main(["view", str(field.path), "-o", str(where / "no_path.html")]) == 0
-    return _screenshots([where / f"{name}.html" for name in ("framed", "default", "no_path")])
+    return {name: _screenshot(where / f"{name}.html")
+            for name in ("framed", "default", "no_path")}
 
 
 def _pixels_of(img, colour, tol=40):

@@ -93,6 +93,12 @@ def _key(path):
     return hashlib.sha256(ident.encode()).hexdigest()[:24]
 
 
+def _beside(where, suffix):
+    """The file of the service on socket ``where`` with ``suffix`` (its log,
+    its markers)."""
+    return where[:-len(".sock")] + suffix
+
+
 def socket_path(path, create=False):
     """Where the warm service of map ``path`` listens (None: no usable place)."""
     key = _key(path)
@@ -210,7 +216,7 @@ def start(path, idle=DEFAULT_IDLE, workers=None, say=None):
         return where
     if os.path.exists(where):             # a service that died: its socket stays
         os.unlink(where)
-    log = where[:-len(".sock")] + ".log"
+    log = _beside(where, ".log")
     child = _spawn(path, where, idle, workers)
     t0 = time.monotonic()
     while status(path) is None:
@@ -236,7 +242,7 @@ def _spawn(path, where, idle, workers=None):
            "--idle", repr(float(idle))]
     if workers is not None:
         cmd += ["--workers", str(workers)]
-    with open(where[:-len(".sock")] + ".log", "wb") as err:
+    with open(_beside(where, ".log"), "wb") as err:
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=err, start_new_session=True, close_fds=True)
 
@@ -252,8 +258,7 @@ def after_cold_query(path, say=None) -> bool:
     where = socket_path(path, create=True)
     if where is None:
         return False
-    stem = where[:-len(".sock")]
-    asked, starting = stem + ".asked", stem + ".starting"
+    asked, starting = _beside(where, ".asked"), _beside(where, ".starting")
     now = time.time()
     if now - _mtime(starting) < AUTO_GRACE:          # one is loading already
         return False
@@ -344,9 +349,9 @@ def serve_unix(service, where, limit, idle, answer_stream):
         try:
             if os.stat(where).st_ino == ino:      # still ours (not a newer service's)
                 os.unlink(where)
-                if os.path.exists(where[:-len(".sock")] + ".starting"):
-                    os.unlink(where[:-len(".sock")] + ".starting")
-                log = where[:-len(".sock")] + ".log"
+                if os.path.exists(_beside(where, ".starting")):
+                    os.unlink(_beside(where, ".starting"))
+                log = _beside(where, ".log")
                 if os.path.getsize(log) == 0:     # nothing went wrong: no log to keep
                     os.unlink(log)
         except OSError:

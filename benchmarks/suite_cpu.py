@@ -4,7 +4,7 @@ for (a subprocess's, a process pool's), and a report that adds them up by
 file (not part of the tests).
 
     SUITE_CPU_OUT=/tmp/suite-cpu PYTHONPATH=benchmarks \\
-        python -m pytest -q -n auto --dist loadfile -p suite_cpu
+        python -m pytest -q -p suite_cpu
     python benchmarks/suite_cpu.py /tmp/suite-cpu [--top 30]
 
 Each pytest process (each xdist worker) writes its rows to

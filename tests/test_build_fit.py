@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import regn
-from regn.builder.frame import axis_frame, grid_frame
+from regn.builder.frame import axis_frame, grid_frame, keeps_axis
 from regn.builder.generate import DEMO_DIMS, demo_field, generate
 from regn.builder.obstacles import Sphere, random_asteroid_field
 from regn.cli import main
@@ -142,6 +142,23 @@ def test_the_box_given_is_the_box_written_when_float32_allows():
     frame = grid_frame((-H, 0.0, -1.5), (H, 33_333.25, 2.5), (10, 4, 8))
     assert np.array_equal(frame.cell * frame.dims, frame.hi - frame.lo)
     assert frame.change((-H, 0.0, -1.5), (H, 33_333.25, 2.5)) is None
+
+
+def test_the_quick_exact_frame_test_agrees_with_the_frame_search():
+    # the grid candidates ask keeps_axis instead of running axis_frame's search
+    rng = np.random.default_rng(5)
+    ends = [(-H, H), (0.0, 33_333.25), (-1.5, 2.5), (0.1, 1000.0), (-12.7, 87.3),
+            (0.0, 100.0), (1e-3, 1.0)]
+    ends += [tuple(sorted(np.float32(rng.uniform(-1e5, 1e5, 2)).tolist())) for _ in range(12)]
+    ends += [(float(a), float(a) + float(w)) for a, w in
+             zip(rng.integers(-4096, 4096, 12) / 8, rng.integers(1, 4096, 12) / 4)]
+    kept = 0
+    for lo, hi in ends:
+        for d in range(1, 31):
+            same = axis_frame(lo, hi, d)[:2] == (lo, hi)
+            assert keeps_axis(lo, hi, d) == same, (lo, hi, d)
+            kept += same
+    assert 0 < kept < 30 * len(ends)     # both answers occur
 
 
 def test_a_box_float32_cannot_divide_moves_by_the_least_and_says_so():

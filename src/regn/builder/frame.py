@@ -170,10 +170,23 @@ def default_dims(extent) -> tuple:
     return tuple(int(np.clip(np.ceil(e / cell - 1e-9), 1, MAX_DIMS)) for e in ext)
 
 
+def keeps_axis(lo: float, hi: float, d: int) -> bool:
+    """Does :func:`axis_frame` keep ``lo`` and ``hi`` as they are for ``d``
+    cells? Only when both are float32 numbers and the cell ``(hi - lo) / d``
+    (real arithmetic) gives an exact frame: any other cell it tries is
+    larger and moves ``hi`` up. (Asked here directly: ``axis_frame``'s
+    search costs milliseconds per count when it fails.)"""
+    lo, hi = float(lo), float(hi)
+    if not (_f32(lo) and _f32(hi) and hi > lo):
+        return False
+    cell = (Fraction(hi) - Fraction(lo)) / int(d)
+    return _is_f32(cell) and _exact(lo, float(cell), int(d))
+
+
 def _axis_choices(lo, hi, most):
     """The cell counts 1..``most`` of one axis, those with an exact frame
     first (each group from the most cells down)."""
-    exact = [d for d in range(most, 0, -1) if axis_frame(lo, hi, d)[:2] == (lo, hi)]
+    exact = [d for d in range(most, 0, -1) if keeps_axis(lo, hi, d)]
     return exact or list(range(most, 0, -1))
 
 

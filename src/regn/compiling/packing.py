@@ -49,7 +49,9 @@ def build(out, *, suite=True, keep=None, tests=None) -> dict:
         steps = [[sys.executable, "-m", "regn", "demo", os.path.join(work, "demo")]]
         only, tests = tests, os.path.join(_REPO, "tests")
         if suite and os.path.isdir(tests):
-            steps.append([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+            # one process (-n0): workers saving one kernel's cache index at once
+            # could each drop the version the other added
+            steps.append([sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider"]
                          + (only or [tests]))
         for cmd in steps:
             t0 = time.time()

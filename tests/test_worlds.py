@@ -266,6 +266,35 @@ def test_workers_and_a_dask_cluster_build_the_same_world(tmp_path):
     assert _world_bytes(b) == (doc, files)
 
 
+def _worker_start():
+    """(numba imported, the pool's preload run, process id) as a pool worker
+    finds itself on its first task."""
+    import sys
+
+    from regn.world.tiles import PRELOAD
+    return "numba" in sys.modules, PRELOAD in sys.modules, os.getpid()
+
+
+def test_build_workers_start_with_numba_set_up():
+    """Local build workers are forked from a server that has imported numba
+    and set up its CPU target once, not started as fresh interpreters that
+    each pay for it again; the later pools of a process reuse the server."""
+    import multiprocessing
+
+    from regn.world.tiles import executor, pool_context
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver here: workers are spawned")
+    assert pool_context().get_start_method() == "forkserver"
+    for _ in range(2):
+        ex, _owned = executor(workers=2)
+        try:
+            got = [ex.submit(_worker_start).result() for _ in range(2)]
+        finally:
+            ex.shutdown()
+        assert all(numba and preloaded for numba, preloaded, _ in got), got
+        assert all(pid != os.getpid() for *_, pid in got)
+
+
 def test_a_world_of_one_tile_gets_its_query_file(tmp_path):
     """A tile without neighbours still gets its node table (empty) and its
     .query file."""

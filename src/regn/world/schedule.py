@@ -69,12 +69,22 @@ def start_pool(workers=None, client=None, threads=None):
     if client is not None:
         return ex, owned, False, WINDOW
     n = int(workers or os.cpu_count() or 1)
-    for _ in range(n):
-        # the processes start now, while this one makes the plan
-        ex.submit(warm_up)
+    # the processes start now, while this one makes the plan: from a thread,
+    # as the first start waits for the pool's server to import (tiles.pool_context)
+    threading.Thread(target=_start_workers, args=(ex, n), daemon=True).start()
     # one job queued beyond the running ones: a worker finishing takes the
     # next at once, and the rest wait here, where the order is chosen
     return ex, owned, True, n + 1
+
+
+def _start_workers(ex, n):
+    """Have pool ``ex`` start ``n`` workers (a first task each). A pool
+    shut down meanwhile takes no more: nothing to start then."""
+    try:
+        for _ in range(n):
+            ex.submit(warm_up)
+    except RuntimeError:
+        pass
 
 
 class _Pairs:

@@ -227,22 +227,44 @@ def executor(workers=None, client=None, threads=None):
                 raise RegnError(f"cannot reach the dask scheduler {client}: {e}") from None
             return _ClientExecutor(client), True
         return client.get_executor(), False
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     n = workers or os.cpu_count() or 1
-    return ProcessPoolExecutor(max_workers=int(n),
-                               mp_context=multiprocessing.get_context(_start_method()),
+    return ProcessPoolExecutor(max_workers=int(n), mp_context=pool_context(),
                                initializer=_init_worker,
                                initargs=(worker_threads(n, threads),)), True
 
 
-def _start_method():
-    """'spawn' (fresh interpreters: safe beside numba's threads), unless the
-    main program is no file a new interpreter could run again (stdin, -c):
-    then 'fork'."""
+#: What the server the local workers are forked from imports (:func:`pool_context`).
+PRELOAD = "regn.world._pool_preload"
+
+
+def pool_context():
+    """The multiprocessing context of local build pools: ``forkserver``
+    where the system has it. Its server process, started with the first
+    pool, imports numba and the build's modules once
+    (:mod:`regn.world._pool_preload`) and forks each worker from there, so
+    a worker starts in milliseconds instead of importing everything again;
+    the server has started no thread, so forking it is safe beside numba's
+    threads (forking this process, which may have, is not). The server lives
+    as long as this process and serves its later pools; its workers see the
+    environment of the moment it started. Elsewhere ``spawn``: fresh
+    interpreters. A main program a new process cannot run again (read from
+    stdin) leaves only ``fork``."""
+    import multiprocessing
     import sys
     main = getattr(sys.modules.get("__main__"), "__file__", None)
-    return "spawn" if main is None or os.path.isfile(main) else "fork"
+    if main is not None and not os.path.isfile(main):
+        return multiprocessing.get_context("fork")
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    # the server is this process's one; ours is added to what it preloads
+    # ('__main__' by default), which counts only before the server starts
+    from multiprocessing import forkserver
+    preload = list(getattr(forkserver._forkserver, "_preload_modules", ["__main__"]))
+    if PRELOAD not in preload:
+        ctx.set_forkserver_preload(preload + [PRELOAD])
+    return ctx
 
 
 class _ClientExecutor:

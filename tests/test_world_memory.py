@@ -93,6 +93,15 @@ def test_footprint_counts_the_files_and_the_search_state(world_dir):
     assert trim() in (True, False)
 
 
+def test_a_buffer_held_through_several_views_counts_once(world_dir):
+    mesh = regn.load(world_dir / "world.json").tile(0)
+    alone = footprint(mesh)
+    buf = np.zeros(1000)
+    kept = {"rows": buf[:500], "all": buf, "tail": buf[10:].reshape(-1, 10)[::2]}
+    assert footprint(mesh, kept)["own"] == alone["own"] + 8000
+    assert footprint(mesh, {"views": [buf[1:], buf[2:]]})["own"] == alone["own"] + 8000
+
+
 def test_byte_budget_drops_tiles_before_the_tile_count_does(world_dir):
     one = regn.load(world_dir / "world.json").footprint   # (a fresh tile's bytes)
     w = regn.load(world_dir / "world.json", max_tiles=8)

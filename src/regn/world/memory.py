@@ -130,8 +130,12 @@ def _walk(obj, seen, total, depth):
         return
     seen.add(id(obj))
     if isinstance(obj, np.ndarray):
-        while isinstance(obj.base, np.ndarray):
-            obj = obj.base
+        if isinstance(obj.base, np.ndarray):    # a view: to the array owning the buffer
+            while isinstance(obj.base, np.ndarray):
+                obj = obj.base
+            if id(obj) in seen:
+                return                          # (it, or another view of it, came first)
+            seen.add(id(obj))
         base = obj.base.obj if isinstance(obj.base, memoryview) else obj.base
         if base is None:
             total["own"] += obj.nbytes

@@ -267,32 +267,46 @@ def test_workers_and_a_dask_cluster_build_the_same_world(tmp_path):
 
 
 def _worker_start():
-    """(numba imported, the pool's preload run, process id) as a pool worker
-    finds itself on its first task."""
+    """(numba imported, the pool's preload run, the threads numba starts,
+    process id) as a pool worker finds itself on its first task."""
     import sys
 
+    import numba
+
     from regn.world.tiles import PRELOAD
-    return "numba" in sys.modules, PRELOAD in sys.modules, os.getpid()
+    return ("numba" in sys.modules, PRELOAD in sys.modules, numba.config.NUMBA_NUM_THREADS,
+            os.getpid())
 
 
 def test_build_workers_start_with_numba_set_up():
-    """Local build workers are forked from a server that has imported numba
-    and set up its CPU target once, not started as fresh interpreters that
-    each pay for it again; the later pools of a process reuse the server."""
+    """Local build workers (one thread each: a worker per core) are forked
+    from a server that has imported numba for one thread and set up its CPU
+    target once, not started as fresh interpreters that each pay for it
+    again; the later pools of a process reuse the server. Workers of more
+    threads are spawned, numba imported for their count."""
     import multiprocessing
 
     from regn.world.tiles import executor, pool_context
     if "forkserver" not in multiprocessing.get_all_start_methods():
         pytest.skip("no forkserver here: workers are spawned")
     assert pool_context().get_start_method() == "forkserver"
+    assert pool_context(threads=2).get_start_method() == "spawn"
+    env = os.environ.get("NUMBA_NUM_THREADS")
     for _ in range(2):
-        ex, _owned = executor(workers=2)
+        ex, _owned = executor(workers=2, threads=1)
         try:
             got = [ex.submit(_worker_start).result() for _ in range(2)]
         finally:
             ex.shutdown()
-        assert all(numba and preloaded for numba, preloaded, _ in got), got
+        assert all(numba and preloaded and count == 1 for numba, preloaded, count, _ in got), got
         assert all(pid != os.getpid() for *_, pid in got)
+    assert os.environ.get("NUMBA_NUM_THREADS") == env           # this process's untouched
+    ex, _owned = executor(workers=1, threads=2)
+    try:
+        numba, preloaded, count, _ = ex.submit(_worker_start).result()
+    finally:
+        ex.shutdown()
+    assert numba and not preloaded and count == 2
 
 
 def test_a_world_of_one_tile_gets_its_query_file(tmp_path):

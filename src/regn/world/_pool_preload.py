@@ -1,5 +1,6 @@
-"""Imported once by the server that a local build pool's workers are forked
-from (multiprocessing's ``forkserver``, :func:`regn.world.tiles.executor`):
+"""Imported once by the server that a local build pool's workers of one
+thread each are forked from (multiprocessing's ``forkserver``,
+:func:`regn.world.tiles.pool_context`; numba is imported for one thread):
 the modules a tile's build reads, and numba's CPU target set up (its
 registries import much of numba and scipy.linalg: about 0.6 s). A worker
 forked from the server starts with all of that done instead of paying it

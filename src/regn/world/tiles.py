@@ -229,33 +229,39 @@ def executor(workers=None, client=None, threads=None):
         return client.get_executor(), False
     from concurrent.futures import ProcessPoolExecutor
     n = workers or os.cpu_count() or 1
-    return ProcessPoolExecutor(max_workers=int(n), mp_context=pool_context(),
-                               initializer=_init_worker,
-                               initargs=(worker_threads(n, threads),)), True
+    each = worker_threads(n, threads)
+    return ProcessPoolExecutor(max_workers=int(n), mp_context=pool_context(each),
+                               initializer=_init_worker, initargs=(each,)), True
 
 
 #: What the server the local workers are forked from imports (:func:`pool_context`).
 PRELOAD = "regn.world._pool_preload"
 
 
-def pool_context():
-    """The multiprocessing context of local build pools: ``forkserver``
-    where the system has it. Its server process, started with the first
-    pool, imports numba and the build's modules once
+def pool_context(threads=1):
+    """The multiprocessing context of a local build pool whose workers run
+    ``threads`` threads each.
+
+    One thread each (the default: a worker per core) and where the system
+    has it: ``forkserver``. Its server process, started with the first such
+    pool, imports numba (for one thread) and the build's modules once
     (:mod:`regn.world._pool_preload`) and forks each worker from there, so
     a worker starts in milliseconds instead of importing everything again;
     the server has started no thread, so forking it is safe beside numba's
-    threads (forking this process, which may have, is not). The server lives
-    as long as this process and serves its later pools; its workers see the
-    environment of the moment it started. Elsewhere ``spawn``: fresh
-    interpreters. A main program a new process cannot run again (read from
-    stdin) leaves only ``fork``."""
+    threads (forking this process, which may have, is not). It lives as
+    long as this process and serves its later pools; its workers see the
+    environment of the moment it started.
+
+    Otherwise ``spawn``: fresh interpreters, each importing numba for its
+    own thread count (numba starts all the threads it was imported for at
+    once). A main program a new process cannot run again (read from stdin)
+    leaves only ``fork``."""
     import multiprocessing
     import sys
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     if main is not None and not os.path.isfile(main):
         return multiprocessing.get_context("fork")
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    if threads != 1 or "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     # the server is this process's one; ours is added to what it preloads
@@ -264,7 +270,22 @@ def pool_context():
     preload = list(getattr(forkserver._forkserver, "_preload_modules", ["__main__"]))
     if PRELOAD not in preload:
         ctx.set_forkserver_preload(preload + [PRELOAD])
+    _start_server(forkserver)
     return ctx
+
+
+def _start_server(forkserver):
+    """Start this process's forkserver unless it runs, with numba's thread
+    count at one (the server's environment; this process's is as it was)."""
+    old = os.environ.get("NUMBA_NUM_THREADS")
+    os.environ["NUMBA_NUM_THREADS"] = "1"
+    try:
+        forkserver.ensure_running()
+    finally:
+        if old is None:
+            del os.environ["NUMBA_NUM_THREADS"]
+        else:
+            os.environ["NUMBA_NUM_THREADS"] = old
 
 
 class _ClientExecutor:

@@ -352,6 +352,41 @@ def test_cli_refuses_a_bad_level_with_one_line(tmp_path):
     assert r.returncode != 0 and "--voxel-size" in r.stderr
 
 
+def test_a_closed_room_says_to_use_cavities_air_and_then_builds(tmp_path, capsys):
+    """An editor's room: a closed box of quads with a crate inside, the box
+    the level's own bounds. By default its inside is walled in and made
+    solid: one regn: line naming --cavities air (it was a ZeroDivisionError);
+    with it the room is built, passes verify --strict and holds its middle."""
+    lines, base = [], 0
+    for name, (lo, hi) in (("Room", ((0, 0, 0), (20, 20, 6))), ("Crate", ((8, 8, 0), (12, 12, 2)))):
+        v, quads = box_soup(lo, hi)
+        lines += [f"o {name}"] + [f"v {x} {y} {z}" for x, y, z in v]
+        lines += ["f " + " ".join(str(base + i + 1) for i in q) for q in quads]
+        base += len(v)
+    level = tmp_path / "room.obj"
+    level.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "room.rgn"
+    args = ("build", "--level", level, "--agent-radius", "1", "--max-voxels", 64 ** 3, "-o", out)
+    code, _, err = _main(capsys, *args)
+    assert code == 2 and err.startswith("regn: ") and err.count("\n") == 1, err
+    assert "walled in" in err and "--cavities air" in err and not out.exists()
+    assert _main(capsys, *args, "--cavities", "air")[0] == 0
+    assert _main(capsys, "verify", out, "--strict")[0] == 0
+    assert regn.load(out).locate((4.0, 4.0, 3.0)) >= 0
+
+
+def test_tetrahedra_too_flat_for_float32_face_planes_are_dropped():
+    """A face plane stored in float32 cannot tell on which side a corner
+    a few micrometres off it lies (at 100 m one float32 step is 7.6 um):
+    such tetrahedra are dropped, those a millimetre high are kept."""
+    from regn.geometry.tets import signed_volumes
+    from regn.levels.tetra import _flat
+    tris = np.array([[100.0, 100, 50], [101, 100, 50], [100, 101, 50]])
+    heights = np.array([0.0, 2e-6, 1e-5, 1e-3, 0.5])
+    tp = np.stack([np.vstack([tris, [[100.3, 100.3, 50 + h]]]) for h in heights])
+    assert _flat(tp, signed_volumes(tp)).tolist() == [True, True, True, False, False]
+
+
 def test_a_level_too_fine_for_one_regn_says_what_fits():
     from regn.errors import LimitError
     rng = np.random.default_rng(0)

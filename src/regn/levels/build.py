@@ -127,8 +127,16 @@ def _refine(levels, pyramid, grid, lev, seed, best, tick, boundary=None, jitter=
     verts, tets, stats, counts = best
     n_here = stats["sample_points"]
     n_finer = len(leaf_corners(levels, lev - 1))
-    per_point = counts["faces"] / max(n_here, 1)
-    fraction = (FILL * U16_MAX / per_point - n_here) / max(n_finer - n_here, 1)
+    if counts["faces"]:
+        per_point = counts["faces"] / max(n_here, 1)
+        fraction = (FILL * U16_MAX / per_point - n_here) / max(n_finer - n_here, 1)
+    elif lev - 1 == 0:
+        # no 2x2x2 block of free voxels anywhere: free space under three voxels
+        # thick, a sheet the voxels' corners would only fill with slivers
+        return verts, tets, stats
+    else:       # free space thinner than this level's blocks: as many points as
+        # the format holds vertices; the counts then say more
+        fraction = (FILL * U16_MAX - n_here) / max(n_finer - n_here, 1)
     for _ in range(FIT_ROUNDS):
         fraction = min(fraction, 1.0)
         if fraction <= 0.02:
@@ -265,13 +273,26 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
                                     progress=progress)
     if not free.any():
         raise BuildError("no free space left: every voxel of the box is solid (grown by the "
-                         "agent's radius); give a larger --box or a smaller --agent-radius")
+                         "agent's radius): " + _walled_in_hint(stats)
+                         + "give a larger --box or a smaller --agent-radius")
     verts, tets, stats = fit_free(free, grid, stats, min_block=min_block, seed=seed,
                                   progress=progress)
     if not len(tets):
-        raise BuildError("no tetrahedron fits the free space: give a finer voxel size")
+        raise BuildError("no tetrahedron fits the free space: " + _walled_in_hint(stats)
+                         + "give a finer voxel size")
     stats["_free"] = (free, grid)
     return verts, tets, stats
+
+
+def _walled_in_hint(stats) -> str:
+    """What to say when regions walled in on every side were made solid (a
+    closed room's inside is one)."""
+    n = stats.get("cavities", 0) - stats.get("cavities_free", 0)
+    if stats.get("cavities_rule") != "solid" or n <= 0:
+        return ""
+    return (f"{n} region{'s' if n > 1 else ''} walled in on every side "
+            f"{'were' if n > 1 else 'was'} made solid (--cavities solid, the default), and a "
+            f"closed room whose inside is free needs --cavities air; else ")
 
 
 def coverage(mesh, free, grid, samples=COVERAGE_SAMPLES, seed=0):

@@ -29,6 +29,9 @@ JITTER_MAX = 0.002
 JITTER_ULPS = 16
 #: The top of the cull pyramid has at most this many blocks per axis.
 TOP_BLOCKS = 8
+#: A tetrahedron whose height over one of its faces is within this many
+#: float32 steps of its coordinates' size is dropped as flat (:func:`_flat`).
+FLAT_ULPS = 4
 
 
 def jitter_size(grid, jitter=None):
@@ -165,6 +168,24 @@ def _inner(ijk, shape0):
     return ijk[np.all((ijk > 0) & (ijk < np.asarray(shape0)), axis=1)]
 
 
+def _flat(tp, vol):
+    """(T,) bool: tetrahedra (corners ``tp`` (T,4,3), volumes ``vol``) so
+    flat that the float32 plane of a face, as the file stores it, cannot
+    tell on which side the fourth corner lies: their smallest height is
+    within :data:`FLAT_ULPS` float32 steps of their coordinates' size.
+    Readers find which corner a face slot leaves out by that side (verify's
+    face and portal checks, the corridor drawing), and would read such a
+    tetrahedron's faces ambiguously; jittered lattice points give a few
+    (4 in the demo hangar's 64 000 faces, at heights of a few micrometres)."""
+    cross = [np.cross(tp[:, b] - tp[:, a], tp[:, c] - tp[:, a])
+             for a, b, c in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))]
+    widest = np.max([np.sqrt(np.einsum("ij,ij->i", x, x)) for x in cross], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        height = 6.0 * np.abs(vol) / widest
+    step = np.spacing(np.abs(tp).max(axis=(1, 2)).astype(np.float32)).astype(np.float64)
+    return ~(height > FLAT_ULPS * step)
+
+
 def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0, boundary=None,
                    jitter=None):
     """``(verts, tets, stats)`` of the free region at ``min_level`` (and
@@ -187,7 +208,8 @@ def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0, bound
         pts = np.concatenate([np.asarray(boundary, np.float64).reshape(-1, 3), pts])
     simp = Delaunay(pts).simplices.astype(np.int64)
     tp = pts[simp]
-    degen = np.abs(signed_volumes(tp)) <= 10 * degenerate_threshold(tp)
+    vol = signed_volumes(tp)
+    degen = (np.abs(vol) <= 10 * degenerate_threshold(tp)) | _flat(tp, vol)
     simp = simp[~degen]
     hit = cull(pts, simp, pyramid, grid, jitter)
     tets = simp[~hit]

@@ -309,6 +309,26 @@ def test_build_workers_start_with_numba_set_up():
     assert numba and not preloaded and count == 2
 
 
+def test_a_script_without_a_main_guard_is_told_what_to_do(tmp_path):
+    """Workers run a script's top level again: a world built there, outside
+    ``if __name__ == "__main__":``, breaks the pool. The error says so."""
+    import subprocess
+    import sys
+    script = tmp_path / "build_it.py"
+    script.write_text(
+        "import regn\n"
+        "from regn.builder.obstacles import random_asteroid_field\n"
+        "h = 8000.0\n"
+        "regn.generate(((-h,) * 3, (h,) * 3), random_asteroid_field(3, seed=1, half_extent=h),\n"
+        f"              tiles='auto', out={str(tmp_path / 'w' / 'world.json')!r}, force=True,\n"
+        "              coverage_samples=0, detail=0.25, workers=2)\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    last = run.stderr.strip().splitlines()[-1]
+    assert run.returncode != 0 and last.startswith("regn.errors.BuildError: ")
+    assert 'if __name__ == "__main__":' in last and "workers=1" in last
+
+
 def test_a_world_of_one_tile_gets_its_query_file(tmp_path):
     """A tile without neighbours still gets its node table (empty) and its
     .query file."""

@@ -34,10 +34,12 @@ import heapq
 import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
 from .._atomic import atomic_write
+from ..errors import BuildError
 from . import links as L
 from .manifest import Link
 from .tiles import WINDOW, executor, node_cost_job, run_job, warm_up
@@ -289,8 +291,17 @@ def run_world_jobs(jobs, wj, ex, window, progress=None):
                     progress("tiles", done / (2 * n))
             while len(pending) < window and submit():
                 pass
-    except BaseException:
+    except BaseException as e:
         for f in pending:
             f.cancel()
+        if isinstance(e, BrokenProcessPool):
+            raise BuildError(_BROKEN_POOL) from None
         raise
     return t_tiles
+
+
+_BROKEN_POOL = (
+    "a worker process of the build stopped abruptly: killed (out of memory?), or it "
+    "could not start. A Python script that builds a world must do so under "
+    "`if __name__ == \"__main__\":` (each worker runs the script's top level again); "
+    "workers=1 builds in this process")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -163,7 +164,8 @@ def test_bad_map_or_unsafe_directory_is_one_line(tmp_path, short_dir):
 def test_a_second_cold_query_starts_the_service_once(tmp_path, monkeypatch, short_dir):
     from regn.cli import warm
     started = []
-    monkeypatch.setattr(warm, "_spawn", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(warm, "_spawn", lambda *a, **k: started.append(a) or
+                        types.SimpleNamespace(pid=os.getpid()))
     monkeypatch.setenv("XDG_RUNTIME_DIR", short_dir)
     path = tmp_path / "map.rgn"
     path.write_bytes(b"any file: the service is not started here")
@@ -188,6 +190,30 @@ def test_a_second_cold_query_starts_the_service_once(tmp_path, monkeypatch, shor
     os.utime(stem + ".starting", (old, old))
     assert not warm.after_cold_query(str(path)) and warm.after_cold_query(str(path))
     assert len(started) == 2
+
+
+def test_a_service_still_loading_is_listed_and_stopped(tmp_path, monkeypatch, short_dir):
+    """--list and --stop-all see a service a repeated query started before
+    it answers (its marker names its process); a marker whose process is
+    no regn serve is left alone."""
+    from regn.cli import warm
+    monkeypatch.setenv("XDG_RUNTIME_DIR", short_dir)
+    path = str(tmp_path / "map.rgn")
+    Path(path).write_bytes(b"any file: no service is started here")
+    stem = warm.socket_path(path, create=True)[:-len(".sock")]
+    loading = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                "regn", "serve"])
+    try:
+        with open(stem + ".starting", "w") as f:
+            json.dump({"pid": loading.pid, "file": path}, f)
+        assert [(d["pid"], d["file"]) for d in warm.loading()] == [(loading.pid, path)]
+        assert [d["pid"] for d in warm.stop_all()] == [loading.pid]
+        assert loading.wait(timeout=30) != 0 and not os.path.exists(stem + ".starting")
+        with open(stem + ".starting", "w") as f:               # not a service: kept
+            json.dump({"pid": os.getpid(), "file": path}, f)
+        assert warm.loading() == [] and warm.stop_all() == []
+    finally:
+        loading.kill()
 
 
 def test_a_map_queried_twice_is_kept_warm_for_the_next(served):

@@ -431,14 +431,15 @@ def _list(args) -> int:
     """``--list`` / ``--stop-all``: one line a running warm service."""
     if args.file is not None:
         raise QueryError("serve --list and --stop-all take no FILE")
-    docs = warm.stop_all() if args.stop_all else warm.running()
+    docs = warm.stop_all() if args.stop_all else warm.running() + warm.loading()
     if args.json:
         print(json.dumps(docs))
         return 0
     for d in docs:
-        print(f"{'stopped ' if args.stop_all else ''}pid {d['pid']}: {d['file']} "
-              f"(up {d['up_seconds']:.0f} s, {d['answered']} answered, exits after "
-              f"{d['idle_exit']:g} s idle)")
+        what = ("still loading" if d.get("loading") else
+                f"up {d['up_seconds']:.0f} s, {d['answered']} answered, exits after "
+                f"{d['idle_exit']:g} s idle")
+        print(f"{'stopped ' if args.stop_all else ''}pid {d['pid']}: {d['file']} ({what})")
     if not docs:
         print("regn serve: no warm service runs")
     return 0

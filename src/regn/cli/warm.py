@@ -186,9 +186,61 @@ def stop(path) -> bool:
 
 
 def stop_all() -> list:
-    """Stop every running warm service of this user; their status documents."""
+    """Stop every running warm service of this user, and those a repeated
+    query has started that are still loading; their status documents."""
     docs = running()
-    return [doc for doc in docs if _stop(doc, doc["socket"])]
+    stopped = [doc for doc in docs if _stop(doc, doc["socket"])]
+    for doc in loading():
+        try:
+            os.kill(doc["pid"], 15)
+        except OSError:
+            continue
+        for name in (doc["socket"], _beside(doc["socket"], ".starting")):
+            if os.path.exists(name):
+                os.unlink(name)
+        stopped.append(doc)
+    return stopped
+
+
+def loading() -> list:
+    """The services a repeated query started (:func:`after_cold_query`)
+    that do not answer yet: ``{"pid", "file", "socket", "loading": True}``
+    each, from their markers (younger than :data:`AUTO_GRACE`, their
+    process alive and a ``regn serve``)."""
+    where = runtime_dir()
+    if where is None:
+        return []
+    out, now = [], time.time()
+    for name in sorted(os.listdir(where)):
+        if not name.endswith(".starting"):
+            continue
+        marker = os.path.join(where, name)
+        sock = marker[:-len(".starting")] + ".sock"
+        try:
+            with open(marker, encoding="utf-8") as f:
+                doc = json.loads(f.read())
+            pid = int(doc["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if now - _mtime(marker) > AUTO_GRACE or not _is_service(pid) or \
+                _ask_socket(sock, {"query": "status"}) is not None:
+            continue
+        out.append({"pid": pid, "file": doc.get("file"), "socket": sock, "loading": True})
+    return out
+
+
+def _is_service(pid) -> bool:
+    """Is process ``pid`` alive and (where the system says) a ``regn serve``?"""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return True                 # no /proc: alive is all there is to know
+    return b"regn" in args and b"serve" in args
 
 
 def _stop(doc, where) -> bool:
@@ -273,7 +325,9 @@ def after_cold_query(path, say=None) -> bool:
     try:                        # only one of two commands racing here wins the rename
         os.rename(asked, starting)
         os.utime(starting)
-        _spawn(path, where, AUTO_IDLE)
+        child = _spawn(path, where, AUTO_IDLE)
+        with open(starting, "w", encoding="utf-8") as f:   # for --list and --stop-all
+            f.write(json.dumps({"pid": child.pid, "file": path}))
     except OSError:
         return False
     if say:

@@ -152,6 +152,24 @@ def test_process_pool_and_dask_give_the_same_level_tiles(tmp_path):
     assert len(a.links[0].faces) > 0
 
 
+def test_a_world_on_the_levels_own_bounds_verifies(tmp_path, capsys):
+    """No box given: the world's box is the level's bounds grown by the
+    agent, no round numbers. Every tile's REGN box is its manifest box
+    exactly (a tile's grid frame used to move it by a few float32 steps, and
+    the world failed verify), and the world passes --strict."""
+    v, t = box_part((0.37, 0.11, 0.0), (7.93, 5.29, 3.3))
+    level = tmp_path / "crate.obj"
+    level.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in v)
+                     + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in t))
+    out = tmp_path / "w" / "world.json"
+    assert _main(capsys, "build", "--level", level, "--agent-radius", 1.3, "--cavities", "air",
+                 "--tile-size", 4, "--max-voxels", VOX, "-o", out)[0] == 0
+    m = read_manifest(out)
+    assert np.prod(m.grid) > 1 and not np.all(np.round(m.lo, 3) == m.lo)   # no round box
+    code, text, _ = _main(capsys, "verify", out, "--strict")
+    assert code == 0, text
+
+
 def test_a_level_too_fine_for_one_regn_points_at_a_world():
     from regn.errors import LimitError
     from regn.levels import build_level

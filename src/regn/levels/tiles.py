@@ -42,11 +42,14 @@ def build_tile(lo, hi, free, boundary, *, jitter, seed=0, min_block=None, dims=N
     report = {"source": source, "free_voxels": int(free.sum()),
               "seconds": {}, "kind": "level_tile"}
     verts = tets = None
+    if dims is None:        # the finest grid whose frame is the tile's box exactly
+        from ..builder.frame import dims_candidates
+        dims = dims_candidates(lo, hi)[0]
     if free.any():
         verts, tets, report = fit_free(free, grid, report, min_block=min_block, seed=seed,
                                        boundary=boundary, jitter=jitter)
     if tets is None or not len(tets):
-        mesh = build(np.zeros((0, 3)), np.zeros((0, 4), np.int64), bbox=(lo, hi))
+        mesh = build(np.zeros((0, 3)), np.zeros((0, 4), np.int64), bbox=(lo, hi), dims=dims)
         report.update({"coverage": 0.0 if free.any() else None,
                        "free_fraction": float(free.mean()), "vertices": 0, "tets": 0,
                        "faces": 0, "clearance_violations": 0, "clearance_ok": True})

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import BuildError
 from .faces import LevelWallSampler
-from .grid import TileGrid, f32
+from .grid import PLANE_STEPS, TileGrid, f32
 from .tiles import TileJob, level_tile_builder
 
 #: The most points (octree corners and wall points) any tile of an
@@ -212,11 +212,29 @@ def _auto_cuts(lattice, vgrid, lo, hi, free, jitter, seed):
     return cuts, grid, sampler, worst
 
 
+def plane_step(lo, hi):
+    """(3,) the step tile planes fall on: :data:`~regn.world.grid.PLANE_STEPS`
+    float32 steps of each axis's largest coordinate. A tile whose box is
+    on such steps has an extent that whole cell counts (1, 2, 4 ...) divide
+    exactly: its REGN's grid frame is its box as the manifest says."""
+    big = np.maximum(np.abs(np.asarray(lo, np.float64)), np.abs(np.asarray(hi, np.float64)))
+    return PLANE_STEPS * np.spacing(big.astype(np.float32)).astype(np.float64)
+
+
+def snapped_box(lo, hi):
+    """``(lo, hi)`` moved out to the nearest :func:`plane_step` multiples
+    (at most one step: micrometres for a room, centimetres for 500 km)."""
+    q = plane_step(lo, hi)
+    return f32(np.floor(np.asarray(lo) / q) * q), f32(np.ceil(np.asarray(hi) / q) * q)
+
+
 def tile_planes(vgrid, lo, hi, cuts):
-    """The float32-exact tile boundaries of ``cuts`` (voxel indices)."""
+    """The tile boundaries of ``cuts`` (voxel indices), on
+    :func:`plane_step` multiples (``lo``, ``hi``: the world's box, on them)."""
     planes = []
+    q = plane_step(lo, hi)
     for k in range(3):
-        p = f32(vgrid.lo[k] + cuts[k] * vgrid.h[k])
+        p = f32(np.round((vgrid.lo[k] + cuts[k] * vgrid.h[k]) / q[k]) * q[k])
         p[0], p[-1] = lo[k], hi[k]
         if np.any(np.diff(p) <= 0):
             raise BuildError(f"tiles along axis {k} are too thin for float32 coordinates")
@@ -253,7 +271,7 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
     if not free.any():
         raise BuildError("no free space left: every voxel of the box is solid (grown by the "
                          "agent's radius); give a larger --box or a smaller --agent-radius")
-    lo, hi = (np.asarray(b, np.float64) for b in stats["bbox"])
+    lo, hi = snapped_box(*(np.asarray(b, np.float64) for b in stats["bbox"]))
     from ..levels.build import min_level_for
     leaves = _leaf_masks(free)
     if level_options.get("min_block") is not None:

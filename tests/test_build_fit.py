@@ -129,6 +129,17 @@ def test_when_nothing_fits_the_error_names_the_limit_and_what_helps():
         generate(BOX, obs, coverage_samples=0)
 
 
+def test_obstacles_as_rows_of_numbers_are_spheres_and_others_are_named():
+    box = ((-1000,) * 3, (1000,) * 3)
+    want = regn.generate(box, [regn.Sphere((0, 0, 0), 100)], coverage_samples=0).dumps()
+    for given in ([(0, 0, 0, 100)], np.array([[0.0, 0, 0, 100]])):
+        assert regn.generate(box, given, coverage_samples=0).dumps() == want
+    for given, words in (([(0, 0, 0)], "got shape (1, 3)"), (["rock"], "obstacle 0 is a str"),
+                         ([(0, 0, 0, 100), (1, 2)], "rows of different lengths")):
+        with pytest.raises(BuildError, match=re.escape(words)):
+            regn.generate(box, given)
+
+
 def test_grid_cells_past_the_limit_are_refused_before_any_work():
     with pytest.raises(LimitError, match="60x60x60 has 216000 grid cells.*--dims"):
         generate(((0, 0, 0), (1000, 1000, 1000)), [], dims=(60, 60, 60), coverage_samples=0)

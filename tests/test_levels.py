@@ -370,6 +370,9 @@ def test_a_closed_room_says_to_use_cavities_air_and_then_builds(tmp_path, capsys
     code, _, err = _main(capsys, *args)
     assert code == 2 and err.startswith("regn: ") and err.count("\n") == 1, err
     assert "walled in" in err and "--cavities air" in err and not out.exists()
+    world = tmp_path / "w" / "world.json"                     # as a world: the same
+    code, _, err_w = _main(capsys, *args[:-1], world, "--tile-size", 10)
+    assert code == 2 and "--cavities air" in err_w and not world.exists()
     assert _main(capsys, *args, "--cavities", "air")[0] == 0
     assert _main(capsys, "verify", out, "--strict")[0] == 0
     assert regn.load(out).locate((4.0, 4.0, 3.0)) >= 0

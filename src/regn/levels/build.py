@@ -273,18 +273,18 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
                                     progress=progress)
     if not free.any():
         raise BuildError("no free space left: every voxel of the box is solid (grown by the "
-                         "agent's radius): " + _walled_in_hint(stats)
+                         "agent's radius): " + walled_in_hint(stats)
                          + "give a larger --box or a smaller --agent-radius")
     verts, tets, stats = fit_free(free, grid, stats, min_block=min_block, seed=seed,
                                   progress=progress)
     if not len(tets):
-        raise BuildError("no tetrahedron fits the free space: " + _walled_in_hint(stats)
+        raise BuildError("no tetrahedron fits the free space: " + walled_in_hint(stats)
                          + "give a finer voxel size")
     stats["_free"] = (free, grid)
     return verts, tets, stats
 
 
-def _walled_in_hint(stats) -> str:
+def walled_in_hint(stats) -> str:
     """What to say when regions walled in on every side were made solid (a
     closed room's inside is one)."""
     n = stats.get("cavities", 0) - stats.get("cavities_free", 0)

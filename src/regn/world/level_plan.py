@@ -269,11 +269,18 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
         max_voxels=level_options.get("max_voxels") or MAX_VOXELS,
         cavities=level_options.get("cavities") or "solid", progress=progress)
     if not free.any():
+        from ..levels.build import walled_in_hint
         raise BuildError("no free space left: every voxel of the box is solid (grown by the "
-                         "agent's radius); give a larger --box or a smaller --agent-radius")
+                         "agent's radius): " + walled_in_hint(stats)
+                         + "give a larger --box or a smaller --agent-radius")
     lo, hi = snapped_box(*(np.asarray(b, np.float64) for b in stats["bbox"]))
     from ..levels.build import min_level_for
     leaves = _leaf_masks(free)
+    if not any(mask.any() for lev, mask in leaves if lev >= 1):
+        # no 2x2x2 block free anywhere: a sheet (levels.build._refine says why)
+        from ..levels.build import walled_in_hint
+        raise BuildError("no tetrahedron fits the free space: " + walled_in_hint(stats)
+                         + "give a finer voxel size")
     if level_options.get("min_block") is not None:
         plan = min_level_for(level_options["min_block"], vgrid)
         share = None

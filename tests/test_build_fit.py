@@ -131,7 +131,7 @@ def test_when_nothing_fits_the_error_names_the_limit_and_what_helps():
 
 def test_obstacles_as_rows_of_numbers_are_spheres_and_others_are_named():
     box = ((-1000,) * 3, (1000,) * 3)
-    want = regn.generate(box, [regn.Sphere((0, 0, 0), 100)], coverage_samples=0).dumps()
+    want = regn.generate(box, [Sphere((0, 0, 0), 100)], coverage_samples=0).dumps()
     for given in ([(0, 0, 0, 100)], np.array([[0.0, 0, 0, 100]])):
         assert regn.generate(box, given, coverage_samples=0).dumps() == want
     for given, words in (([(0, 0, 0)], "got shape (1, 3)"), (["rock"], "obstacle 0 is a str"),

@@ -19,7 +19,6 @@ _API = {
     "Mesh": "regn.mesh",
     "build": "regn.builder.tetmesh",
     "generate": "regn.world.entry",
-    "Sphere": "regn.geometry.obstacles", "TriangleMesh": "regn.geometry.obstacles",
     "verify": "regn.checks",
     "from_meshio": "regn.builder.from_meshio",
     "QueryFilter": "regn.query.paths.filters",

@@ -63,8 +63,8 @@ def generate(bbox, obstacles=(), *, tiles=None, out=None, workers=None, client=N
 
 
 def checked_obstacles(obstacles):
-    """``obstacles`` as the builders take them: :class:`~regn.Sphere` and
-    :class:`~regn.geometry.obstacles.TriangleMesh` objects as they are; an
+    """``obstacles`` as the builders take them: :class:`~regn.builder.obstacles.Sphere`
+    and :class:`~regn.builder.obstacles.TriangleMesh` objects as they are; an
     (N,4) array, or a list of rows, of x, y, z, radius as spheres. Anything
     else is a BuildError naming the first item that is neither."""
     import numpy as np
@@ -85,6 +85,7 @@ def checked_obstacles(obstacles):
         return [Sphere(row[:3], row[3]) for row in rows]
     for i, o in enumerate(items):
         if not isinstance(o, (Sphere, TriangleMesh)):
-            raise BuildError(f"obstacle {i} is a {type(o).__name__}: give regn.Sphere or "
-                             "TriangleMesh objects, or rows of x, y, z, radius")
+            raise BuildError(f"obstacle {i} is a {type(o).__name__}: give Sphere or "
+                             "TriangleMesh objects (regn.builder.obstacles), or rows of "
+                             "x, y, z, radius")
     return items

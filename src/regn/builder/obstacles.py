@@ -12,7 +12,34 @@ from ..geometry.obstacles import (Sphere, TriangleMesh, obstacles_contain,
                                   tets_intersect_obstacles)
 
 __all__ = ["Sphere", "TriangleMesh", "obstacles_contain", "tets_intersect_obstacles",
-           "check_seed", "random_asteroid_field"]
+           "check_seed", "checked_obstacles", "random_asteroid_field"]
+
+
+def checked_obstacles(obstacles):
+    """``obstacles`` as the builders take them (``regn.generate`` and
+    ``regn.world.build`` ask): :class:`Sphere` and :class:`TriangleMesh`
+    objects as they are; an (N,4) array, or a list of rows, of x, y, z,
+    radius as spheres. Anything else is a BuildError naming the first item
+    that is neither."""
+    if obstacles is None:
+        return ()
+    items = list(obstacles) if not isinstance(obstacles, np.ndarray) else None
+    if items is None or (items and all(isinstance(o, (tuple, list, np.ndarray)) for o in items)):
+        try:
+            rows = np.asarray(obstacles if items is None else items, np.float64)
+        except (TypeError, ValueError):
+            rows = None
+        if rows is None or rows.ndim != 2 or rows.shape[1] != 4:
+            got = "rows of different lengths" if rows is None else f"shape {rows.shape}"
+            raise BuildError("obstacles given as numbers are rows of x, y, z, radius (an "
+                             f"(N,4) array); got {got}")
+        return [Sphere(row[:3], row[3]) for row in rows]
+    for i, o in enumerate(items):
+        if not isinstance(o, (Sphere, TriangleMesh)):
+            raise BuildError(f"obstacle {i} is a {type(o).__name__}: give Sphere or "
+                             "TriangleMesh objects (regn.builder.obstacles), or rows of "
+                             "x, y, z, radius")
+    return items
 
 
 def check_seed(seed):

@@ -272,19 +272,29 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
                                     max_voxels=max_voxels, cavities=cavities,
                                     progress=progress)
     if not free.any():
-        raise BuildError("no free space left: every voxel of the box is solid (grown by the "
-                         "agent's radius): " + walled_in_hint(stats)
-                         + "give a larger --box or a smaller --agent-radius")
+        raise no_free_space(stats)
     verts, tets, stats = fit_free(free, grid, stats, min_block=min_block, seed=seed,
                                   progress=progress)
     if not len(tets):
-        raise BuildError("no tetrahedron fits the free space: " + walled_in_hint(stats)
-                         + "give a finer voxel size")
+        raise nothing_fits(stats)
     stats["_free"] = (free, grid)
     return verts, tets, stats
 
 
-def walled_in_hint(stats) -> str:
+def no_free_space(stats) -> BuildError:
+    """The refusal of a level (or level world) whose voxels are all solid."""
+    return BuildError("no free space left: every voxel of the box is solid (grown by the "
+                      "agent's radius): " + _walled_in_hint(stats)
+                      + "give a larger --box or a smaller --agent-radius")
+
+
+def nothing_fits(stats) -> BuildError:
+    """The refusal of a level whose free space holds no tetrahedron."""
+    return BuildError("no tetrahedron fits the free space: " + _walled_in_hint(stats)
+                      + "give a finer voxel size")
+
+
+def _walled_in_hint(stats) -> str:
     """What to say when regions walled in on every side were made solid (a
     closed room's inside is one)."""
     n = stats.get("cavities", 0) - stats.get("cavities_free", 0)

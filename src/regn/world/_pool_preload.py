@@ -4,8 +4,8 @@ thread each are forked from (multiprocessing's ``forkserver``,
 the modules a tile's build reads, and numba's CPU target set up (its
 registries import much of numba and scipy.linalg: about 0.6 s). A worker
 forked from the server starts with all of that done instead of paying it
-again, as a spawned one would (measured on 2 workers: 2.5 CPU s for the
-pool's start and first jobs instead of 4.8).
+again, as a spawned one would (`benchmarks/bench_pool_start.py`: the
+README's world on 2 workers, 8.6 CPU s instead of 11.3).
 
 Nothing here starts a thread or compiles a kernel: a process that has
 started threads must not fork.

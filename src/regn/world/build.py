@@ -26,7 +26,7 @@ import numpy as np
 
 from .._atomic import atomic_write, check_destination
 from ..builder.frame import check_float32_box
-from ..builder.obstacles import check_seed
+from ..builder.obstacles import check_seed, checked_obstacles
 from ..builder.world import BASE_LATTICE
 from ..errors import BuildError, RegnError
 from .estimate import tile_samples
@@ -179,7 +179,7 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     core)."""
     t0 = time.perf_counter()
     check_seed(seed)
-    obstacles, r = list(obstacles or ()), float(agent_radius)
+    obstacles, r = list(checked_obstacles(obstacles)), float(agent_radius)
     _check_outputs(out, {}, force)
     # the pool first: its processes start while the plan is made
     ex, owned, local, window = start_pool(workers, client, threads)

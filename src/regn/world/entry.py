@@ -14,6 +14,7 @@ as a Mesh, across the tiles. The build report is ``world.manifest.build``.
 from __future__ import annotations
 
 from ..builder.generate import generate as _generate_one
+from ..builder.obstacles import checked_obstacles
 from ..errors import BuildError
 
 #: The options that only a world takes.
@@ -61,31 +62,3 @@ def generate(bbox, obstacles=(), *, tiles=None, out=None, workers=None, client=N
           level_options=level_options or None, **options)
     return load(out, max_tiles=max_tiles)
 
-
-def checked_obstacles(obstacles):
-    """``obstacles`` as the builders take them: :class:`~regn.builder.obstacles.Sphere`
-    and :class:`~regn.builder.obstacles.TriangleMesh` objects as they are; an
-    (N,4) array, or a list of rows, of x, y, z, radius as spheres. Anything
-    else is a BuildError naming the first item that is neither."""
-    import numpy as np
-
-    from ..geometry.obstacles import Sphere, TriangleMesh
-    if obstacles is None:
-        return ()
-    items = list(obstacles) if not isinstance(obstacles, np.ndarray) else None
-    if items is None or (items and all(isinstance(o, (tuple, list, np.ndarray)) for o in items)):
-        try:
-            rows = np.asarray(obstacles, np.float64)
-        except (TypeError, ValueError):
-            rows = None
-        if rows is None or rows.ndim != 2 or rows.shape[1] != 4:
-            got = "rows of different lengths" if rows is None else f"shape {rows.shape}"
-            raise BuildError("obstacles given as numbers are rows of x, y, z, radius (an "
-                             f"(N,4) array); got {got}")
-        return [Sphere(row[:3], row[3]) for row in rows]
-    for i, o in enumerate(items):
-        if not isinstance(o, (Sphere, TriangleMesh)):
-            raise BuildError(f"obstacle {i} is a {type(o).__name__}: give Sphere or "
-                             "TriangleMesh objects (regn.builder.obstacles), or rows of "
-                             "x, y, z, radius")
-    return items

@@ -18,6 +18,15 @@ def f32(x):
 PLANE_STEPS = 16
 
 
+def plane_step(lo, hi):
+    """(3,) the step inner tile planes fall on: :data:`PLANE_STEPS` float32
+    steps of each axis's largest coordinate. A tile whose box is on such
+    steps has an extent that whole cell counts (1, 2, 4 ...) divide
+    exactly: its REGN's grid frame is its box as the manifest says."""
+    big = np.maximum(np.abs(np.asarray(lo, np.float64)), np.abs(np.asarray(hi, np.float64)))
+    return PLANE_STEPS * np.spacing(big.astype(np.float32)).astype(np.float64)
+
+
 class TileGrid:
     """``n`` (3,) tiles per axis over the box ``lo``..``hi``; every tile
     boundary is float32-exact (a tile's REGN box is its box exactly)."""
@@ -29,15 +38,10 @@ class TileGrid:
         if any(v < 1 for v in self.n):
             raise BuildError(f"tiles per axis must be >= 1, got {self.n}")
         self.planes = []
+        q = plane_step(self.lo, self.hi)        # inner planes on its multiples
         for k in range(3):
             e = np.linspace(self.lo[k], self.hi[k], self.n[k] + 1)
-            # inner planes on multiples of PLANE_STEPS float32 steps of the
-            # axis's largest coordinate: a tile's extent is then a float32
-            # number that whole cell counts (1, 2, 4 ...) divide exactly, so
-            # its REGN's grid frame is its box exactly
-            q = PLANE_STEPS * float(np.spacing(np.float32(max(abs(self.lo[k]),
-                                                               abs(self.hi[k])))))
-            e = f32(np.round(e / q) * q)
+            e = f32(np.round(e / q[k]) * q[k])
             e[0], e[-1] = self.lo[k], self.hi[k]
             if np.any(np.diff(e) <= 0):
                 raise BuildError(f"{self.n[k]} tiles along axis {k} are too thin for "

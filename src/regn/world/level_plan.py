@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import BuildError
 from .faces import LevelWallSampler
-from .grid import PLANE_STEPS, TileGrid, f32
+from .grid import TileGrid, f32, plane_step
 from .tiles import TileJob, level_tile_builder
 
 #: The most points (octree corners and wall points) any tile of an
@@ -212,15 +212,6 @@ def _auto_cuts(lattice, vgrid, lo, hi, free, jitter, seed):
     return cuts, grid, sampler, worst
 
 
-def plane_step(lo, hi):
-    """(3,) the step tile planes fall on: :data:`~regn.world.grid.PLANE_STEPS`
-    float32 steps of each axis's largest coordinate. A tile whose box is
-    on such steps has an extent that whole cell counts (1, 2, 4 ...) divide
-    exactly: its REGN's grid frame is its box as the manifest says."""
-    big = np.maximum(np.abs(np.asarray(lo, np.float64)), np.abs(np.asarray(hi, np.float64)))
-    return PLANE_STEPS * np.spacing(big.astype(np.float32)).astype(np.float64)
-
-
 def snapped_box(lo, hi):
     """``(lo, hi)`` moved out to the nearest :func:`plane_step` multiples
     (at most one step: micrometres for a room, centimetres for 500 km)."""
@@ -255,7 +246,7 @@ def wall_sampler(grid, cuts, free, jitter, seed):
 
 def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, progress=None):
     """``(lo, hi, grid, jobs, report)`` of a level's world (module docstring)."""
-    from ..levels.build import level_solid
+    from ..levels.build import level_solid, no_free_space, nothing_fits
     from ..levels.route import merged
     from ..levels.solid import MAX_VOXELS
     from ..levels.tetra import jitter_size
@@ -269,18 +260,13 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
         max_voxels=level_options.get("max_voxels") or MAX_VOXELS,
         cavities=level_options.get("cavities") or "solid", progress=progress)
     if not free.any():
-        from ..levels.build import walled_in_hint
-        raise BuildError("no free space left: every voxel of the box is solid (grown by the "
-                         "agent's radius): " + walled_in_hint(stats)
-                         + "give a larger --box or a smaller --agent-radius")
+        raise no_free_space(stats)
     lo, hi = snapped_box(*(np.asarray(b, np.float64) for b in stats["bbox"]))
     from ..levels.build import min_level_for
     leaves = _leaf_masks(free)
     if not any(mask.any() for lev, mask in leaves if lev >= 1):
         # no 2x2x2 block free anywhere: a sheet (levels.build._refine says why)
-        from ..levels.build import walled_in_hint
-        raise BuildError("no tetrahedron fits the free space: " + walled_in_hint(stats)
-                         + "give a finer voxel size")
+        raise nothing_fits(stats)
     if level_options.get("min_block") is not None:
         plan = min_level_for(level_options["min_block"], vgrid)
         share = None

@@ -192,6 +192,20 @@ def test_a_second_cold_query_starts_the_service_once(tmp_path, monkeypatch, shor
     assert len(started) == 2
 
 
+def wait_for_arguments(pid, timeout=30.0):
+    """Until process ``pid``'s command line is readable: Popen can return
+    while the child is still inside execve, its /proc cmdline still empty."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read():
+                    return
+        except OSError:
+            return                  # no /proc: nothing to wait for
+        time.sleep(0.01)
+
+
 def test_a_service_still_loading_is_listed_and_stopped(tmp_path, monkeypatch, short_dir):
     """--list and --stop-all see a service a repeated query started before
     it answers (its marker names its process); a marker whose process is
@@ -204,6 +218,7 @@ def test_a_service_still_loading_is_listed_and_stopped(tmp_path, monkeypatch, sh
     loading = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
                                 "regn", "serve"])
     try:
+        wait_for_arguments(loading.pid)
         with open(stem + ".starting", "w") as f:
             json.dump({"pid": loading.pid, "file": path}, f)
         assert [(d["pid"], d["file"]) for d in warm.loading()] == [(loading.pid, path)]

@@ -74,6 +74,19 @@ def test_an_evicted_tile_lets_go_of_its_mesh_and_maps(world_dir):
     assert not _maps_of(world_dir / "world_0_0_1.rgn")
 
 
+def test_repr_counts_the_tiles_memory_lists(world_dir):
+    """A path across the world with max_tiles=1: one tile stays loaded, the
+    others it crossed keep their walk slots; the repr says both, as
+    memory() lists them."""
+    w = regn.load(world_dir / "world.json", max_tiles=1)
+    assert repr(w).endswith("8 tiles 2x2x2, " f"{w.n_tets} tetrahedra, 12 links; "
+                            "holds 0 tiles (0 loaded, max_tiles=1)>")
+    assert w.find_path((-0.9 * H,) * 3, (0.9 * H,) * 3).found
+    held = len(w.memory()["tiles"])
+    assert held > len(w.loaded) == 1
+    assert repr(w).endswith(f"; holds {held} tiles (1 loaded, max_tiles=1)>")
+
+
 def test_footprint_counts_the_files_and_the_search_state(world_dir):
     w = regn.load(world_dir / "world.json", max_tiles=2)
     w.peak_bytes = {}

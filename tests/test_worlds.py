@@ -338,6 +338,10 @@ def test_a_world_of_one_tile_gets_its_query_file(tmp_path):
                     coverage_samples=0)
     assert m.grid == (1, 1, 1) and not m.links and m.tiles[0].node_costs.shape == (0, 0)
     assert sorted(os.listdir(tmp_path)) == ["w.json", "w_0_0_0.query", "w_0_0_0.rgn"]
+    world = regn.load(tmp_path / "w.json")
+    assert repr(world) == (f"<regn.World {str(tmp_path / 'w.json')!r}: 1 tile 1x1x1, "
+                           f"{m.tiles[0].tets} tetrahedra, 0 links; holds 0 tiles "
+                           "(0 loaded, max_tiles=8)>")
 
 
 def test_existing_output_is_refused(world_dir):
@@ -378,11 +382,59 @@ def test_cli_build_writes_a_world_and_refuses_to_overwrite(tmp_path, capsys):
     assert main(args) == 0
     assert "8 tiles 2x2x2" in capsys.readouterr().out
     assert main(args) == 2
-    assert "exists" in capsys.readouterr().err
+    # the words of every command's refusal
+    assert capsys.readouterr().err == f"regn: {out}: exists; pass --force to overwrite it\n"
     assert main(["raycast", out, "-9000", "-8000", "-7000", "9000", "8500", "7500"]) in (0, 1)
     assert capsys.readouterr().out.startswith("status ")
     assert main(["locate", out, "--points", _points(tmp_path)]) == 0
     assert len(capsys.readouterr().out.split()) == 2
+
+
+def test_cli_rebuild_with_force_leaves_none_of_the_old_tiles(tmp_path, capsys):
+    """A world rebuilt over another with --force and larger tiles: the old
+    world's tiles it does not use are gone, every other file of the folder
+    stays, and a rebuild that fails removes nothing."""
+    out = tmp_path / "w" / "world.json"
+    args = ["build", "--asteroids", "3", "--seed", "2", "--half-extent", "10000",
+            "--workers", "1", "--coverage-samples", "0", "--detail", "0.25", "-o", str(out)]
+    assert main(args + ["--tile-size", "10000"]) == 0
+    capsys.readouterr()
+    old = sorted(os.listdir(out.parent))
+    assert len(old) == 17
+    (out.parent / "notes.txt").write_text("mine")
+    (out.parent / "world_9_9_9.rgn").write_text("not the world's")
+    assert main(args + ["--tile-size", "1", "--force"]) == 2        # too many tiles
+    assert "tiles" in capsys.readouterr().err
+    assert sorted(os.listdir(out.parent)) == sorted(old + ["notes.txt", "world_9_9_9.rgn"])
+    assert main(args + ["--tile-size", "20000", "--force"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"wrote {out} and 1 tile 1x1x1\n")
+    assert "removed 14 files of the world it replaced" in said
+    assert sorted(os.listdir(out.parent)) == ["notes.txt", "world.json", "world_0_0_0.query",
+                                             "world_0_0_0.rgn", "world_9_9_9.rgn"]
+    assert main(["verify", str(out), "--strict"]) == 0
+
+
+def test_cli_world_into_a_missing_folder(tmp_path, capsys):
+    """A world's own folder is made (a world is a folder of files), and the
+    report says so; a folder whose parent is missing is refused as every
+    command refuses a missing folder, and nothing is made."""
+    args = ["build", "--asteroids", "2", "--seed", "2", "--half-extent", "5000",
+            "--workers", "1", "--coverage-samples", "0", "--detail", "0.25", "--tile-size",
+            "10000", "-o"]
+    deep = tmp_path / "no" / "such" / "world.json"
+    assert main(args + [str(deep)]) == 2
+    assert capsys.readouterr().err == \
+        f"regn: {deep}: cannot write: directory {tmp_path / 'no'} does not exist\n"
+    assert main(["build", "--asteroids", "2", "-o", str(tmp_path / "no" / "a.rgn")]) == 2
+    assert capsys.readouterr().err == \
+        f"regn: {tmp_path / 'no' / 'a.rgn'}: cannot write: directory {tmp_path / 'no'} " \
+        "does not exist\n"
+    assert os.listdir(tmp_path) == []
+    out = tmp_path / "w" / "world.json"
+    assert main(args + [str(out)]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"wrote {out} and 1 tile 1x1x1 (made the folder {tmp_path / 'w'})\n")
 
 
 def _points(tmp_path):

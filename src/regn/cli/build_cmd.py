@@ -226,12 +226,16 @@ def run(args) -> int:
         names = ", ".join("--" + o.replace("_", "-") for o in unused)
         raise RegnError(f"build: {names} only appl{'ies' if len(unused) == 1 else 'y'} with "
                         "--level or --voxels")
+    inputs = [args.from_mesh, *args.spheres, *args.obstacles, *args.level, args.voxels]
     if args.output.lower().endswith(".json") or args.tile_size is not None:
+        from .._atomic import note_input
         from ._progress import Progress
         from .world_cmds import build_world
+        for source in inputs:          # (no tile nor manifest is written over them)
+            if source is not None:
+                note_input(source)
         return build_world(args, mode, _obstacles, Progress)
-    check_output(args.output, [args.from_mesh, *args.spheres, *args.obstacles, *args.level,
-                               args.voxels], args.force)
+    check_output(args.output, inputs, args.force)
     dims = tuple(args.dims) if args.dims else None
     if level:
         mesh, rep = _level_build.run(args, dims, COVERAGE_SAMPLES if args.coverage_samples

@@ -40,8 +40,8 @@ def world_info(args) -> int:
 
 def build_world(args, mode, obstacles_of, progress_bar) -> int:
     """``regn build ... -o DIR/NAME.json``: a world of tiles (regn.world.build)."""
-    from ..errors import RegnError
-    from ..world.build import build
+    from ..errors import ExportError, RegnError
+    from ..world.build import OutputExists, build
     if mode == "from_mesh":
         raise RegnError("build: a world is built from obstacles (--box/--asteroids), "
                         "not --from-mesh")
@@ -54,6 +54,8 @@ def build_world(args, mode, obstacles_of, progress_bar) -> int:
         bbox, level, obstacles, options = inputs(args)
     else:
         bbox, obstacles = obstacles_of(args, mode)
+    import os
+    made_folder = not os.path.isdir(os.path.dirname(os.path.abspath(args.output)))
     bar = progress_bar(quiet=args.json)
     try:
         m = build(bbox, obstacles, out=args.output, level=level, level_options=options,
@@ -64,6 +66,8 @@ def build_world(args, mode, obstacles_of, progress_bar) -> int:
                   coverage_samples=(20_000 if args.coverage_samples is None
                                     else args.coverage_samples),
                   force=args.force, progress=bar)
+    except OutputExists as e:          # the words of every command's refusal
+        raise ExportError(f"{e.path}: exists; pass --force to overwrite it") from None
     finally:
         bar.close()
     rep = dict(m.build)
@@ -72,9 +76,17 @@ def build_world(args, mode, obstacles_of, progress_bar) -> int:
         print_json(rep)
         return 0
     s = rep["seconds"]
-    print(f"wrote {args.output} and {rep['tiles']} tiles {'x'.join(map(str, rep['grid']))}")
+    n = rep["tiles"]
+    print(f"wrote {args.output} and {n} tile{'' if n == 1 else 's'} "
+          f"{'x'.join(map(str, rep['grid']))}"
+          + (f" (made the folder {os.path.dirname(args.output)})" if made_folder else ""))
+    if rep.get("removed"):
+        k = len(rep["removed"])
+        print(f"  removed {k} file{'' if k == 1 else 's'} of the world it replaced "
+              f"({', '.join(rep['removed'][:4])}{', ...' if k > 4 else ''})")
     print(f"  {rep['tets']} tetrahedra, {rep['faces']} faces; "
-          f"{100 * rep['linked_wall_fraction']:.2f} % of the shared walls' faces linked")
+          + (f"{100 * rep['linked_wall_fraction']:.2f} % of the shared walls' faces linked"
+             if n > 1 else "no shared walls"))
     if rep.get("coverage") is not None:
         print(f"  free-volume coverage {100 * rep['coverage']:.2f} % (Monte Carlo, per tile)")
     worst = max(rep["per_tile"], key=lambda t: t["seconds"])

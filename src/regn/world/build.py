@@ -13,8 +13,13 @@ scheduler address), one pool for the whole build
 (:mod:`regn.world.schedule`: the tiles largest first, each tile's node
 table as soon as its neighbours are built). The tiles are written beside
 the manifest as they finish (atomically; an existing file only with
-``force``); the links between neighbours and the portal nodes and their
-costs (:mod:`regn.world.links`) go into the manifest, written last.
+``force``; the manifest's folder is made if its parent exists); the
+links between neighbours and the portal nodes and their costs
+(:mod:`regn.world.links`) go into the manifest, written last.
+Rebuilding over a world with ``force``, the files of the old manifest's
+tiles (and their ``.query`` files) that the new world does not use are
+removed once the new manifest is written (no other file of the folder;
+a failed build removes none).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import time
 
 import numpy as np
 
-from .._atomic import atomic_write, check_destination
+from .._atomic import IsAnInput, atomic_write, check_destination
 from ..builder.frame import check_float32_box
 from ..builder.obstacles import check_seed, checked_obstacles
 from ..builder.world import BASE_LATTICE
@@ -102,17 +107,82 @@ def _names(out, grid):
     return {idx: f"{stem}_{idx[0]}_{idx[1]}_{idx[2]}.rgn" for idx in grid.indices()}
 
 
-def _check_outputs(out, names, force):
+class OutputExists(RegnError):
+    """A file the build would write exists (and ``force`` is not given):
+    ``path`` names it."""
+
+    def __init__(self, path):
+        super().__init__(f"{path} exists (refusing to overwrite it; force=True does)")
+        self.path = os.fspath(path)
+
+
+def _check_outputs(out, names, force, make_folder=False):
+    """The manifest's folder; RegnError if the manifest or a tile of
+    ``names`` may not be written (:class:`OutputExists` for an existing
+    one without ``force``). The folder itself may be missing (a world is a
+    folder of files: the build makes it, ``make_folder``), its parent not."""
     if not os.fspath(out).lower().endswith(".json"):
         raise RegnError(f"{out}: a world's manifest is a .json file")
     d = os.path.dirname(os.path.abspath(out))
-    os.makedirs(d, exist_ok=True)
+    if not os.path.isdir(d):
+        shown = os.path.dirname(os.fspath(out))
+        if os.path.exists(d):
+            raise RegnError(f"{out}: cannot write: {shown} is not a directory")
+        if not os.path.isdir(os.path.dirname(d)):
+            raise RegnError(f"{out}: cannot write: directory {os.path.dirname(shown)} "
+                            "does not exist")
+        if not make_folder:
+            return d
+        os.mkdir(d)
     for p in [out, *(os.path.join(d, n) for n in names.values())]:
         try:
             check_destination(p, overwrite=force)
+        except IsAnInput as e:
+            raise RegnError(str(e)) from None
+        except FileExistsError:
+            raise OutputExists(p) from None
         except OSError as e:
             raise RegnError(str(e)) from None
     return d
+
+
+def _old_tiles(out):
+    """The files of the world the manifest ``out`` describes now (its tiles
+    and their ``.query`` files), as absolute paths: those beside it only
+    (a tile named with a folder is never the build's own). Empty when there
+    is no such manifest, or it cannot be read as one."""
+    import json
+
+    from .prepared import SUFFIX
+    try:
+        with open(out, "rb") as fh:
+            doc = json.loads(fh.read(64 << 20))
+        files = [t["file"] for t in doc["tiles"]] if doc.get("format") == "regn-world" else []
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return set()
+    d = os.path.dirname(os.path.abspath(out))
+    names = {f for f in files if isinstance(f, str) and f == os.path.basename(f)
+             and f not in ("", ".", "..")}
+    return {os.path.join(d, n) for f in names
+            for n in (f, os.path.splitext(f)[0] + SUFFIX)}
+
+
+def _remove_unused(old, manifest):
+    """Remove the files of ``old`` (:func:`_old_tiles`) the new world
+    ``manifest`` does not use: a rebuild with other tiles leaves none of
+    the last one's. Called once the new world is written whole."""
+    from .prepared import SUFFIX
+    d = os.path.dirname(os.path.abspath(manifest.path))
+    used = {os.path.join(d, n) for t in manifest.tiles
+            for n in (t.file, os.path.splitext(t.file)[0] + SUFFIX)}
+    removed = []
+    for p in sorted(old - used):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            continue
+        removed.append(os.path.basename(p))
+    return removed
 
 
 def _summary(results, grid, seconds, link_cover):
@@ -181,15 +251,19 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     check_seed(seed)
     obstacles, r = list(checked_obstacles(obstacles)), float(agent_radius)
     _check_outputs(out, {}, force)
+    old = _old_tiles(out) if force else set()
     # the pool first: its processes start while the plan is made
     ex, owned, local, window = start_pool(workers, client, threads)
     stop = PoolStop(ex, owned)
     try:
-        return _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, detail,
-                      dims, seed, builder, coverage_samples, force, progress, level,
-                      level_options)
+        manifest = _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r,
+                          detail, dims, seed, builder, coverage_samples, force, progress, level,
+                          level_options)
     finally:
         stop.join()
+    # (after the manifest: reported by the build, not kept in the file)
+    manifest.build["removed"] = _remove_unused(old, manifest)
+    return manifest
 
 
 def _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, detail, dims, seed,
@@ -209,7 +283,7 @@ def _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, deta
         grid, jobs, extra = _obstacle_plan(lo, hi, obstacles, tile_size, r, detail, options,
                                            builder)
     names = _names(out, grid)
-    directory = _check_outputs(out, names, force)
+    directory = _check_outputs(out, names, force, make_folder=True)
     t1 = time.perf_counter()
     wj = WorldJobs(grid, directory, names, force=force, local=local)
     t_tiles = run_world_jobs(jobs, wj, ex, window, progress)

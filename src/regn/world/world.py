@@ -657,10 +657,18 @@ class World:
         return rng.permutation(np.vstack(parts)) if parts else np.zeros((0, 3))
 
     def __repr__(self):
+        # "held" are the tiles memory() lists (loaded, or only a walk slot's
+        # or clearance structures'); max_tiles bounds the loaded ones
         m = self.manifest
-        return (f"<regn.World {m.path!r}: {self.n_tiles} tiles "
-                f"{'x'.join(map(str, m.grid))}, {int(self.tet_offset[-1])} tetrahedra, "
-                f"{len(m.links)} links, {len(self._cache)}/{self.max_tiles} loaded>")
+        held, loaded = len(self._held()), len(self._cache)
+        return (f"<regn.World {m.path!r}: {_count(self.n_tiles, 'tile')} "
+                f"{'x'.join(map(str, m.grid))}, {self.n_tets} tetrahedra, "
+                f"{_count(len(m.links), 'link')}; holds {_count(held, 'tile')} "
+                f"({loaded} loaded, max_tiles={self.max_tiles})>")
+
+
+def _count(n, noun):
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 class _Nearest:

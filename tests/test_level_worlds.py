@@ -176,3 +176,23 @@ def test_a_level_too_fine_for_one_regn_points_at_a_world():
     with pytest.raises(LimitError) as e:
         build_level(BOX, _soup(), min_block=0.01, max_voxels=48 ** 3)   # 143 292 faces
     assert "-o DIR/world.json" in str(e.value) and "65535" in str(e.value)
+
+
+def test_a_tile_whose_finest_grid_overflows_takes_a_coarser_one(tmp_path, monkeypatch):
+    """A level tile of many small tetrahedra whose finest grid needs more
+    cell references than the format holds is written with the next finest
+    that fits, as a single build chooses (it was refused, telling the user
+    to change a --dims never given). The format's limit is lowered here so
+    that a small world meets it: the first tile's finest grid (4x8x8)
+    needs about 16 000 references, the second's about 13 000."""
+    import regn.builder.frame as frame
+    monkeypatch.setattr(frame, "U16_MAX", 15_000)
+    build_world(BOX, level=_soup(), out=str(tmp_path / "world.json"), tile_size=(6, 12, 12),
+                agent_radius=R, workers=1, coverage_samples=0,
+                level_options={"max_voxels": VOX})
+    world = regn.load(tmp_path / "world.json")
+    dims = [tuple(world.tile(i).dims) for i in range(world.n_tiles)]
+    assert dims[1] == (4, 8, 8) and dims[0] in ((4, 8, 6), (4, 6, 8))
+    for i in range(world.n_tiles):
+        assert regn.verify(str(tmp_path / world.manifest.tiles[i].file), strict=True).ok
+    assert world.find_path((0, 0, 0), (10, 10, 10)).found

@@ -42,6 +42,7 @@ def build_tile(lo, hi, free, boundary, *, jitter, seed=0, min_block=None, dims=N
     report = {"source": source, "free_voxels": int(free.sum()),
               "seconds": {}, "kind": "level_tile"}
     verts = tets = None
+    given = dims
     if dims is None:        # the finest grid whose frame is the tile's box exactly
         from ..builder.frame import dims_candidates
         dims = dims_candidates(lo, hi)[0]
@@ -55,7 +56,9 @@ def build_tile(lo, hi, free, boundary, *, jitter, seed=0, min_block=None, dims=N
                        "faces": 0, "clearance_violations": 0, "clearance_ok": True})
         mesh.build_report = report
         return mesh
-    mesh = finish(verts, tets, report, free, grid, dims=dims, jitter=jitter, bbox=(lo, hi),
+    # dims not given: the finest of the same grids whose cell references fit
+    # (the finest alone may not: a tile of many small tetrahedra)
+    mesh = finish(verts, tets, report, free, grid, dims=given, jitter=jitter, bbox=(lo, hi),
                   coverage_samples=coverage_samples)
     mesh.build_report["seconds"]["total"] = time.perf_counter() - t0
     return mesh

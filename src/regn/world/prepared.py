@@ -20,18 +20,26 @@ the types the walk reads) are kept too, so that a tile a path only passes
 through is read as a map of this file alone; a format-4 file without them
 is used as before (the walk then makes them from the tile).
 
-What is kept, and how small (format version 4): only what costs more than
+What is kept, and how small (format version 5): only what costs more than
 about a millisecond to make again (:data:`DERIVED` is made from the rest
-when the tile's first search asks for it). Arrays a query reads a few
-pages of (:data:`WIDE`) are kept in the type the queries read, and used
-where they lie in the file's map (only the pages read take memory); the
-others are stored in the narrowest type that holds their values exactly
-(:func:`narrow`: indices of a u16 tile fit 16 bits, vertices float32) and
-widened back when the tile is read. The file: :data:`MAGIC`, the
-header's length (8 bytes, little endian), a JSON header (version, the
-tile's sha256, the sha256 of the array bytes, each array's offset, stored
-type, shape and type in memory), then the arrays, each on a 64-byte
-boundary.
+when the tile's first search asks for it), each array once. Arrays a
+query reads a few pages of (:data:`WIDE`, and the walk's) are kept in the
+type the queries read, and used where they lie in the file's map (only
+the pages read take memory); the others are stored in the narrowest type
+that holds their values exactly (:func:`narrow`: indices of a u16 tile
+fit 16 bits; exit normals float32, as the tile stores its face normals)
+and widened back when first used (the exit normals when a raycast first
+asks, not when the tile is read). Arrays whose values the walk's hold
+(:data:`REMADE`: face vertices, neighbours by vertex slot, face order,
+vertices; face centroids, tetrahedron faces and neighbours, gathered from
+them) are not stored but named in the header and made from the walk's
+when used; the search's centroids and tetrahedron faces are the walk's
+arrays themselves. The file: :data:`MAGIC`, the header's length (8
+bytes, little endian), a JSON header (version, the tile's sha256, the
+sha256 of the array bytes, each array's offset, stored type, shape and
+type in memory, and the arrays remade, with their shape and type), then
+the arrays, each on a 64-byte boundary. A file of format 4 (every array
+stored) is read as it is.
 
 A missing file, or one of another format version, is not used: the
 tile's queries build their own structures, as for any REGN (a warning
@@ -56,7 +64,9 @@ from ..errors import FormatError
 from ..mesh import Mesh
 
 #: The layout of the arrays kept; a file of another version is not used.
-VERSION = 4
+VERSION = 5
+#: The versions read (4: every array stored, none :data:`REMADE`).
+READABLE = (4, 5)
 SUFFIX = ".query"
 MAGIC = b"REGNPREP"
 ALIGN = 64
@@ -76,8 +86,7 @@ DERIVED = ("path_centroids", "path_tet_faces", "path_is_portal")
 #: The others (indices that fit 16 bits, mostly) are narrowed
 #: (:func:`narrow`): that costs their whole width in memory while the tile
 #: is loaded, if they are used at all, for a quarter of the disc.
-WIDE = ("path_edge_int", "loc_W", "fine_indices", "fine_indptr", "exit_normal",
-        "mesh_face_centroids")
+WIDE = ("path_edge_int", "loc_W", "fine_indices", "fine_indptr", "mesh_face_centroids")
 
 
 #: A tile's arrays for the compiled walk (:mod:`regn.world.walk`) that do
@@ -88,6 +97,88 @@ WIDE = ("path_edge_int", "loc_W", "fine_indices", "fine_indptr", "exit_normal",
 STATIC = {"TFI": np.int32, "RANK": np.int32, "FO": np.int32, "FT0": np.int32,
           "FBV": np.int32, "NBV": np.int32, "FV": np.int32, "VX": np.float64,
           "CEN": np.float64}
+
+
+def _face_centroids(a):
+    return a["walk_CEN"][a["walk_RANK"]]          # CEN is the centroids in FO's order
+
+
+def _tet_faces(a):
+    return a["walk_FO"][a["walk_TFI"]]            # TFI is each tet's faces' ranks
+
+
+def _neighbors(a):
+    # NBV is the neighbour opposite each vertex slot; the neighbours are by face slot
+    return np.take_along_axis(a["walk_NBV"], a["mesh_opposite_slot"].astype(np.intp), axis=1)
+
+
+#: Arrays stored once: the walk's (:data:`STATIC`) hold the same values as
+#: these (in another type), so these are not stored but named in the
+#: header's ``remade`` and made from them when read: the same array, or a
+#: gather made when first used (:class:`_Remade`). Each is checked when the
+#: file is written, value and bits, and stored as before when it differs.
+SAME_AS = {"mesh_face_vertices": "walk_FV", "loc_nbv": "walk_NBV",
+           "path_face_order": "walk_FO", "mesh_vertices": "walk_VX"}
+GATHERED = {"mesh_face_centroids": _face_centroids, "mesh_tet_faces": _tet_faces,
+            "mesh_neighbors": _neighbors}
+REMADE = (*SAME_AS, *GATHERED)
+
+
+class _Remade:
+    """A :data:`GATHERED` array of a read file, made when first used (by
+    :func:`_widen`) from the stored arrays ``a``."""
+
+    __slots__ = ("make", "a", "shape")
+
+    def __init__(self, make, a, shape):
+        self.make, self.a, self.shape = make, a, tuple(shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def array(self):
+        v = self.make(self.a)
+        if v.shape != self.shape:
+            raise ValueError(f"a remade array of shape {v.shape}, not {self.shape}")
+        return v
+
+
+class _Exits:
+    """``(exit_face, exit_normal)`` of a tile (what
+    :func:`regn.query.sight.raycast._exits` makes, and unpacks): the normals,
+    kept narrowed (float32 holds a REGN's face normals exactly), are widened
+    when a raycast first asks, not when the tile is read."""
+
+    __slots__ = ("face", "normal", "dtype", "made")
+
+    def __init__(self, face, normal, dtype):
+        self.face, self.normal, self.dtype, self.made = face, normal, dtype, None
+
+    def __iter__(self):
+        if self.made is None:
+            normal = _widen(self.normal, self.dtype)
+            normal.flags.writeable = False
+            self.made, self.normal = (self.face, normal), None
+        return iter(self.made)
+
+
+def _remade_here(kept, arrays):
+    """The names of :data:`REMADE` whose arrays the stored ones ``kept``
+    (as they will be read) give back exactly, bit for bit."""
+    out = []
+    for k in REMADE:
+        if k not in arrays:
+            continue
+        v = np.asarray(arrays[k])
+        stored = {n: a for n, a in kept.items() if n not in out}
+        try:
+            made = stored[SAME_AS[k]] if k in SAME_AS else GATHERED[k](stored)
+        except (KeyError, IndexError, ValueError):
+            continue
+        made = np.asarray(made)
+        if made.shape == v.shape and made.astype(v.dtype).tobytes() == v.tobytes():
+            out.append(k)
+    return out
 
 
 def sidecar_path(manifest, i) -> str:
@@ -134,19 +225,23 @@ def sidecar_bytes(mesh, sha256) -> bytes:
     """The file's bytes (see the module docstring)."""
     arrays = {k: v for k, v in tile_arrays(mesh).items() if k not in DERIVED}
     arrays.update({f"walk_{k}": v for k, v in static_arrays(mesh).items()})
+    kept = {k: np.ascontiguousarray(v if k in WIDE or k.startswith("walk_")
+                                    else narrow(v))   # (0-d stay 0-d)
+            for k, v in ((k, np.asarray(v)) for k, v in arrays.items())}
+    remade = {k: [list(np.shape(arrays[k])), np.asarray(arrays[k]).dtype.str]
+              for k in _remade_here(kept, arrays)}
     index, offset, parts = {}, 0, []
     for k, v in arrays.items():
-        v = np.asarray(v)
-        kept = np.ascontiguousarray(v if k in WIDE or k.startswith("walk_")
-                                    else narrow(v))   # (0-d stay 0-d)
-        index[k] = [offset, kept.dtype.str, list(v.shape), v.dtype.str]
-        pad = -kept.nbytes % ALIGN
-        parts += [kept.tobytes(), bytes(pad)]
-        offset += kept.nbytes + pad
+        if k in remade:
+            continue
+        index[k] = [offset, kept[k].dtype.str, list(np.shape(v)), np.asarray(v).dtype.str]
+        pad = -kept[k].nbytes % ALIGN
+        parts += [kept[k].tobytes(), bytes(pad)]
+        offset += kept[k].nbytes + pad
     body = b"".join(parts)
     head = json.dumps({"version": VERSION, "sha256": sha256,
                        "data_sha256": hashlib.sha256(body).hexdigest(),
-                       "arrays": index}).encode()
+                       "arrays": index, "remade": remade}).encode()
     start = len(MAGIC) + 8 + len(head)
     return b"".join([MAGIC, len(head).to_bytes(8, "little"), head,
                      bytes(-start % ALIGN), body])
@@ -166,9 +261,10 @@ def _refuse(path, manifest, why):
 
 
 def read_sidecar(path, manifest, i, *, check=True):
-    """The arrays of tile ``i``'s sidecar ``path``, as kept (views of a
-    private map of the file); None when there is none or it is of another
-    format version. Raises FormatError when it is another tile's (its
+    """``(arrays, types in memory)`` of tile ``i``'s sidecar ``path``, as
+    kept (views of a private map of the file; a gathered :data:`REMADE`
+    one is made by :func:`_widen`); None when there is none or it is of
+    another format version. Raises FormatError when it is another tile's (its
     sha256 stamp) or damaged (``check``: the sha256 of its array bytes too)."""
     import mmap
     try:
@@ -187,7 +283,7 @@ def read_sidecar(path, manifest, i, *, check=True):
             version = head.get("version")
         except (ValueError, AttributeError):
             raise _refuse(path, manifest, "its header is damaged") from None
-        if version != VERSION:
+        if version not in READABLE:
             warnings.warn(f"{path}: query structures of format version {version}, not "
                           f"{VERSION}: not used (regn.world.prepare({manifest.path!r}) "
                           "rewrites them)", RuntimeWarning, stacklevel=4)
@@ -204,7 +300,14 @@ def read_sidecar(path, manifest, i, *, check=True):
         for k, (off, stored, shape, _) in head["arrays"].items():
             out[k] = np.frombuffer(data, np.dtype(stored), math.prod(shape),
                                    start + off).reshape(shape)
-        return out, {k: np.dtype(v[3]) for k, v in head["arrays"].items()}
+        types = {k: np.dtype(v[3]) for k, v in head["arrays"].items()}
+        for k, (shape, dtype) in head.get("remade", {}).items():
+            if k in SAME_AS:
+                out[k] = out[SAME_AS[k]]
+            else:
+                out[k] = _Remade(GATHERED[k], out, shape)
+            types[k] = np.dtype(dtype)
+        return out, types
     except FormatError:
         raise
     except (ValueError, KeyError, TypeError) as e:
@@ -227,6 +330,8 @@ def _widen(v, dtype):
     """``v`` as ``dtype`` (in the allocator's heap: a tile read widens about
     1.5 MiB, and memory of its own map would be faulted in afresh at every
     read, a thousand page faults a path on the 125-tile world)."""
+    if isinstance(v, _Remade):
+        v = v.array()
     return v if v.dtype == dtype else v.astype(dtype)
 
 
@@ -255,28 +360,28 @@ def install(manifest, i, mesh, *, check=True, got=...) -> bool:
         for k, (v, dtype) in held.items():   # what the cached properties would compute
             mesh.__dict__[k] = v = _widen(v, dtype)
             v.flags.writeable = False
-    w = {k: _widen(a[k], types[k]) for k in a if not k.startswith(("mesh_", "path_", "walk_"))}
+    w = {k: _widen(a[k], types[k]) for k in a
+         if not k.startswith(("mesh_", "path_", "walk_")) and k != "exit_normal"}
     w["components"].flags.writeable = False
     s = scratch(mesh)
     s["components"] = w["components"]
     s["loc"] = {"W": w["loc_W"], "nbv": w["loc_nbv"], "T": T,
                 "fine": {k[5:]: w[k] for k in w if k.startswith("fine_")}}
-    s["exits"] = (w["exit_face"], w["exit_normal"])
-    s["path_arrays"] = _PathArrays({k[5:]: (a[k], types[k]) for k in a if k.startswith("path_")},
-                                   a["mesh_tet_faces"], a["mesh_boundary_faces"],
-                                   a["mesh_face_centroids"])
+    s["exits"] = _Exits(w["exit_face"], a["exit_normal"], types["exit_normal"])
+    s["path_arrays"] = _PathArrays(a, types)
     return True
 
 
 class _PathArrays(dict):
     """What :func:`regn.query.paths.path.graph_arrays` returns, made when the
     tile's first search asks: the kept arrays widened, :data:`DERIVED` made
-    as that function makes them."""
+    as that function makes them (the centroids and tetrahedron faces in the
+    search's order are the walk's, when kept)."""
 
-    def __init__(self, held, tet_faces, boundary_faces, face_centroids):
+    def __init__(self, a, types):
         super().__init__()
-        self._held = held
-        self._mesh = tet_faces, boundary_faces, face_centroids   # (as kept: indices)
+        self._held = {k[5:]: (a[k], types[k]) for k in a if k.startswith("path_")}
+        self._a, self._types = a, types            # (as kept: indices)
 
     def __bool__(self):
         return True
@@ -286,17 +391,20 @@ class _PathArrays(dict):
             v = _widen(*self._held.pop(key))
             self[key] = v
             return v
+        a, types = self._a, self._types
         order = self["face_order"]
-        tet_faces, boundary_faces, face_centroids = self._mesh
         if key == "centroids":
-            v = face_centroids[order]
+            v = a["walk_CEN"] if "walk_CEN" in a else \
+                _widen(a["mesh_face_centroids"], types["mesh_face_centroids"])[order]
+        elif key == "tet_faces" and "walk_TFI" in a:
+            v = _widen(a["walk_TFI"], np.int64)
         elif key == "tet_faces":
             rank = np.empty(len(order), np.int64)
             rank[order] = np.arange(len(order))
-            v = rank[tet_faces]
+            v = rank[_widen(a["mesh_tet_faces"], types["mesh_tet_faces"])]
         elif key == "is_portal":
             is_portal = np.ones(len(order), bool)
-            is_portal[boundary_faces] = False
+            is_portal[a["mesh_boundary_faces"]] = False
             v = is_portal[order]
         else:
             raise KeyError(key)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ._common import print_json
@@ -54,7 +56,6 @@ def build_world(args, mode, obstacles_of, progress_bar) -> int:
         bbox, level, obstacles, options = inputs(args)
     else:
         bbox, obstacles = obstacles_of(args, mode)
-    import os
     made_folder = not os.path.isdir(os.path.dirname(os.path.abspath(args.output)))
     bar = progress_bar(quiet=args.json)
     try:

@@ -136,7 +136,26 @@ def test_a_non_finite_segment_and_npy_row_are_named(map_file, tmp_path, capsys,
     pts[3, 0] = np.inf
     np.save(tmp_path / "p.npy", pts)
     one_error_line(capsys, main(["locate", str(map_file), "--points",
-                                 str(tmp_path / "p.npy")]), "row 3: x is inf")
+                                 str(tmp_path / "p.npy")]), "row 3 (from 0): x is inf")
+
+
+def test_a_single_query_refuses_a_non_finite_point(mesh):
+    """The one point of a single query is the caller's mistake when it is not
+    finite: the library's error names it. A batch row is answered (outside),
+    so one bad row does not void the others."""
+    a = mesh.random_points(1, seed=2)[0]
+    calls = [(lambda: mesh.find_path(a, [0, np.nan, 0]), "goal: y is nan"),
+             (lambda: mesh.find_path((np.inf, 0, 0), a, radius=10.0), "start: x is inf"),
+             (lambda: mesh.find_path(a, [0, 0, np.nan], partial=True), "goal: z is nan"),
+             (lambda: mesh.raycast(a, np.array([0, 0, -np.inf])), "b: z is -inf"),
+             (lambda: mesh.cost_field([np.nan, 0, 0]), "goal: x is nan")]
+    for call, needle in calls:
+        with pytest.raises(regn.QueryError, match=needle + ", not a finite coordinate"):
+            call()
+    assert mesh.find_path(a, a).found and mesh.raycast(a, a).clear
+    assert mesh.locate([[np.nan, 0, 0]]).tolist() == [-1]
+    assert mesh.find_paths([a, [np.nan, 0, 0]], [a, a]).status.tolist() == \
+        ["ok", "start_outside"]
 
 
 # --- 4. build names every mode ------------------------------------------------------------

@@ -44,7 +44,7 @@ class Progress:
         n = round(WIDTH * frac)
         left = f"{elapsed * (1 - frac) / frac:.0f} s left" if 0.05 <= frac < 1 else ""
         line = f"[{'#' * n}{' ' * (WIDTH - n)}] {100 * frac:3.0f}% {phase:<16} {left:<12}"
-        self.stream.write("\r" + line)
+        self.stream.write("\r" + line.ljust(self.shown))    # over a longer line before
         self.stream.flush()
         self.shown = max(self.shown, len(line))
 

@@ -53,7 +53,7 @@ def iter_rows(source=None, width: int = 3, *, stream=None):
             bad = _first_non_finite(rows)
             if bad is not None:
                 row, col = bad
-                raise QueryError(f"{os.fspath(source)}: row {done + row}: "
+                raise QueryError(f"{os.fspath(source)}: row {done + row} (from 0): "
                                  f"{_said(rows[row, col], width, col)}")
             done += len(rows)
             yield rows

@@ -190,7 +190,7 @@ def test_the_cli_reports_a_moved_box(tmp_path, capsys):
     assert main(["build", "--asteroids", "4", "--seed", "2", "--dims", "6", "6", "6",
                  "--coverage-samples", "0", "-o", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "box moved so that 6x6x6 float32 cells" in text and "+0.00781 m" in text
+    assert "box widened by at most 0.0078 m so that whole float32 cells" in text
     mesh = regn.load(out)
     assert np.array_equal(np.asarray(mesh.cell_size, np.float64) * 6,
                           np.asarray(mesh.bbox_max) - np.asarray(mesh.bbox_min))

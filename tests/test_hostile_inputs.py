@@ -98,7 +98,7 @@ def test_npy_points_are_read_in_blocks(rgn_file, tmp_path, capsys, monkeypatch, 
     """Blocks of 7 rows, either memory order, give what one call on all gives."""
     monkeypatch.setattr(points_mod, "CHUNK_ROWS", 7)
     mesh = regn.load(rgn_file)
-    pts = np.concatenate([mesh.random_points(40, seed=1), [[np.nan, 0, 0], [9e9, 0, 0]]])
+    pts = np.concatenate([mesh.random_points(40, seed=1), [[9e9, 0, 0]]])
     np.save(tmp_path / "p.npy", np.asarray(pts.astype(">f4"), order=order))
     assert main(["locate", str(rgn_file), "--points", str(tmp_path / "p.npy"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == \
@@ -151,7 +151,8 @@ def test_streamed_json_is_the_same_text(rgn_file, monkeypatch, capsys):
     what print_json prints for the whole list (NaN as null included)."""
     from regn.cli._common import print_json
     mesh = regn.load(rgn_file)
-    pts = np.concatenate([mesh.random_points(10, seed=5), [[np.nan, 0, 0]]])
+    # (a clear ray's normal is NaN: null in the JSON)
+    pts = np.concatenate([mesh.random_points(10, seed=5), [[9e9, 0, 0]]])
     monkeypatch.setattr(points_mod, "BLOCK_BYTES", 40)
     monkeypatch.setattr("sys.stdin", io.StringIO("".join(
         f"{x!r} {y!r} {z!r}\n" for x, y, z in pts.tolist())))
@@ -185,7 +186,7 @@ def test_streamed_json_cut_short_stays_one_document(rgn_file, monkeypatch, capsy
 
 # --- numbers on the command line ----------------------------------------------------
 @pytest.mark.parametrize("start", [["-1e4", "0", "0"], ["-1.5e3", "-0", "-.5"],
-                                   ["-inf", "0", "0"], ["-nan", "0", "0"], ["-1E+4", "0", "0"]])
+                                   ["-1e-0", "0", "0"], ["-.5E1", "0", "0"], ["-1E+4", "0", "0"]])
 def test_negative_numbers_in_any_spelling(rgn_file, capsys, start):
     code = main(["path", str(rgn_file), *start, "0", "0", "0", "--json"])
     out = capsys.readouterr()
@@ -193,6 +194,16 @@ def test_negative_numbers_in_any_spelling(rgn_file, capsys, start):
     assert json.loads(out.out)["status"] in ("ok", "start_outside")
     code = main(["raycast", str(rgn_file), "0", "0", "0", *start, "--json"])
     assert json.loads(capsys.readouterr().out)["status"] in ("hit", "clear", "lost")
+
+
+@pytest.mark.parametrize("value", ["-inf", "-nan", "nan", "inf", "-Infinity"])
+def test_non_finite_numbers_are_read_and_refused_as_coordinates(rgn_file, capsys, value):
+    """-inf and -nan are numbers (not options), and not coordinates: exit 2."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["path", str(rgn_file), value, "0", "0", "0", "0", "0", "--json"])
+    out = capsys.readouterr()
+    assert exit_.value.code == 2 and "argument x0" in json.loads(out.out)["error"]
+    assert "not a finite coordinate" in out.err and out.err.count("\n") == 1
 
 
 def test_build_box_takes_scientific_negatives():

@@ -384,7 +384,8 @@ def test_path_dijkstra_fallback_and_scale(mesh):
 def test_path_statuses(mesh):
     a, b = mesh.random_points(2, seed=11)
     assert mesh.find_path([2 * L, 0, 0], b).status == "start_outside"
-    assert mesh.find_path(a, [np.nan, 0, 0]).status == "goal_outside"
+    with pytest.raises(QueryError, match="goal: x is nan, not a finite coordinate"):
+        mesh.find_path(a, [np.nan, 0, 0])
     ex = np.zeros(mesh.n_tets, bool)
     ex[mesh.locate(a[None])[0]] = True
     assert mesh.find_path(a, b, exclude=ex).status == "excluded"
@@ -481,7 +482,8 @@ def test_raycast_vs_brute_force(mesh):
 
 def test_raycast_bad_input(mesh):
     assert mesh.raycast([2 * L, 0, 0], [0, 0, 0]).status == "start_outside"
-    assert not mesh.raycast([np.nan, 0, 0], [0, 0, 0]).clear
+    with pytest.raises(QueryError, match="a: x is nan"):
+        mesh.raycast([np.nan, 0, 0], [0, 0, 0])
     assert not mesh.line_of_sight([[np.nan, 0, 0]], [[0, 0, 0]])[0]
     with pytest.raises(QueryError):
         mesh.line_of_sight(np.zeros((2, 3)), np.zeros((3, 3)))

@@ -146,7 +146,8 @@ def test_radius_arguments(holes):
         with pytest.raises(QueryError):
             holes.random_points(3, radius=bad)
     assert holes.find_path((1e9, 0, 0), b, radius=10.0).status == "start_outside"
-    assert holes.find_path(a, (np.nan, 0, 0), radius=10.0).status == "goal_outside"
+    with pytest.raises(QueryError, match="goal: x is nan"):
+        holes.find_path(a, (np.nan, 0, 0), radius=10.0)
     excl = np.zeros(holes.n_tets, bool)
     excl[holes.locate(b[None])[0]] = True
     assert holes.find_path(a, b, radius=10.0, exclude=excl).status == "excluded"

@@ -50,7 +50,7 @@ def test_layers_legend_and_colours(field, corner_path):
     fig = figure(field, path=corner_path)
     traces = _traces(fig)
     # one legend entry (a click toggles it) per layer
-    for layer in ("asteroids", "box", "grid", "corridor", "path", "start", "goal"):
+    for layer in ("obstacles", "box", "grid", "corridor", "path", "start", "goal"):
         assert layer in traces, sorted(traces)
         assert traces[layer].showlegend is not False
     assert traces["grid"].visible == "legendonly"
@@ -201,7 +201,7 @@ def test_view_frames_the_path_in_chromium(drawn):
         assert len(mx) >= 30, f"the {colour} end marker is hidden or off screen"
         ends.append((mx.mean(), my.mean()))
     assert np.hypot(*np.subtract(*ends)) > 0.8 * diagonal
-    for name in ("asteroids", "box", "grid", "corridor", "path", "start", "goal"):
+    for name in ("obstacles", "box", "grid", "corridor", "path", "start", "goal"):
         assert re.search(r'class="legendtext"[^>]*>' + name, dom), name
     # the default camera, for comparison (the state issue 20 reported)
     before = drawn["default"][0]

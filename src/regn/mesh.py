@@ -59,6 +59,19 @@ def _partial(partial, radius) -> bool:
     return bool(partial)
 
 
+def _finite(answer, failed, **points):
+    """``answer``, unless it ``failed`` and one of ``points`` (name=point)
+    has a NaN or infinite coordinate: then QueryError naming it
+    (:func:`regn.query.common.check_finite_point`). Asked after the query,
+    and only when it failed (such a point is always "outside"), so that a
+    single query, timed in microseconds, pays nothing for the check."""
+    if failed:
+        check = _query("regn.query.common", "check_finite_point")
+        for name, point in points.items():
+            check(point, name)
+    return answer
+
+
 def _query(module, name):
     """The function ``name`` of module ``module`` (imported on first use)."""
     fn = _QUERIES.get(name)
@@ -440,7 +453,8 @@ class Mesh:
         metres when > 0); see :func:`regn.query.paths.path.find_path`. With
         ``partial=True``, a goal that cannot be reached gets the path to the
         reachable point nearest it (status ``"partial"``; see
-        :mod:`regn.query.paths.partial`)."""
+        :mod:`regn.query.paths.partial`). A start or goal with a NaN or
+        infinite coordinate is a QueryError naming it."""
         if partial is not False and _partial(partial, radius):
             path = self.find_path(start, goal, smooth=smooth, cost_scale=cost_scale,
                                   exclude=exclude, filter=filter)
@@ -451,11 +465,13 @@ class Mesh:
                 exclude=exclude, filter=filter)
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
             find_path_radius = _query("regn.query.radius.portals", "find_path_radius")
-            return find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude,
+            path = find_path_radius(self, start, goal, radius, smooth, cost_scale, exclude,
                                     filter)
-        find_path = _query("regn.query.paths.path", "find_path")
-        return find_path(self, start, goal, smooth=smooth, cost_scale=cost_scale,
-                         exclude=exclude, filter=filter)
+        else:
+            path = _query("regn.query.paths.path", "find_path")(
+                self, start, goal, smooth=smooth, cost_scale=cost_scale, exclude=exclude,
+                filter=filter)
+        return _finite(path, not path.found, start=start, goal=goal)
 
     def find_paths(self, starts, goals, *, smooth=True, cost_scale=None, exclude=None,
                    filter=None, workers=None, radius=_NO_RADIUS, partial=False):
@@ -475,16 +491,21 @@ class Mesh:
 
     def cost_field(self, goal, *, cost_scale=None, exclude=None, filter=None):
         """Every tetrahedron's cost to ``goal`` and its next portal toward it,
-        from one search; see :func:`regn.query.paths.field.cost_field`."""
+        from one search; see :func:`regn.query.paths.field.cost_field`. A goal
+        with a NaN or infinite coordinate is a QueryError naming it."""
         cost_field = _query("regn.query.paths.field", "cost_field")
-        return cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
+        field = cost_field(self, goal, cost_scale=cost_scale, exclude=exclude, filter=filter)
+        return _finite(field, field.status != "ok", goal=goal)
 
     def raycast(self, a, b, *, radius=_NO_RADIUS):
         """Walk segment a->b (sweep a sphere of ``radius`` metres when > 0);
-        see :func:`regn.query.sight.raycast.raycast`."""
+        see :func:`regn.query.sight.raycast.raycast`. An end with a NaN or
+        infinite coordinate is a QueryError naming it."""
         if radius is not _NO_RADIUS and _radius(radius) > 0.0:
-            return _query("regn.query.sight.sweep", "raycast_radius")(self, a, b, radius)
-        return _query("regn.query.sight.raycast", "raycast")(self, a, b)
+            hit = _query("regn.query.sight.sweep", "raycast_radius")(self, a, b, radius)
+        else:
+            hit = _query("regn.query.sight.raycast", "raycast")(self, a, b)
+        return _finite(hit, hit.status == "start_outside" or hit.status == "lost", a=a, b=b)
 
     def raycast_many(self, a, b, *, radius=_NO_RADIUS, workers=None):
         """:meth:`raycast` over (N,3) segment ends at once, on ``workers``

@@ -50,6 +50,13 @@ class Frame(NamedTuple):
     def n_cells(self) -> int:
         return int(np.prod(self.dims))
 
+    def largest_move(self, lo, hi) -> float | None:
+        """The most any corner coordinate of ``lo``..``hi`` moved (metres),
+        or None when the box is kept as given."""
+        moves = np.abs(np.concatenate([self.lo - np.asarray(lo, np.float64).reshape(3),
+                                       self.hi - np.asarray(hi, np.float64).reshape(3)]))
+        return float(moves.max()) if moves.any() else None
+
     def change(self, lo, hi) -> str | None:
         """What this frame moved of the box ``lo``..``hi``, or None."""
         lo = np.asarray(lo, np.float64).reshape(3)

@@ -90,6 +90,7 @@ def build(vertices, tets, bbox=None, dims=None, *, byte_order=BIG,
     found = pinches(tets)
     mesh.build_report = {"dims": list(frame.dims), "dims_chosen": dims is None,
                          "box_change": frame.change(*box),
+                         "box_moved_m": frame.largest_move(*box),
                          "pinch_edges": len(found.edges), "pinch_vertices": len(found.vertices)}
     return mesh
 

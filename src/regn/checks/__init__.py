@@ -44,14 +44,15 @@ CHECKS = tuple((s.name, s.kind) for s in STATEMENTS)
 __all__ = ["verify", "VerifyReport", "Check", "Quality", "CHECKS"]
 
 
-def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
+def verify(mesh_or_bytes, *, strict=False, path=None, progress=None) -> VerifyReport:
     """Run every check of the spec on a :class:`~regn.Mesh`, REGN bytes or a
     file's path (a ``str`` or :class:`os.PathLike`, read with :func:`regn.load`).
 
     Bytes are parsed with :func:`regn.loads` (a :class:`FormatError` -- the
     object cannot be read at all -- propagates). A built mesh (no bytes behind
     it) is checked as the bytes it writes. ``strict`` makes [inferred] checks
-    required for :attr:`VerifyReport.ok`.
+    required for :attr:`VerifyReport.ok`. ``progress(phase, fraction)``, when
+    given, is called before each check (the CLI's bar at a terminal).
     """
     from ._run import start
 
@@ -62,7 +63,11 @@ def verify(mesh_or_bytes, *, strict=False, path=None) -> VerifyReport:
     report.byte_order = "big" if mesh.byte_order == ">" else "little"
     run = start(mesh, original)
     with np.errstate(all="ignore"):       # NaN and inf in a file are data to report
-        report.checks = [s.run(run) for s in STATEMENTS]
+        report.checks = []
+        for k, s in enumerate(STATEMENTS):
+            if progress is not None:
+                progress(f"check {k + 1} of {len(STATEMENTS)}", k / len(STATEMENTS))
+            report.checks.append(s.run(run))
     report.quality = {s.quality[0]: Quality(c.total - c.passed, c.total, s.quality[1])
                       for s, c in zip(STATEMENTS, report.checks) if s.quality}
     table = run.fact(chunk.pof0).table

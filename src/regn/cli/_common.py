@@ -96,3 +96,35 @@ def check_output(out, inputs, force=False):
         raise ExportError(f"{out}: exists; pass --force to overwrite it") from None
     except NotADirectoryError as e:
         raise ExportError(f"{out}: cannot write: {e}") from None
+
+
+def add_json_option(p, what="the summary"):
+    """``--json``: every command takes it (answers, or a summary of what a
+    writing command wrote; failures as ``{"error": ..., "exit": ...}``)."""
+    p.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
+def report_written(args, doc, text):
+    """What a writing command says when done: ``text`` (a line), or with
+    ``--json`` the document ``doc`` (``{"output": path, "bytes": n, ...}``)."""
+    if getattr(args, "json", False):
+        print_json(doc)
+    else:
+        print(text)
+
+
+def coordinate(text: str) -> float:
+    """An argparse type: a coordinate, a number (:func:`regn.inputs.numbers.number`)
+    that is finite: ``nan`` or ``inf`` is an input error naming the argument,
+    not a point outside the map."""
+    import argparse
+    import math
+
+    from ..inputs.numbers import number
+    value = number(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite coordinate")
+    return value
+
+
+coordinate.__name__ = "number"      # argparse: "invalid number value" for "1_000"

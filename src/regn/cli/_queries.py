@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..errors import QueryError
 from ..inputs.numbers import number
+from ._common import coordinate
 
 
 # --- path options -------------------------------------------------------------
@@ -16,11 +17,11 @@ def add_path_options(p):
                    help="one cost factor per tetrahedron (.npy of T floats)")
     p.add_argument("--exclude", metavar="E.npy",
                    help="tetrahedra not to enter (.npy of T bools, or of indices)")
-    p.add_argument("--block-sphere", nargs=4, type=number, action="append", default=[],
+    p.add_argument("--block-sphere", nargs=4, type=coordinate, action="append", default=[],
                    metavar=("X", "Y", "Z", "R"),
                    help="a temporary blocker: no path enters a tetrahedron this "
                         "sphere touches (repeatable)")
-    p.add_argument("--block-box", nargs=6, type=number, action="append", default=[],
+    p.add_argument("--block-box", nargs=6, type=coordinate, action="append", default=[],
                    metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                    help="a blocking box given by two opposite corners (repeatable)")
     p.add_argument("--block-scale", type=number, metavar="F",

@@ -109,7 +109,7 @@ def _text_report(out, rep):
                      f"{rep['dropped_pinching']} pinching, "
                      f"{rep['dropped_specks']} in specks dropped)")
     if rep.get("box_change"):
-        lines.append(f"  {rep['box_change']}")
+        lines.append(_box_moved_line(rep))
     if rep.get("coverage") is not None:
         lines.append(f"  free-volume coverage {100 * rep['coverage']:.2f} % "
                      f"({rep['coverage_samples']} Monte Carlo samples)")
@@ -130,6 +130,16 @@ def _text_report(out, rep):
     return "\n".join(lines)
 
 
+def _box_moved_line(rep):
+    """One short line for a box float32 had to move (every corner's move is
+    in the --json report's ``box_change``)."""
+    moved = rep.get("box_moved_m")
+    if moved is None:                   # a report without the figure: the detail
+        return f"  {rep['box_change']}"
+    return (f"  box widened by at most {moved:.2g} m so that whole float32 cells span it "
+            "(each corner's move: --json, box_change)")
+
+
 def _mode(args):
     """'box', 'asteroids' or 'from_mesh'; RegnError for a mix, or an option
     that does not apply."""
@@ -138,7 +148,8 @@ def _mode(args):
     if args.asteroids is not None and args.box is not None:
         modes.remove("box")                     # --asteroids in a custom box
     if len(modes) != 1:
-        raise RegnError("build: give exactly one of --box, --asteroids N, --from-mesh MESH")
+        raise RegnError("build: give exactly one of --box, --asteroids N, --from-mesh MESH, "
+                        "--level LEVEL, --voxels OCC.npy (see regn build --help)")
     mode = modes[0]
     unused = [o for o in OBSTACLE_OPTIONS if getattr(args, o) not in (None, [])]
     if mode != "from_mesh":
@@ -198,7 +209,7 @@ def _generate(args, mode, dims):
     from ..errors import LimitError
     bbox, obstacles = _obstacles(args, mode)
     from ._progress import Progress
-    bar = Progress()
+    bar = Progress.for_args(args)
     try:
         mesh = generate(bbox, obstacles, agent_radius=args.agent_radius or 0.0, dims=dims,
                         detail=args.detail, seed=args.seed or 0, progress=bar,

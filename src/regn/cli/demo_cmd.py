@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from ..inputs.numbers import whole
-from ._common import plain
+from ._common import add_json_option, plain
 
 
 def add_parser(sub, name, help_text):
@@ -27,6 +27,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--seed", type=whole, default=1, help="asteroid field seed")
     p.add_argument("--force", action="store_true",
                    help="replace the files the demo writes in DIR if they exist")
+    add_json_option(p, "a summary (files written, checks, the paths)")
     p.set_defaults(func=run)
 
 
@@ -63,14 +64,14 @@ def _radius_path(mesh, rng):
              f"{t_clear:.2f} s)" if path.found else ""))
 
 
-def _compile_ahead():
+def _compile_ahead(quiet=False):
     """Compile the demo's kernels on every core (first run on a machine
     only: :mod:`regn.compiling`); ``wait(job)`` before each step that needs
     them shows, at a terminal, how far the compiling is."""
     from ..compiling.plan import DEMO_JOBS
     from ..compiling.pool import compile_ahead
     ahead = compile_ahead(DEMO_JOBS)
-    if ahead.total and sys.stderr.isatty():
+    if ahead.total and sys.stderr.isatty() and not quiet:
         def report(done, total, secs):
             sys.stderr.write(f"\rcompiling kernels on every core: {done} of {total} groups "
                              f"done ({secs:.0f} s)")
@@ -118,16 +119,28 @@ def run(args) -> int:
         # refused before any work is done
         check_output(path, [], args.force)
     t0 = time.perf_counter()
-    ahead = _compile_ahead()
+    ahead = _compile_ahead(quiet=args.json)
+    facts = {}
     try:
-        code = _steps(args, out, png, t0, ahead)
+        if args.json:                       # the lines are the summary's: stdout is JSON
+            import contextlib
+            import io
+            with contextlib.redirect_stdout(io.StringIO()):
+                code = _steps(args, out, png, t0, ahead, facts)
+        else:
+            code = _steps(args, out, png, t0, ahead, facts)
     finally:
         _finish_report(ahead)
     ahead.close()                           # (after a failure the workers just stop)
+    if args.json:
+        from ._common import print_json
+        print_json({"ok": code == 0, "map": out, "picture": png,
+                    "examples": [os.path.join(args.dir, n) for n in EXAMPLES], **facts,
+                    "seconds": round(time.perf_counter() - t0, 3)})
     return code
 
 
-def _steps(args, out, png, t0, ahead) -> int:
+def _steps(args, out, png, t0, ahead, facts) -> int:
     from ..builder.generate import demo_field, generate
     from ..checks import verify
     from ..io import save
@@ -148,6 +161,9 @@ def _steps(args, out, png, t0, ahead) -> int:
     ahead.wait("verify")
     report = verify(mesh, strict=True)
     failed = [c.name for c in report.checks if c.status == "fail"]
+    facts["counts"] = {"vertices": mesh.n_vertices, "tets": mesh.n_tets,
+                       "faces": mesh.n_faces, "refs": mesh.n_refs}
+    facts["verify"] = {"ok": report.ok, "failing": failed}
     print(f"verify --strict: {'pass' if report.ok else 'FAIL'} "
           f"({sum(c.status == 'pass' for c in report.checks)} of {len(report.checks)} "
           f"checks pass, {sum(c.status == 'info' for c in report.checks)} informational"
@@ -167,6 +183,9 @@ def _steps(args, out, png, t0, ahead) -> int:
     a, b = far_apart_free_points(mesh, rng)
     ahead.wait("paths")
     path = mesh.find_path(a, b)
+    facts["path"] = {"start": a, "goal": b, "status": path.status,
+                     "length": path.length if path.found else None,
+                     "n_points": len(path.points)}
     print(f"path ({', '.join(f'{x / 1000:.1f}' for x in a)}) -> "
           f"({', '.join(f'{x / 1000:.1f}' for x in b)}) km: {path.status}, "
           f"{len(path.tets)} tetrahedra, cost {path.cost / 1000:.1f} km, "

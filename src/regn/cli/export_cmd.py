@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ._common import check_output, load_mesh
+from ._common import add_json_option, check_output, load_mesh, report_written
 
 DESCRIPTION = """Write the mesh in the format OUT's extension names:
 .vtu .vtk .msh .xdmf .mesh  the tetrahedra (meshio) with cell data volume,
@@ -43,6 +43,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--units", choices=("m", "km"), default="m",
                    help="length unit of a surface's coordinates (default m)")
     p.add_argument("--force", action="store_true", help="overwrite an existing OUT")
+    add_json_option(p, "what was written")
     p.set_defaults(func=run)
 
 
@@ -63,5 +64,6 @@ def run(args) -> int:
         kind = export(mesh, args.out, grid=True if args.grid else None, surface=args.surface,
                       groups=args.groups, units=args.units)
     size = os.path.getsize(args.out)
-    print(f"wrote {args.out}: {kind}, {size} bytes")
+    report_written(args, {"output": args.out, "bytes": size, "kind": kind},
+                   f"wrote {args.out}: {kind}, {size} bytes")
     return 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
 from ..inputs.numbers import number
@@ -43,18 +42,33 @@ def add_parser(sub, name, help_text):
     p.set_defaults(func=run)
 
 
-def _progress(stream):
-    if not (hasattr(stream, "isatty") and stream.isatty()):
+def _progress(args, crowd):
+    """``fly``'s progress callback (None when nothing is shown: piped, or
+    --json): the step, the share done and the time left on the CLI's bar.
+    With --steps N the share is of the steps; with --until-arrived, whose
+    step count is not known ahead, it is the share of the straight-line
+    distance to the goals already covered (arrived agents count in full)."""
+    from ._progress import Progress, shows_progress
+    if not shows_progress(args):
         return None
+    import numpy as np
+    bar = Progress()
+    start = np.linalg.norm(crowd.goal - crowd.position, axis=1)
+    aimed = np.isfinite(start)
+    total_distance = float(start[aimed].sum())
+
+    def fraction():
+        left = np.linalg.norm(crowd.goal - crowd.position, axis=1)[aimed]
+        done = np.isin(crowd.status_names[aimed], ("arrived", "idle", "no_path"))
+        left = np.where(done, 0.0, np.minimum(left, start[aimed]))
+        return 1.0 - float(left.sum()) / total_distance if total_distance > 0 else 0.0
 
     def show(done, total, seconds):
         if total:
-            left = seconds * (total - done) / max(done, 1)
-            stream.write(f"\rflying: step {done}/{total} ({100 * done // total}%), "
-                         f"{left:.0f} s left   ")
+            bar(f"step {done} of {total}", done / total)
         else:
-            stream.write(f"\rflying: step {done}, {seconds:.0f} s   ")
-        stream.flush()
+            bar(f"flying, step {done}", fraction())
+    show.close = bar.close
     return show
 
 
@@ -90,11 +104,13 @@ def run(args) -> int:
                      max_speed=agents["max_speed"], max_accel=agents["max_accel"],
                      priority=agents["priority"])
     t0 = time.perf_counter()
-    show = None if args.json else _progress(sys.stderr)
-    traj = fly(crowd, args.dt, steps=args.steps, until_arrived=args.until_arrived,
-               max_steps=args.max_steps, progress=show)
-    if show is not None:
-        sys.stderr.write("\r" + " " * 60 + "\r")
+    show = _progress(args, crowd)
+    try:
+        traj = fly(crowd, args.dt, steps=args.steps, until_arrived=args.until_arrived,
+                   max_steps=args.max_steps, progress=show)
+    finally:
+        if show is not None:
+            show.close()
     seconds = time.perf_counter() - t0
     traj.write(out, overwrite=args.force)
     names, n = np.unique(crowd.status_names, return_counts=True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import RegnError
 from ..inputs.numbers import whole
-from ._common import load_mesh, print_json
+from ._common import add_json_option, load_mesh, print_json
 
 
 def add_parser(sub, name, help_text):
@@ -34,6 +34,7 @@ def add_parser(sub, name, help_text):
                        help="write in this byte order (default: as read)")
         p.add_argument("--pof0-dialect", type=whole, choices=(3, 4),
                        help="POF0 long-entry form (default: as read)")
+        add_json_option(p, "what was written")
         p.set_defaults(func=run_rewrite)
 
 
@@ -175,4 +176,8 @@ def run_rewrite(args) -> int:
     order = {"big": ">", "little": "<", None: None}[args.byte_order]
     save(mesh, args.output, overwrite=args.force or same, byte_order=order,
          pof0_dialect=args.pof0_dialect)
+    if args.json:               # (silent otherwise: OUTPUT may be /dev/stdout)
+        print_json({"output": args.output, "bytes": os.path.getsize(args.output),
+                    "byte_order": "big" if (order or mesh.byte_order) == ">" else "little",
+                    "pof0_dialect": args.pof0_dialect or mesh.pof0_dialect})
     return 0

@@ -8,7 +8,7 @@ import sys
 from ..errors import RegnError
 from ..inputs.numbers import number, whole
 from . import _queries as Q
-from ._common import JsonList, iter_points, load_mesh, print_json, read_points
+from ._common import JsonList, coordinate, iter_points, load_mesh, print_json, read_points
 
 
 def add_parser(subparsers, name, help_text):
@@ -22,12 +22,12 @@ def add_parser(subparsers, name, help_text):
                        "a row (default: 'x0 y0 z0 x1 y1 z1' lines on stdin)")
     elif name == "field":
         for c in ("x", "y", "z"):
-            p.add_argument(c, type=number, help="the goal")
+            p.add_argument(c, type=coordinate, help="the goal")
         p.add_argument("--points", help=".csv/.npy/.txt file of positions: print each "
                        "one's cost and next waypoint instead of every tetrahedron's")
     elif name != "paths":
         for c in ("x0", "y0", "z0", "x1", "y1", "z1"):
-            p.add_argument(c, type=number)
+            p.add_argument(c, type=coordinate)
     if name == "clearance":
         p.add_argument("--wall", action="store_true",
                        help="also the nearest wall: its closest point, face row and unit "
@@ -118,26 +118,45 @@ def _path(args) -> int:
                     goal=[args.x1, args.y1, args.z1], smooth=not args.no_smooth,
                     partial=args.partial)
     served = doc is not None
+    wrote = None
     if not served:
         mesh = load_mesh(args.file)
         r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
                            smooth=not args.no_smooth, radius=args.radius,
                            partial=args.partial, **Q.path_options_of_args(mesh, args))
         if args.output is not None:
-            _write_path(args, mesh, r)
+            wrote = _write_path(args, mesh, r)
         doc = Q.path_doc(r)
+    if args.output is not None:                 # the file holds the points: a summary
+        doc = _path_summary(doc, wrote)
     if args.json:
         print_json(doc, plain=served)
     else:
         print(f"status {doc['status']}")
         if doc["found"]:
-            print(f"cost {doc['cost']:.6f}\nlength {doc['length']:.6f}\n"
-                  f"tets {len(doc['tets'])}")
+            n_tets = doc["n_tets"] if "n_tets" in doc else len(doc["tets"])
+            print(f"cost {doc['cost']:.6f}\nlength {doc['length']:.6f}\ntets {n_tets}")
+        if "output" in doc:
+            if doc["output"] is not None:
+                print(f"points {doc['n_points']}\nwrote {doc['output']}: {doc['bytes']} "
+                      f"bytes, coordinates in {doc['units']}")
+        else:
             for p in doc["points"]:
                 print(f"{p[0]:.6f} {p[1]:.6f} {p[2]:.6f}")
     if not served:
         _keep_warm(args)
     return 0 if doc["found"] else 1
+
+
+def _path_summary(doc, wrote) -> dict:
+    """``regn path -o OUT``'s answer: the path's figures without its points
+    (OUT holds them) and what was written (``output`` None: no path, nothing
+    written)."""
+    summary = {k: doc[k] for k in ("found", "status", "cost", "length")}
+    summary.update(n_points=len(doc["points"]), n_tets=len(doc["tets"]), output=None)
+    if wrote is not None:
+        summary.update(wrote)
+    return summary
 
 
 def _servable(args) -> bool:
@@ -175,14 +194,17 @@ def _keep_warm(args):
 
 
 def _write_path(args, mesh, r):
-    # stderr: stdout stays the query's own (parseable) output
-    if r.found:
-        from ..export.polyline import write_path
-        t = write_path(mesh, r, args.output, units=args.units)
-        print(f"wrote {args.output}: {len(t['points'])} points, length "
-              f"{t['total_length']:.6g} {args.units}", file=sys.stderr)
-    else:
+    """Write the path to ``-o OUT``: what was written (a dict), or None (no
+    path: nothing written, said on stderr)."""
+    if not r.found:
         print(f"regn: no path ({r.status}): {args.output} not written", file=sys.stderr)
+        return None
+    import os
+
+    from ..export.polyline import write_path
+    write_path(mesh, r, args.output, units=args.units)
+    return {"output": args.output, "units": args.units,
+            "bytes": os.path.getsize(args.output)}
 
 
 def _check_path_output(args):

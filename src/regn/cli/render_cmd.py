@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import re
 
-from ..inputs.numbers import number, whole
-from ._common import check_output, load_mesh, read_points
+from ..inputs.numbers import whole
+from ._common import (add_json_option, check_output, coordinate, load_mesh, read_points,
+                      report_written)
 
 DESCRIPTION = """Draw the mesh to a PNG (axes in km). Views: 3d (asteroid surfaces
 shaded, box as wireframe), grid (top view of tetrahedra listed per cell, summed
@@ -23,7 +24,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--slice", metavar="AXIS=VALUE",
                    help="cross-section plane, e.g. z=0 or y=-12.5km (metres unless km; "
                         "default z through the box centre)")
-    p.add_argument("--path", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+    p.add_argument("--path", nargs=6, type=coordinate, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                    help="overlay the shortest path between these two points")
     p.add_argument("--points", metavar="FILE",
                    help="overlay points (x y z lines, .csv or .npy; '-' for stdin)")
@@ -36,6 +37,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--title", help="replace the title")
     p.add_argument("--force", action="store_true",
                    help="overwrite an existing OUT (never the input)")
+    add_json_option(p, "what was written")
     p.set_defaults(func=run)
 
 
@@ -59,6 +61,29 @@ def path_arg(mesh, values):
     from ..export.render import route_parts
     route = mesh.find_path(values[:3], values[3:])
     return route, route_parts(route)[2]
+
+
+def route_summary(route):
+    """The ``--path`` a picture shows, for a --json summary: status, length
+    and number of points (None without --path)."""
+    if route is None:
+        return None
+    found = bool(route.found)
+    return {"status": str(route.status), "found": found,
+            "length": float(route.length) if found else None,
+            "n_points": int(len(route.points))}
+
+
+def written(args, out, text, route=None, **figures):
+    """Say what was written: ``text`` + the path's words, or with --json the
+    document of ``out``, its size, ``figures`` and the path's summary."""
+    size = os.path.getsize(out)
+    doc = {"output": out, "bytes": size, **figures}
+    if args.path is not None:
+        doc["path"] = route_summary(route[0])
+    said = route[1] if route else None
+    # (replace, not format: a file name may hold braces)
+    report_written(args, doc, text.replace("{size}", str(size)) + (f"; {said}" if said else ""))
 
 
 def points_arg(source):
@@ -86,8 +111,8 @@ def run(args) -> int:
     render(mesh, out, view=args.view, slice=args.slice, path=route,
            points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,
            grid_reduce=args.grid_reduce)
-    print(f"wrote {out}: {size[0]}x{size[1]} px, view {args.view}, "
-          f"{os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
+    written(args, out, f"wrote {out}: {size[0]}x{size[1]} px, view {args.view}, "
+            "{size} bytes", (route, said), width=size[0], height=size[1], view=args.view)
     return 0
 
 
@@ -101,6 +126,7 @@ def _render_world(args, world, out, size) -> int:
     route, said = path_arg(world, args.path)
     render_world(world, out, path=route, points=points_arg(args.points), size=size,
                  dpi=args.dpi, title=args.title)
-    print(f"wrote {out}: {size[0]}x{size[1]} px, {world.n_tiles} tiles, "
-          f"{os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
+    written(args, out, f"wrote {out}: {size[0]}x{size[1]} px, {world.n_tiles} tiles, "
+            "{size} bytes", (route, said), width=size[0], height=size[1],
+            tiles=world.n_tiles)
     return 0

@@ -74,7 +74,8 @@ def run_scan(args) -> int:
     from .._atomic import atomic_write
     from ..scan.finder import scan, tty_progress
     buf = _open_blob(args.blob)
-    found = scan(buf, validate=not args.no_validate, progress=tty_progress(sys.stderr))
+    show = None if args.json else tty_progress(sys.stderr)     # --json: stderr stays quiet
+    found = scan(buf, validate=not args.no_validate, progress=show)
     written = []
     if args.extract:
         os.makedirs(args.extract, exist_ok=True)

@@ -73,6 +73,7 @@ def _world(path, args):
 def run(args) -> int:
     from ..checks import verify
     from ..inputs.maps import read_map_bytes
+    from ._progress import Progress
     out = sys.stdout
     results, unreadable, failed, passed = [], 0, 0, 0
     for path in args.files:
@@ -86,8 +87,9 @@ def run(args) -> int:
             else:
                 failed += 1
             continue
+        bar = Progress.for_args(args)
         try:
-            report = verify(read_map_bytes(path), strict=args.strict, path=path)
+            report = verify(read_map_bytes(path), strict=args.strict, path=path, progress=bar)
         except FormatError as e:
             unreadable += 1
             err = e if e.path else e.with_path(path)
@@ -100,6 +102,8 @@ def run(args) -> int:
             print(f"regn: {msg}", file=sys.stderr)
             results.append({"path": path, "ok": False, "error": msg})
             continue
+        finally:
+            bar.close()
         if report.ok:
             passed += 1
         else:

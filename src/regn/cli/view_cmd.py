@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
-from ..inputs.numbers import number
-from ._common import check_output, load_mesh
-from .render_cmd import path_arg, points_arg
+from ._common import add_json_option, check_output, coordinate, load_mesh
+from .render_cmd import path_arg, points_arg, written
 
 DESCRIPTION = """Write a self-contained HTML page (plotly, JavaScript inlined: no network
 needed) showing the asteroid surfaces, the box, the occupied grid cells and
@@ -19,7 +16,7 @@ def add_parser(sub, name, help_text):
     p = sub.add_parser(name, help=help_text, description=DESCRIPTION)
     p.add_argument("file", help="REGN file to read")
     p.add_argument("-o", "--output", required=True, metavar="OUT.html")
-    p.add_argument("--path", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
+    p.add_argument("--path", nargs=6, type=coordinate, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                    help="show the shortest path between these two points")
     p.add_argument("--points", metavar="FILE",
                    help="show points (x y z lines, .csv or .npy; '-' for stdin)")
@@ -28,6 +25,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("--title", help="replace the title")
     p.add_argument("--force", action="store_true",
                    help="overwrite an existing OUT (never the input)")
+    add_json_option(p, "what was written")
     p.set_defaults(func=run)
 
 
@@ -46,7 +44,7 @@ def run(args) -> int:
                               "over one REGN")
         from ..world.drawing import view_world
         view_world(mesh, out, path=route, points=points_arg(args.points), title=args.title)
-        print(f"wrote {out}: {os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
+        written(args, out, f"wrote {out}: {{size}} bytes", (route, said))
         return 0
     traj = None
     if args.trajectories:
@@ -54,5 +52,5 @@ def run(args) -> int:
         traj = load_trajectories(args.trajectories)
     write_html(mesh, out, path=route, points=points_arg(args.points), title=args.title,
                trajectories=traj)
-    print(f"wrote {out}: {os.path.getsize(out)} bytes" + (f"; {said}" if said else ""))
+    written(args, out, f"wrote {out}: {{size}} bytes", (route, said))
     return 0

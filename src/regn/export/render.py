@@ -2,7 +2,7 @@
 
 Views (``view=``):
 
-* ``3d`` — the boundary surface: the asteroid holes as shaded solids, the
+* ``3d`` — the boundary surface: the obstacles (rocks, walls) as shaded solids, the
   box as a wireframe (its wall triangles are not drawn);
 * ``grid`` — top view of grid occupancy: tetrahedra listed per cell summed
   (or ``grid_reduce='max'``) over z, as a heat map with a colour bar;
@@ -176,7 +176,8 @@ def _panel_3d(fig, spec, mesh, overlay):
     ax.set_ylabel("y (km)")
     ax.set_zlabel("z (km)")
     ax.tick_params(labelsize=7)
-    ax.set_title(f"boundary: {len(holes)} asteroid triangles, box {int(wall.sum())} "
+    # (the file does not say what its obstacles are: rocks, a level's walls...)
+    ax.set_title(f"boundary: {len(holes)} obstacle triangles, box {int(wall.sum())} "
                  "(wireframe)", fontsize=9)
     return ax
 
@@ -272,7 +273,7 @@ def _panel_slice(fig, spec, mesh, overlay, axis, value, labels, required=False):
     ax.tick_params(labelsize=7)
     cut_comp = len(np.unique(labels[cut])) if len(cut) else 0
     ax.set_title(f"slice {_AXES[axis]} = {value / KM:g} km: {len(cut)} tetrahedra cut, "
-                 f"{cut_comp} of {ncomp} components (white: asteroids)", fontsize=9)
+                 f"{cut_comp} of {ncomp} components (white: solid)", fontsize=9)
     return ax
 
 

@@ -1,7 +1,7 @@
 """An interactive 3D view as one self-contained HTML file (plotly, the
 library's JavaScript inlined — opening it needs no network).
 
-Layers, each one legend entry (a click shows or hides it): the asteroids (the
+Layers, each one legend entry (a click shows or hides it): the obstacles (the
 boundary surface without the box walls), the box (wireframe), the occupied
 grid cells (a marker at each cell centre coloured by how many tetrahedra it
 lists; hidden at first) and, with a path, the corridor (the edges of the
@@ -9,7 +9,7 @@ tetrahedra the path crosses; hidden at first), the path, its start and its
 goal. The legend sits left of the scene, never over it.
 
 With a path the camera frames it: it looks across the path (never along it),
-from the side where the fewest asteroids hide it, and close enough that the
+from the side where the fewest obstacles hide it, and close enough that the
 path fills most of the picture.
 """
 
@@ -80,7 +80,9 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
 
 # --- layers ------------------------------------------------------------------------
 def _surface_traces(mesh):
-    """The asteroids (shaded, wound as their own outside) and the box wireframe."""
+    """The obstacles (shaded, wound as their own outside) and the box wireframe.
+    They are called obstacles: a REGN does not say whether they are rocks or a
+    level's walls."""
     import plotly.graph_objects as go
     from .render import _box_edges
     from .surface import box_wall_mask, boundary_surface
@@ -91,7 +93,7 @@ def _surface_traces(mesh):
     if len(holes):
         traces.append(go.Mesh3d(
             x=vk[:, 0], y=vk[:, 1], z=vk[:, 2], i=holes[:, 0], j=holes[:, 2], k=holes[:, 1],
-            color="#b88c66", flatshading=True, name=f"asteroids ({len(holes)} triangles)",
+            color="#b88c66", flatshading=True, name=f"obstacles ({len(holes)} triangles)",
             showlegend=True, hoverinfo="name",
             lighting=dict(ambient=0.35, diffuse=0.8, specular=0.1, roughness=0.9),
             lightposition=dict(x=-4e4, y=-5e4, z=8e4)))

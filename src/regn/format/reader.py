@@ -14,9 +14,10 @@ import numpy as np
 
 from ..errors import FormatError
 from . import pof0
-from .chunk import Frame, frame_at
-from .layout import (HEADER_SIZE, NO_SLOT, NO_TET, POINTERS, SECTION, SECTION_NAMES,
-                     SIZES, STRIDES, WORD, dtype_for, element_offset, field_offsets)
+from .chunk import POF0_TAG, Frame, frame_at, read_u32
+from .layout import (BIG, CHUNK_HEADER_SIZE, DATA_BASE, HEADER_SIZE, LITTLE, NO_SLOT, NO_TET,
+                     POINTERS, SECTION, SECTION_NAMES, SIZES, STRIDES, WORD, dtype_for,
+                     element_offset, field_offsets)
 
 REGN_TAG = b"REGN"
 _HDR = field_offsets("header")
@@ -81,10 +82,60 @@ def parse(buf, start: int = 0, *, path=None) -> RegnParts:
         raise e.with_path(path) if path is not None else e
 
 
+class TruncatedError(FormatError):
+    """A :class:`FormatError` for an object that ends before its own sizes
+    say: the plain reading first ("file truncated?"), then the field's offset
+    and values (``offset`` is kept as usual)."""
+
+    def _render(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+    def with_path(self, path) -> "TruncatedError":
+        return TruncatedError(self.message, offset=self.offset, path=str(path),
+                              section=self.section)
+
+
+def _size_said(buf, start):
+    """The bytes the object at ``start`` says it needs when that is more than
+    ``buf`` holds (its chunk size, or its POF0 chunk's, puts the end past the
+    end of ``buf``: the file was cut short), else None."""
+    n = len(buf)
+    if n - start < 8 or bytes(buf[start:start + 4]) != REGN_TAG:    # not a REGN at all
+        return None
+    ends = []
+    for order in (BIG, LITTLE):
+        pof = start + DATA_BASE + read_u32(buf, start + 4, order)
+        if pof + CHUNK_HEADER_SIZE <= n and bytes(buf[pof:pof + 4]) == POF0_TAG:
+            end = pof + CHUNK_HEADER_SIZE + read_u32(buf, pof + 4, order)
+            return end - start if end > n else None
+        ends.append(pof + CHUNK_HEADER_SIZE)
+    return min(ends) - start if min(ends) > n else None
+
+
+def _frame(buf, start):
+    """:func:`frame_at`; an object cut short is said so in plain words first."""
+    try:
+        return frame_at(buf, start, expect_tag=REGN_TAG)
+    except FormatError as e:
+        said = _size_said(buf, start)
+        if said is None:
+            raise
+        where = f"offset {e.offset:#x}: " if e.offset is not None else ""
+        raise TruncatedError(
+            f"file truncated? it is {_grouped(len(buf) - start)} bytes, its chunk headers "
+            f"say at least {_grouped(said)} ({where}{e.section + ': ' if e.section else ''}"
+            f"{e.message})", offset=e.offset, section=e.section) from None
+
+
+def _grouped(n: int) -> str:
+    """2104896 -> '2 104 896'."""
+    return f"{n:,}".replace(",", " ")
+
+
 def _parse(buf, start, path):
     if len(buf) - start == 0:
         raise FormatError("empty file: no REGN object")
-    fr = frame_at(buf, start, expect_tag=REGN_TAG)
+    fr = _frame(buf, start)
     order = fr.byte_order
     d0 = fr.data_start
     size = fr.data_size

@@ -6,7 +6,10 @@ Blank lines and lines starting with ``#`` are skipped; a UTF-8 byte-order
 mark is skipped; the first line may be a header naming the columns (one
 word a column, such as ``x,y,z``, none of them a number). A number is written as C's
 ``strtod`` reads it in decimal: ``-1e4``, ``.5``, ``nan``, ``-inf`` (not
-``0x10``, not ``1_000``). Anything else is an error naming the line.
+``0x10``, not ``1_000``). Anything else is an error naming the line, and
+so is a coordinate that is not finite (``nan``, ``inf``: a row of a point
+list is a position, and a NaN there is a mistake upstream, not a point
+outside the map); in an ``.npy``, naming the row.
 """
 
 from __future__ import annotations
@@ -45,7 +48,15 @@ def iter_rows(source=None, width: int = 3, *, stream=None):
     Raises :class:`QueryError` naming the file (``<stdin>``) and line."""
     if source is not None and os.fspath(source).lower().endswith((".npy", ".npz")):
         npy = open_npy(source, kinds="iuf", what="point list")
-        yield from iter_npy_rows(npy, width, CHUNK_ROWS)
+        done = 0
+        for rows in iter_npy_rows(npy, width, CHUNK_ROWS):
+            bad = _first_non_finite(rows)
+            if bad is not None:
+                row, col = bad
+                raise QueryError(f"{os.fspath(source)}: row {done + row} (from 0): "
+                                 f"{_said(rows[row, col], width, col)}")
+            done += len(rows)
+            yield rows
         return
     if source is not None:
         name = os.fspath(source)
@@ -96,14 +107,49 @@ def _text_rows(blocks, name, width):
             continue
         lines, carry = text[:cut], text[cut:]
         rows = _parse(lines, name, first, width, header_allowed=start)
+        _check_finite(rows, lines, name, first, width, start)
         start = False
         first += lines.count(b"\n")
         if len(rows):
             yield rows
     if carry:
         rows = _parse(carry, name, first, width, header_allowed=start)
+        _check_finite(rows, carry, name, first, width, start)
         if len(rows):
             yield rows
+
+
+def _first_non_finite(rows):
+    """(row, column) of the first NaN or infinity of ``rows``, or None (one
+    np.isfinite over the block)."""
+    ok = np.isfinite(rows)
+    if ok.all():
+        return None
+    row = int(np.argmin(ok.all(axis=1)))
+    return row, int(np.argmin(ok[row]))
+
+
+def _said(value, width, col) -> str:
+    return (f"{columns(width).split()[col]} is {float(value)!r}, not a finite coordinate")
+
+
+def _check_finite(rows, data, name, first, width, header_allowed):
+    """QueryError naming the line of the first non-finite number of
+    ``rows`` (parsed from the whole lines ``data``, line ``first`` on)."""
+    bad = _first_non_finite(rows)
+    if bad is None:
+        return
+    row, col = bad
+    lines = data.decode("utf-8").split("\n")
+    skip = 1 if header_allowed and _is_header(lines[0], width) else 0
+    seen = -1
+    for lineno, raw in enumerate(lines[skip:], first + skip):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            seen += 1
+            if seen == row:
+                raise QueryError(f"{name}: line {lineno}: {_said(rows[row, col], width, col)}")
+    raise QueryError(f"{name}: row {row + 1} of a block: {_said(rows[row, col], width, col)}")
 
 
 def _parse(data: bytes, name, first, width, *, header_allowed):

@@ -9,6 +9,7 @@ by the mesh, never on the mesh itself.
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
@@ -111,6 +112,19 @@ def as_point(point, name="point") -> np.ndarray:
     if p.shape != (3,):
         raise QueryError(f"{name} must be 3 numbers, got shape {np.shape(point)}")
     return p
+
+
+def check_finite_point(point, name="point") -> None:
+    """QueryError naming the coordinate when the one point ``point`` (a
+    path's start or goal, a ray's end) is not finite: a NaN there is a
+    mistake upstream, not a position outside the map. (A row of a batch is
+    not checked: it is answered as outside, without voiding the others.)"""
+    xyz = plain_xyz(point)
+    x, y, z = as_point(point, name).tolist() if xyz is None else xyz
+    if x - x == 0.0 and y - y == 0.0 and z - z == 0.0:     # all three finite
+        return
+    axis, value = next((a, v) for a, v in zip("xyz", (x, y, z)) if not math.isfinite(v))
+    raise QueryError(f"{name}: {axis} is {value!r}, not a finite coordinate")
 
 
 def as_radius(radius) -> float:

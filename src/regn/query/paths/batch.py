@@ -60,6 +60,10 @@ class Paths:
     def __len__(self):
         return len(self.status)
 
+    def __repr__(self):
+        counts = ", ".join(f"{n} {s}" for s, n in self.status_counts().items())
+        return f"<regn Paths: {len(self)} queries{': ' + counts if counts else ''}>"
+
     def __getitem__(self, i) -> Path:
         i = range(len(self))[i]          # negative indices; IndexError past the end
         p, t, f = self.point_start, self.tet_start, self.portal_start

@@ -142,6 +142,13 @@ class Path:
     def __bool__(self):
         return self.found
 
+    def __repr__(self):
+        # one line (the dataclass's own printed every array in full)
+        if not self.found:
+            return f"<regn Path: {self.status}>"
+        return (f"<regn Path: {self.status}, {len(self.points)} points, length "
+                f"{self.length:.6g} m, cost {self.cost:.6g}, {len(self.tets)} tetrahedra>")
+
     def to_dict(self) -> dict:
         return {"found": self.found, "status": self.status,
                 "cost": self.cost if self.found else None,

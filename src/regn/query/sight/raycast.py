@@ -44,6 +44,15 @@ class RaycastHit:
     normal: np.ndarray = field(default_factory=lambda: np.full(3, np.nan))
     tets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
+    def __repr__(self):
+        # one line (the dataclass's own printed every array in full)
+        crossed = f"{len(self.tets)} tetrahedra crossed"
+        if self.status != "hit":
+            return f"<regn RaycastHit: {self.status}, {crossed}>"
+        x, y, z = (float(c) for c in self.point)
+        return (f"<regn RaycastHit: hit face {self.face} at t {self.t:.6g}, point "
+                f"({x:.6g}, {y:.6g}, {z:.6g}), {crossed}>")
+
     def to_dict(self) -> dict:
         return {"clear": self.clear, "status": self.status, "face": self.face,
                 "point": self.point.tolist(), "t": self.t,
@@ -202,6 +211,11 @@ class RaycastHits:
     point: np.ndarray           # (N,3): b when clear, the hit point, NaN otherwise
     t: np.ndarray               # (N,): 1 when clear, the hit fraction, NaN otherwise
     normal: np.ndarray          # (N,3): the hit face's normal out of the volume, else NaN
+
+    def __repr__(self):
+        names, n = np.unique(self.status, return_counts=True)
+        counts = ", ".join(f"{c} {s}" for s, c in zip(names.tolist(), n.tolist()))
+        return f"<regn RaycastHits: {len(self.status)} segments{': ' + counts if counts else ''}>"
 
     def __len__(self):
         return len(self.clear)

@@ -158,6 +158,24 @@ def test_a_single_query_refuses_a_non_finite_point(mesh):
         ["ok", "start_outside"]
 
 
+def test_a_world_query_refuses_a_non_finite_point(field_world, capsys):
+    """A world's single queries name a non-finite point as a mesh's do,
+    from Python and from the command line."""
+    world = regn.load(str(field_world / "world.json"))
+    a = (-15_000.0, -14_000.0, -13_000.0)
+    calls = [(lambda: world.find_path(a, [0, np.nan, 0]), "goal: y is nan"),
+             (lambda: world.find_path((np.inf, 0, 0), a, radius=500.0), "start: x is inf"),
+             (lambda: world.raycast(a, np.array([0, 0, -np.inf])), "b: z is -inf"),
+             (lambda: world.cost_field([np.nan, 0, 0]), "goal: x is nan")]
+    for call, needle in calls:
+        with pytest.raises(regn.QueryError, match=needle + ", not a finite coordinate"):
+            call()
+    assert world.find_path(a, a).found
+    line = one_error_line(capsys, run(["path", str(field_world / "world.json"),
+                                       *map(str, a), "0", "nan", "0"]))
+    assert "not a finite coordinate" in line
+
+
 # --- 4. build names every mode ------------------------------------------------------------
 def test_build_without_a_mode_names_every_mode(tmp_path, capsys):
     line = one_error_line(capsys, run(["build", "-o", str(tmp_path / "x.rgn")]))

@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import QueryError
 from ..format.reader import parse
 from ..mesh import Mesh
-from ..query.common import as_points, as_radius
+from ..query.common import as_points, as_radius, check_finite_point
 from ..query.paths.batch import Paths
 from ..query.paths.path import Path
 from ..query.sight.raycast import RaycastHit, RaycastHits, segment_pairs
@@ -404,7 +404,10 @@ class World:
     # --- paths ------------------------------------------------------------------------
     def find_path(self, start, goal, *, smooth=True, radius=0.0, partial=False, **options):
         """Shortest flight from ``start`` to ``goal`` across tiles (see
-        :meth:`_find_path`); the byte budget held after it (:meth:`_settle`)."""
+        :meth:`_find_path`); the byte budget held after it (:meth:`_settle`).
+        A NaN or infinite coordinate is a QueryError naming it."""
+        check_finite_point(start, "start")
+        check_finite_point(goal, "goal")
         try:
             return self._find_path(start, goal, smooth=smooth, radius=radius, partial=partial,
                                    **options)
@@ -523,6 +526,7 @@ class World:
         ``path_from``). Cost scales, exclusions and blockers are per tile
         and not taken (QueryError)."""
         from .field import WorldField
+        check_finite_point(goal, "goal")
         if cost_scale is not None or exclude is not None or filter is not None:
             raise QueryError("a world's cost_field does not take cost scales, exclusions "
                              "or blockers (per-tile options): query the tile")
@@ -533,7 +537,10 @@ class World:
         """Walk segment a -> b through the tiles: clear, or the first wall
         hit (a tile's linked faces are not walls); ``face`` is in world
         numbering, ``tets`` the world tetrahedra crossed. A sphere of
-        ``radius`` > 0: :mod:`regn.world.sight`."""
+        ``radius`` > 0: :mod:`regn.world.sight`. A NaN or infinite
+        coordinate is a QueryError naming it."""
+        check_finite_point(a, "a")
+        check_finite_point(b, "b")
         a = as_points(a, "a")[0]
         b = as_points(b, "b")[0]
         if radius and as_radius(radius) > 0.0:

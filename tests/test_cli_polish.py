@@ -301,3 +301,19 @@ def test_a_moved_box_is_one_short_line(tmp_path, capsys):
     m = regn.load(out)
     moved = max(np.abs(m.bbox_min + 12345.678).max(), np.abs(m.bbox_max - 12345.678).max())
     assert rep["box_moved_m"] == pytest.approx(moved, rel=1e-6)
+
+
+def test_a_world_sphere_path_shows_progress_at_a_terminal(field_world, terminal, capsys):
+    """A sphere's path over a world computes clearances tile by tile
+    (seconds): the bar names that phase; with --json nothing is drawn."""
+    world = str(field_world / "world.json")
+    ends = ["-15000", "-14000", "-13000", "15000", "14000", "13500"]
+    terminal = terminal()
+    assert main(["path", world, *ends, "--radius", "500"]) == 0
+    assert "tile clearances" in terminal.getvalue() and "100%" in terminal.getvalue()
+    capsys.readouterr()
+    terminal.seek(0)
+    terminal.truncate()
+    assert main(["path", world, *ends, "--radius", "400", "--json"]) == 0
+    assert terminal.getvalue() == ""
+    assert json.loads(capsys.readouterr().out)["found"]

@@ -9,6 +9,7 @@ from ..errors import RegnError
 from ..inputs.numbers import number, whole
 from . import _queries as Q
 from ._common import JsonList, coordinate, iter_points, load_mesh, print_json, read_points
+from ._progress import Progress
 
 
 def add_parser(subparsers, name, help_text):
@@ -121,9 +122,15 @@ def _path(args) -> int:
     wrote = None
     if not served:
         mesh = load_mesh(args.file)
-        r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
-                           smooth=not args.no_smooth, radius=args.radius,
-                           partial=args.partial, **Q.path_options_of_args(mesh, args))
+        if getattr(mesh, "is_world", False):     # a sphere's clearances: seconds
+            mesh.progress = Progress.for_args(args)
+        try:
+            r = mesh.find_path((args.x0, args.y0, args.z0), (args.x1, args.y1, args.z1),
+                               smooth=not args.no_smooth, radius=args.radius,
+                               partial=args.partial, **Q.path_options_of_args(mesh, args))
+        finally:
+            if getattr(mesh, "progress", None) is not None:
+                mesh.progress.close()
         if args.output is not None:
             wrote = _write_path(args, mesh, r)
         doc = Q.path_doc(r)

@@ -88,11 +88,14 @@ class _Lists:
         for s in range(self.cap):                # slots given up: their tables too
             if self.key[s] is not None and slots.tile_of_slot[s] < 0:
                 self.blank_slot(s)
-        for s in slot_ids:
+        report = getattr(world, "progress", None)
+        for i, s in enumerate(slot_ids):
             s = int(s)
             t = int(slots.tile_of_slot[s])
             arrays = slots.arrays[s]
             rc = tile_radius(world, t, arrays, r_eff)
+            if report is not None:
+                report("tile clearances", (i + 1) / len(slot_ids))
             masks = rc["masks"][r_eff]
             key = self.key[s]
             if key is None or key[0] != t or key[1] is not arrays or key[2] is not masks:

@@ -70,6 +70,9 @@ class World:
         #: None, or (set it to {} to record) tile -> the largest footprint it
         #: was seen holding (looked at as it is dropped: costs a walk of its arrays)
         self.peak_bytes = None
+        #: None, or a callable ``progress(phase, fraction)`` that long work
+        #: (a sphere's clearances over many tiles) reports to: the CLI's bar
+        self.progress = None
         self.grid = _grid_of(m)
         self._by_index = {t.index: i for i, t in enumerate(m.tiles)}
         self._cache = OrderedDict()

@@ -1,0 +1,109 @@
+"""The nesting rule (``cavities="nested"``): which walled-in free regions of
+a soup are air, whichever way its faces point.
+
+Crossing one closed shell turns air into solid and solid into air; crossing
+two (a thick wall, a crate standing on the floor) changes nothing. So the
+free components of the voxel grid are linked to their neighbours across the
+solid: from points of each walled-in component, a segment runs along each
+axis (both ways) to the first free voxel of another component, and the
+parity of the input triangles it crosses is that link's (a majority of the
+segments between the same two components; a tie leaves them unlinked). Only
+triangles between two neighbours count, so an open sheet elsewhere (a
+room's missing wall, terrain) does not disturb the count, and a face's
+direction is never read.
+
+The level's main space (its largest free component inside its extent) is
+air; air-ness spreads along the links from it (an odd link flips it), then
+from every other component reaching the box's boundary (air too). A
+walled-in component no link reaches is solid.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+#: Where in its voxel a segment starts and ends (fractions of the voxel off
+#: its centre): off the lattice, so an axis segment misses the edges and
+#: diagonals of axis-aligned walls and of fanned quads.
+OFFSET = np.array([0.137, -0.219, 0.071])
+
+
+def deduplicated(soup):
+    """``(verts, tris)`` of the soup welded, without degenerate triangles and
+    with one copy of each triangle (a copy would cancel its crossing)."""
+    from .repairs import _unique_rows, _welded
+    verts = np.asarray(soup.verts, np.float64)
+    tris, _ = _welded(verts, np.asarray(soup.tris, np.int64))
+    srt = np.sort(tris, axis=1)
+    tris = tris[(srt[:, 0] != srt[:, 1]) & (srt[:, 1] != srt[:, 2])]
+    if len(tris):
+        first, _ = _unique_rows(np.sort(tris, axis=1))
+        tris = tris[np.sort(first)]
+    return np.ascontiguousarray(verts), np.ascontiguousarray(tris, np.int64)
+
+
+def _segments(labels, samples, comps):
+    """``(comp, other, start ijk, axis, end index)`` of the segments from each
+    sample voxel of ``comps`` along the six axis directions to the first free
+    voxel of another component (none when the line leaves the grid first)."""
+    rows = []
+    for c, ijk in zip(comps, samples):
+        for p in ijk:
+            for ax in range(3):
+                line = labels[tuple(p[d] if d != ax else slice(None) for d in range(3))]
+                other = np.flatnonzero((line != 0) & (line != c))
+                for sign in (1, -1):
+                    ahead = other[other > p[ax]] if sign > 0 else other[other < p[ax]]
+                    if len(ahead):
+                        end = int(ahead[0] if sign > 0 else ahead[-1])
+                        rows.append((c, int(line[end]), p, ax, end))
+    return rows
+
+
+def _links(labels, samples, comps, soup, grid):
+    """``{(a, b): odd}`` with ``a < b``: the majority parity of the crossings
+    between neighbouring components (ties left out)."""
+    from ._parity_kernels import segment_parities
+    rows = _segments(labels, samples, comps)
+    if not rows:
+        return {}
+    starts = grid.lo + (np.array([r[2] for r in rows], np.float64) + 0.5 + OFFSET) * grid.h
+    axes = np.array([r[3] for r in rows], np.int64)
+    ends = grid.lo[axes] + (np.array([r[4] for r in rows], np.float64) + 0.5
+                            + OFFSET[axes]) * grid.h[axes]
+    verts, tris = deduplicated(soup)
+    odd = segment_parities(verts, tris, np.ascontiguousarray(starts), axes, ends)
+    votes = {}
+    for (a, b, *_), o in zip(rows, odd):
+        key = (min(a, b), max(a, b))
+        n_odd, n = votes.get(key, (0, 0))
+        votes[key] = (n_odd + int(o), n + 1)
+    return {k: 2 * o > n for k, (o, n) in votes.items() if 2 * o != n}
+
+
+def nested_air(labels, samples, comps, main, edge, soup, grid, stats):
+    """(len(comps),) bool: the walled-in components ``comps`` (``samples``:
+    their sample voxels, (len(comps), k, 3)) that are air by the module's
+    rule; ``main`` the main space's label, ``edge`` (n + 1,) bool the
+    components reaching the box's boundary."""
+    links = _links(labels, samples, comps, soup, grid)
+    nbrs = {}
+    for (a, b), odd in links.items():
+        nbrs.setdefault(a, []).append((b, odd))
+        nbrs.setdefault(b, []).append((a, odd))
+    air = {}
+    for root in [main] + np.flatnonzero(edge).tolist():
+        if root in air:
+            continue
+        air[root] = True
+        queue = deque([root])
+        while queue:
+            a = queue.popleft()
+            for b, odd in nbrs.get(a, ()):
+                if b not in air:
+                    air[b] = air[a] != odd
+                    queue.append(b)
+    stats["cavities_linked"] = sum(1 for c in comps if c in air)
+    return np.array([air.get(int(c), False) for c in comps], bool)

@@ -350,6 +350,20 @@ def test_a_closed_rock_in_open_space_stays_solid_and_its_hollow_is_air(inward):
     assert alone.build_report["cavities_free"] == 0 and alone.locate((2.5, 2.5, 2.5)) < 0
 
 
+@pytest.mark.parametrize("inward", [False, True], ids=["faces-out", "faces-in"])
+def test_where_two_closed_rocks_overlap_is_solid(inward):
+    """Two interpenetrating rocks: their overlap lies inside two shells like
+    a hollow, yet it is solid (the winding number tells them apart)."""
+    parts = [box_part((1, 1, 1), (6, 6, 6)), box_part((3.5, 3.5, 3.5), (9, 9, 9))]
+    if inward:
+        parts = [(v, t[:, ::-1]) for v, t in parts]
+    mesh = build(soup_of(parts), r=0.1)
+    rep = mesh.build_report
+    assert rep["cavities"] >= 3 and rep["cavities_free"] == 0 and rep["cavities_overlaps"] == 1
+    assert mesh.locate((4.75, 4.75, 4.75)) < 0
+    assert_clear_of_boxes(mesh, [((1, 1, 1), (6, 6, 6)), ((3.5, 3.5, 3.5), (9, 9, 9))], 0.1)
+
+
 def test_a_single_closed_shell_in_its_own_bounds_is_read_as_a_room():
     """The documented edge: a level that is one closed box and nothing else,
     built in its own bounds, has its largest free space inside the box, so

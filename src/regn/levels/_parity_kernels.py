@@ -1,11 +1,39 @@
-"""Compiled kernel of the nesting rule (``cavities="nested"``): how many
-triangles of a soup an axis-parallel segment crosses, mod 2."""
+"""Compiled kernels of the nesting rule (``cavities="nested"``): how many
+triangles of a soup an axis-parallel segment crosses, mod 2, through a
+uniform grid of cells listing the triangles whose bounding box meets them."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .._jit import kernel, prange
+
+
+@kernel
+def fill_cells(cell_lo, cell_hi, dims):
+    """``(starts, items)``: the triangles of each cell (cell ``c``'s are
+    ``items[starts[c]:starts[c + 1]]``), triangle ``t`` listed in the cells
+    ``cell_lo[t] .. cell_hi[t]`` (inclusive, per axis)."""
+    starts = np.zeros(dims[0] * dims[1] * dims[2] + 1, np.int64)
+    for t in range(cell_lo.shape[0]):
+        for i in range(cell_lo[t, 0], cell_hi[t, 0] + 1):
+            for j in range(cell_lo[t, 1], cell_hi[t, 1] + 1):
+                for k in range(cell_lo[t, 2], cell_hi[t, 2] + 1):
+                    starts[(i * dims[1] + j) * dims[2] + k + 1] += 1
+    for c in range(1, starts.shape[0]):
+        starts[c] += starts[c - 1]
+    fill = starts[:-1].copy()
+    items = np.empty(starts[-1], np.int64)
+    for t in range(cell_lo.shape[0]):
+        for i in range(cell_lo[t, 0], cell_hi[t, 0] + 1):
+            for j in range(cell_lo[t, 1], cell_hi[t, 1] + 1):
+                for k in range(cell_lo[t, 2], cell_hi[t, 2] + 1):
+                    c = (i * dims[1] + j) * dims[2] + k
+                    items[fill[c]] = t
+                    fill[c] += 1
+    return starts, items
 
 
 @kernel(inline=True)
@@ -22,35 +50,41 @@ def _crossing(pu, pv, au, av, bu, bv, cu, cv):
     return wa >= 0.0 and wb >= 0.0 and wc >= 0.0, wa, wb, wc
 
 
+@kernel(inline=True)
+def _cell(x, lo, h, n):
+    return min(max(int(math.floor((x - lo) / h)), 0), n - 1)
+
+
 @kernel(parallel=True)
-def segment_parities(verts, tris, starts, axes, ends):
+def segment_parities(verts, tris, seg_starts, axes, ends, lo, h, dims, starts, items):
     """``(S,)`` uint8: the parity of the number of triangles crossed by each
-    segment from ``starts[s]`` along axis ``axes[s]`` to the coordinate
-    ``ends[s]`` on that axis (a triangle the segment only runs along, seen
-    edge-on, is not crossed)."""
-    out = np.zeros(starts.shape[0], np.uint8)
-    for s in prange(starts.shape[0]):
+    segment from ``seg_starts[s]`` along axis ``axes[s]`` to the coordinate
+    ``ends[s]`` on that axis. The cells (``lo``, size ``h``, ``dims``; a
+    coordinate outside is in the nearest cell) list the triangles; a
+    triangle listed in several cells along the segment counts only in the
+    cell its crossing point lies in."""
+    out = np.zeros(seg_starts.shape[0], np.uint8)
+    for s in prange(seg_starts.shape[0]):
         ax = axes[s]
         u, v = (ax + 1) % 3, (ax + 2) % 3
-        pu, pv = starts[s, u], starts[s, v]
-        a0, a1 = min(starts[s, ax], ends[s]), max(starts[s, ax], ends[s])
+        pu, pv = seg_starts[s, u], seg_starts[s, v]
+        a0, a1 = min(seg_starts[s, ax], ends[s]), max(seg_starts[s, ax], ends[s])
+        cell = np.empty(3, np.int64)
+        cell[u] = _cell(pu, lo[u], h[u], dims[u])
+        cell[v] = _cell(pv, lo[v], h[v], dims[v])
         odd = 0
-        for t in range(tris.shape[0]):
-            a, b, c = tris[t, 0], tris[t, 1], tris[t, 2]
-            if max(verts[a, ax], max(verts[b, ax], verts[c, ax])) < a0 or \
-                    min(verts[a, ax], min(verts[b, ax], verts[c, ax])) > a1:
-                continue
-            if max(verts[a, u], max(verts[b, u], verts[c, u])) < pu or \
-                    min(verts[a, u], min(verts[b, u], verts[c, u])) > pu:
-                continue
-            if max(verts[a, v], max(verts[b, v], verts[c, v])) < pv or \
-                    min(verts[a, v], min(verts[b, v], verts[c, v])) > pv:
-                continue
-            hit, wa, wb, wc = _crossing(pu, pv, verts[a, u], verts[a, v], verts[b, u],
-                                        verts[b, v], verts[c, u], verts[c, v])
-            if hit:
-                at = wa * verts[a, ax] + wb * verts[b, ax] + wc * verts[c, ax]
-                if a0 < at < a1:
+        for ca in range(_cell(a0, lo[ax], h[ax], dims[ax]), _cell(a1, lo[ax], h[ax], dims[ax]) + 1):
+            cell[ax] = ca
+            c = (cell[0] * dims[1] + cell[1]) * dims[2] + cell[2]
+            for m in range(starts[c], starts[c + 1]):
+                t = items[m]
+                a, b, cc = tris[t, 0], tris[t, 1], tris[t, 2]
+                hit, wa, wb, wc = _crossing(pu, pv, verts[a, u], verts[a, v], verts[b, u],
+                                            verts[b, v], verts[cc, u], verts[cc, v])
+                if not hit:
+                    continue
+                at = wa * verts[a, ax] + wb * verts[b, ax] + wc * verts[cc, ax]
+                if a0 < at < a1 and _cell(at, lo[ax], h[ax], dims[ax]) == ca:
                     odd ^= 1
         out[s] = odd
     return out

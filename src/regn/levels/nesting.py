@@ -44,6 +44,32 @@ def deduplicated(soup):
     return np.ascontiguousarray(verts), np.ascontiguousarray(tris, np.int64)
 
 
+#: Cells per axis of the grid listing the triangles (at most), and the most
+#: (cell, triangle) entries it may hold before it coarsens.
+CELLS = 128
+MAX_ENTRIES = 30_000_000
+
+
+def triangle_cells(verts, tris, grid):
+    """``(lo, h, dims, starts, items)``: a uniform grid of cells over the
+    voxel grid's box listing the triangles whose bounding box meets each
+    (a triangle outside the box in the nearest cells)."""
+    from ._parity_kernels import fill_cells
+    p = verts[tris]
+    dims = np.minimum(np.asarray(grid.shape), CELLS).astype(np.int64)
+    while True:
+        h = (grid.hi - grid.lo) / dims
+        cell_lo = np.clip(np.floor((p.min(axis=1) - grid.lo) / h), 0, dims - 1).astype(np.int64)
+        cell_hi = np.clip(np.floor((p.max(axis=1) - grid.lo) / h), 0, dims - 1).astype(np.int64)
+        span = cell_hi - cell_lo + 1
+        per_tri = span.prod(axis=1)
+        if per_tri.sum() <= MAX_ENTRIES or dims.max() == 1:
+            break
+        dims = np.maximum(dims // 2, 1)
+    starts, items = fill_cells(cell_lo, cell_hi, dims)
+    return grid.lo.astype(np.float64), h, dims, starts, items
+
+
 def _segments(labels, samples, comps):
     """``(comp, other, start ijk, axis, end index)`` of the segments from each
     sample voxel of ``comps`` along the six axis directions to the first free
@@ -74,7 +100,8 @@ def _links(labels, samples, comps, soup, grid):
     ends = grid.lo[axes] + (np.array([r[4] for r in rows], np.float64) + 0.5
                             + OFFSET[axes]) * grid.h[axes]
     verts, tris = deduplicated(soup)
-    odd = segment_parities(verts, tris, np.ascontiguousarray(starts), axes, ends)
+    cells = triangle_cells(verts, tris, grid)
+    odd = segment_parities(verts, tris, np.ascontiguousarray(starts), axes, ends, *cells)
     votes = {}
     for (a, b, *_), o in zip(rows, odd):
         key = (min(a, b), max(a, b))

@@ -132,18 +132,20 @@ def dilation_voxels(grid, agent_radius, crack, slack):
     return np.array([math.ceil(reach / h - 1e-9) if reach > 0 else 0 for h in grid.h], np.int64)
 
 
-def _component_samples(labels, n, per):
-    """(n, per, 3) voxel indices spread through each component (raster
-    order: first, middle, last ...)."""
-    flat = labels.ravel()
-    order = np.argsort(flat, kind="stable")
-    counts = np.bincount(flat, minlength=n + 1)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    picks = np.empty((n, per), np.int64)
-    for c in range(1, n + 1):
-        s, m = starts[c], counts[c]
-        picks[c - 1] = order[s + (np.arange(per) * (m - 1)) // max(per - 1, 1)]
-    return np.stack(np.unravel_index(picks.ravel(), labels.shape), axis=1).reshape(n, per, 3)
+def _component_samples(labels, comps, per):
+    """(len(comps), per, 3) voxel indices spread through each component of
+    ``comps`` (its raster order: first, middle, last ...), read inside each
+    one's bounding box (no sort of the whole grid)."""
+    from scipy import ndimage
+    boxes = ndimage.find_objects(labels)
+    picks = np.empty((len(comps), per, 3), np.int64)
+    for row, c in enumerate(comps):
+        box = boxes[c - 1]
+        at = np.flatnonzero(labels[box].ravel() == c)
+        chosen = at[(np.arange(per) * (len(at) - 1)) // max(per - 1, 1)]
+        ijk = np.stack(np.unravel_index(chosen, labels[box].shape), axis=1)
+        picks[row] = ijk + [sl.start for sl in box]
+    return picks
 
 
 def _sizes_within(labels, n, grid, extent):
@@ -166,7 +168,7 @@ def _nested_air(labels, n, comps, main, edge, soup, grid, stats):
     nesting rule (:mod:`.nesting`)."""
     from ._solid_kernels import winding_numbers
     from .nesting import nested_air
-    samples = _component_samples(labels, n, PARITY_SAMPLES)[comps - 1]
+    samples = _component_samples(labels, comps, PARITY_SAMPLES)
     air = nested_air(labels, samples, comps, main, edge, soup, grid, stats)
     # two closed solids that overlap nest like a hollow in one (inside two
     # shells); told apart by the winding number, about 2 in magnitude in an
@@ -187,7 +189,7 @@ def _winding_air(labels, n, comps, soup, grid, stats):
     """(len(comps),) bool: the components of winding number below 1/2 in
     magnitude (the mean over their sample points)."""
     from ._solid_kernels import winding_numbers
-    ijk = _component_samples(labels, n, WINDING_SAMPLES)[comps - 1]
+    ijk = _component_samples(labels, comps, WINDING_SAMPLES)
     pts = grid.lo + (ijk.reshape(-1, 3) + 0.5) * grid.h
     w = winding_numbers(np.ascontiguousarray(soup.verts, np.float64),
                         np.ascontiguousarray(soup.tris, np.int64), pts)

@@ -1,6 +1,7 @@
-"""Compiled kernels of the nesting rule (``cavities="nested"``): how many
-triangles of a soup an axis-parallel segment crosses, mod 2, through a
-uniform grid of cells listing the triangles whose bounding box meets them."""
+"""Compiled kernels of the nesting rule (``cavities="nested"``): the
+triangles of a soup an axis-parallel segment crosses (how many, mod 2, and
+the change of the winding number), through a uniform grid of cells listing
+the triangles whose bounding box meets them."""
 
 from __future__ import annotations
 
@@ -38,16 +39,17 @@ def fill_cells(cell_lo, cell_hi, dims):
 
 @kernel(inline=True)
 def _crossing(pu, pv, au, av, bu, bv, cu, cv):
-    """``(hit, wa, wb, wc)``: whether the point ``(pu, pv)`` lies inside the
-    triangle ``abc`` projected on the plane of the two other axes, with its
-    barycentric weights (a triangle seen edge-on is never hit)."""
+    """``(hit, wa, wb, wc, front)``: whether the point ``(pu, pv)`` lies
+    inside the triangle ``abc`` projected on the plane of the two other
+    axes, with its barycentric weights and the sign (+1 or -1) of the
+    projected area (a triangle seen edge-on is never hit)."""
     det = (bu - au) * (cv - av) - (cu - au) * (bv - av)
     if det == 0.0:
-        return False, 0.0, 0.0, 0.0
+        return False, 0.0, 0.0, 0.0, 0
     wb = ((pu - au) * (cv - av) - (cu - au) * (pv - av)) / det
     wc = ((bu - au) * (pv - av) - (pu - au) * (bv - av)) / det
     wa = 1.0 - wb - wc
-    return wa >= 0.0 and wb >= 0.0 and wc >= 0.0, wa, wb, wc
+    return wa >= 0.0 and wb >= 0.0 and wc >= 0.0, wa, wb, wc, 1 if det > 0.0 else -1
 
 
 @kernel(inline=True)
@@ -56,35 +58,43 @@ def _cell(x, lo, h, n):
 
 
 @kernel(parallel=True)
-def segment_parities(verts, tris, seg_starts, axes, ends, lo, h, dims, starts, items):
-    """``(S,)`` uint8: the parity of the number of triangles crossed by each
-    segment from ``seg_starts[s]`` along axis ``axes[s]`` to the coordinate
-    ``ends[s]`` on that axis. The cells (``lo``, size ``h``, ``dims``; a
-    coordinate outside is in the nearest cell) list the triangles; a
-    triangle listed in several cells along the segment counts only in the
-    cell its crossing point lies in."""
-    out = np.zeros(seg_starts.shape[0], np.uint8)
+def segment_crossings(verts, tris, seg_starts, axes, ends, lo, h, dims, starts, items):
+    """``(S,)`` int64: for each segment from ``seg_starts[s]`` along axis
+    ``axes[s]`` to the coordinate ``ends[s]`` on that axis, the sum over the
+    triangles it crosses of +1 where it passes from a triangle's front
+    (the side its corners run counter-clockwise seen from) to its back, -1
+    the other way: the change of the winding number from start to end. Its
+    parity is the number of triangles crossed, mod 2, whichever way they
+    face. The cells (``lo``, size ``h``, ``dims``; a coordinate outside is
+    in the nearest cell) list the triangles; a triangle listed in several
+    cells along the segment counts only in the cell its crossing lies in."""
+    out = np.zeros(seg_starts.shape[0], np.int64)
     for s in prange(seg_starts.shape[0]):
         ax = axes[s]
         u, v = (ax + 1) % 3, (ax + 2) % 3
         pu, pv = seg_starts[s, u], seg_starts[s, v]
         a0, a1 = min(seg_starts[s, ax], ends[s]), max(seg_starts[s, ax], ends[s])
-        cell = np.empty(3, np.int64)
-        cell[u] = _cell(pu, lo[u], h[u], dims[u])
-        cell[v] = _cell(pv, lo[v], h[v], dims[v])
-        odd = 0
+        forward = 1 if ends[s] > seg_starts[s, ax] else -1
+        cu = _cell(pu, lo[u], h[u], dims[u])
+        cv = _cell(pv, lo[v], h[v], dims[v])
+        total = 0
         for ca in range(_cell(a0, lo[ax], h[ax], dims[ax]), _cell(a1, lo[ax], h[ax], dims[ax]) + 1):
-            cell[ax] = ca
-            c = (cell[0] * dims[1] + cell[1]) * dims[2] + cell[2]
+            ci = ca if ax == 0 else (cv if ax == 1 else cu)
+            cj = cu if ax == 0 else (ca if ax == 1 else cv)
+            ck = cv if ax == 0 else (cu if ax == 1 else ca)
+            c = (ci * dims[1] + cj) * dims[2] + ck
             for m in range(starts[c], starts[c + 1]):
                 t = items[m]
                 a, b, cc = tris[t, 0], tris[t, 1], tris[t, 2]
-                hit, wa, wb, wc = _crossing(pu, pv, verts[a, u], verts[a, v], verts[b, u],
-                                            verts[b, v], verts[cc, u], verts[cc, v])
+                hit, wa, wb, wc, front = _crossing(pu, pv, verts[a, u], verts[a, v],
+                                                   verts[b, u], verts[b, v], verts[cc, u],
+                                                   verts[cc, v])
                 if not hit:
                     continue
                 at = wa * verts[a, ax] + wb * verts[b, ax] + wc * verts[cc, ax]
                 if a0 < at < a1 and _cell(at, lo[ax], h[ax], dims[ax]) == ca:
-                    odd ^= 1
-        out[s] = odd
+                    # the normal's component along the axis is the projected
+                    # signed area: moving with it runs from back to front
+                    total += -forward * front
+        out[s] = total
     return out

@@ -16,6 +16,15 @@ The level's main space (its largest free component inside its extent) is
 air; air-ness spreads along the links from it (an odd link flips it), then
 from every other component reaching the box's boundary (air too). A
 walled-in component no link reaches is solid.
+
+Two closed solids that overlap nest like a hollow in one: their overlap lies
+inside two shells. The same segments tell them apart by the faces'
+direction, read only here and only between neighbours: the winding number
+changes by +1 or -1 at each crossing, so on the way from air into a hollow
+it goes up and back down (0 in all), into an overlap up twice (2). A
+component the parity calls air is solid when its winding number differs by
+2 or more from the air it was reached from (a hollow whose faces point out
+of it reads 2 too and is solid: the safe side).
 """
 
 from __future__ import annotations
@@ -89,9 +98,11 @@ def _segments(labels, samples, comps):
 
 
 def _links(labels, samples, comps, soup, grid):
-    """``{(a, b): odd}`` with ``a < b``: the majority parity of the crossings
-    between neighbouring components (ties left out)."""
-    from ._parity_kernels import segment_parities
+    """``{(a, b): (odd, step)}`` with ``a < b``: the majority parity of the
+    crossings between neighbouring components (ties left out), and the
+    most common change of the winding number from ``a`` to ``b`` among the
+    segments of that parity."""
+    from ._parity_kernels import segment_crossings
     rows = _segments(labels, samples, comps)
     if not rows:
         return {}
@@ -101,13 +112,19 @@ def _links(labels, samples, comps, soup, grid):
                             + OFFSET[axes]) * grid.h[axes]
     verts, tris = deduplicated(soup)
     cells = triangle_cells(verts, tris, grid)
-    odd = segment_parities(verts, tris, np.ascontiguousarray(starts), axes, ends, *cells)
-    votes = {}
-    for (a, b, *_), o in zip(rows, odd):
-        key = (min(a, b), max(a, b))
-        n_odd, n = votes.get(key, (0, 0))
-        votes[key] = (n_odd + int(o), n + 1)
-    return {k: 2 * o > n for k, (o, n) in votes.items() if 2 * o != n}
+    steps = segment_crossings(verts, tris, np.ascontiguousarray(starts), axes, ends, *cells)
+    seen = {}
+    for (a, b, *_), step in zip(rows, steps.tolist()):
+        seen.setdefault((min(a, b), max(a, b)), []).append(step if a < b else -step)
+    links = {}
+    for key, got in seen.items():
+        n_odd = sum(x % 2 for x in got)
+        if 2 * n_odd == len(got):
+            continue
+        odd = 2 * n_odd > len(got)
+        same = [x for x in got if x % 2 == odd]
+        links[key] = (odd, max(set(same), key=same.count))
+    return links
 
 
 def nested_air(labels, samples, comps, main, edge, soup, grid, stats):
@@ -117,20 +134,31 @@ def nested_air(labels, samples, comps, main, edge, soup, grid, stats):
     components reaching the box's boundary."""
     links = _links(labels, samples, comps, soup, grid)
     nbrs = {}
-    for (a, b), odd in links.items():
-        nbrs.setdefault(a, []).append((b, odd))
-        nbrs.setdefault(b, []).append((a, odd))
-    air = {}
+    for (a, b), (odd, step) in links.items():
+        nbrs.setdefault(a, []).append((b, odd, step))
+        nbrs.setdefault(b, []).append((a, odd, -step))
+    # per component: air or not, winding (relative to its root), and the
+    # winding of the nearest air component on the way from the root
+    air, wind, anchor = {}, {}, {}
+    overlaps = 0
     for root in [main] + np.flatnonzero(edge).tolist():
         if root in air:
             continue
-        air[root] = True
+        air[root], wind[root], anchor[root] = True, 0, 0
         queue = deque([root])
         while queue:
             a = queue.popleft()
-            for b, odd in nbrs.get(a, ()):
-                if b not in air:
-                    air[b] = air[a] != odd
-                    queue.append(b)
+            for b, odd, step in nbrs.get(a, ()):
+                if b in air:
+                    continue
+                air[b], wind[b] = air[a] != odd, wind[a] + step
+                if air[b] and abs(wind[b] - anchor[a]) >= 2:
+                    # inside two more shells facing the same way than the air
+                    # it was reached from: two solids overlapping, not a hollow
+                    air[b] = False
+                    overlaps += 1
+                anchor[b] = wind[b] if air[b] else anchor[a]
+                queue.append(b)
     stats["cavities_linked"] = sum(1 for c in comps if c in air)
+    stats["cavities_overlaps"] = overlaps
     return np.array([air.get(int(c), False) for c in comps], bool)

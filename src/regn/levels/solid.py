@@ -22,9 +22,8 @@ trusting closure or winding.
      in open space: the main space is outside it, the rock's inside solid,
      a hollow in it air. A sealed room: the main space is the room's
      inside, a crate's inside solid, a hollow in a crate air. Two solids
-     that overlap nest like a hollow in one: a component read as air whose
-     winding number is at least :data:`OVERLAP_WINDING` in magnitude is
-     solid.
+     that overlap nest like a hollow in one; the faces' direction between
+     neighbours tells them apart (:mod:`.nesting`).
    * ``"solid"``: every enclosed component is solid.
    * ``"air"``: every enclosed component is free.
    * ``"winding"``: those where the soup's generalized winding number is
@@ -58,9 +57,6 @@ MAX_CAVITIES = 4096
 PARITY_SAMPLES = 3
 #: What an enclosed free component is: by its nesting against the main space,
 #: always solid, always air, or by the winding number (module docstring).
-#: A region the nesting reads as air is an overlap of two solids (solid) when
-#: its winding number is at least this in magnitude.
-OVERLAP_WINDING = 1.5
 CAVITIES = ("nested", "solid", "air", "winding")
 DEFAULT_CAVITIES = "nested"
 
@@ -166,23 +162,9 @@ def _sizes_within(labels, n, grid, extent):
 def _nested_air(labels, n, comps, main, edge, soup, grid, stats):
     """(len(comps),) bool: the walled-in components that are air by the
     nesting rule (:mod:`.nesting`)."""
-    from ._solid_kernels import winding_numbers
     from .nesting import nested_air
     samples = _component_samples(labels, comps, PARITY_SAMPLES)
-    air = nested_air(labels, samples, comps, main, edge, soup, grid, stats)
-    # two closed solids that overlap nest like a hollow in one (inside two
-    # shells); told apart by the winding number, about 2 in magnitude in an
-    # overlap of shells facing the same way, about 0 in a hollow
-    ask = np.flatnonzero(air & (comps != main))
-    stats["cavities_overlaps"] = 0
-    if len(ask):
-        pts = grid.lo + (samples[ask].reshape(-1, 3) + 0.5) * grid.h
-        w = winding_numbers(np.ascontiguousarray(soup.verts, np.float64),
-                            np.ascontiguousarray(soup.tris, np.int64), pts)
-        overlap = np.abs(w.reshape(len(ask), -1).mean(axis=1)) >= OVERLAP_WINDING
-        air[ask[overlap]] = False
-        stats["cavities_overlaps"] = int(overlap.sum())
-    return air
+    return nested_air(labels, samples, comps, main, edge, soup, grid, stats)
 
 
 def _winding_air(labels, n, comps, soup, grid, stats):

@@ -478,6 +478,21 @@ def test_the_example_hangar_is_an_editors_level(tmp_path):
     assert s.verts.min(axis=0).tolist() == [0, 0, 0] and s.verts.max(axis=0).tolist() == [100, 60, 20]
 
 
+def test_the_hangars_crate_sunk_into_a_pillar_stays_solid(tmp_path):
+    """Where the demo hangar's crate is sunk into a pillar is inside two
+    closed solids, like a hollow in one, among open sheets that shift the
+    winding number by about 1/2: the nesting rule keeps it solid."""
+    from regn.levels.build import level_solid
+    from regn.levels.examples import hangar_obj
+    (tmp_path / "hangar.obj").write_text(hangar_obj())
+    soup = read_soup(tmp_path / "hangar.obj")
+    free, grid, rep = level_solid(None, soup, max_voxels=2 ** 21)
+    air = level_solid(None, soup, max_voxels=2 ** 21, cavities="air")[0]
+    ijk = tuple(np.floor((np.array([40, 29.25, 1.5]) - grid.lo) / grid.h).astype(int))
+    assert air[ijk] == 1 and free[ijk] == 0               # free space there, made solid
+    assert rep["cavities_overlaps"] == 1 and rep["cavities_free"] == 0
+
+
 def test_the_example_caves_are_one_connected_system():
     from scipy import ndimage
 

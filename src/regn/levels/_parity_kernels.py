@@ -12,6 +12,20 @@ import numpy as np
 from .._jit import kernel, prange
 
 
+@kernel(parallel=True)
+def cell_ranges(verts, tris, lo, h, dims):
+    """``(cell_lo, cell_hi)`` (T, 3) int64: the cells (``lo``, size ``h``,
+    ``dims``; clipped to the grid) each triangle's bounding box meets."""
+    cell_lo = np.empty((tris.shape[0], 3), np.int64)
+    cell_hi = np.empty((tris.shape[0], 3), np.int64)
+    for t in prange(tris.shape[0]):
+        for d in range(3):
+            a, b, c = verts[tris[t, 0], d], verts[tris[t, 1], d], verts[tris[t, 2], d]
+            cell_lo[t, d] = _cell(min(a, min(b, c)), lo[d], h[d], dims[d])
+            cell_hi[t, d] = _cell(max(a, max(b, c)), lo[d], h[d], dims[d])
+    return cell_lo, cell_hi
+
+
 @kernel
 def fill_cells(cell_lo, cell_hi, dims):
     """``(starts, items)``: the triangles of each cell (cell ``c``'s are

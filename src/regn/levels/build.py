@@ -96,11 +96,14 @@ def _over(counts):
 
 
 def _start_level(levels):
-    """The finest octree level whose leaf corners are within the budget."""
-    for lev in range(len(levels)):
-        if len(leaf_corners(levels, lev)) <= POINT_BUDGET:
-            return lev
-    return len(levels) - 1
+    """The finest octree level whose leaf corners are within the budget,
+    looked for from the coarsest down (the corners grow finer down: the
+    finest level's, all of them, made 8 rows a leaf, were the build's peak
+    memory, 684 MB of the demo hangar's)."""
+    for lev in range(len(levels) - 1, -1, -1):
+        if len(leaf_corners(levels, lev)) > POINT_BUDGET:
+            return min(lev + 1, len(levels) - 1)
+    return 0
 
 
 def _too_big(lev, grid, what, n, fits):
@@ -341,8 +344,9 @@ def _passages(mesh, free, grid):
     from scipy import ndimage
 
     from ..geometry.graph import components
+    from .solid import _counts
     labels, n = ndimage.label(free)
-    sizes = np.bincount(labels.ravel(), minlength=n + 1)[1:]
+    sizes = _counts(labels, n)[1:]
     big = np.flatnonzero(sizes >= max(8, 1e-4 * sizes.max(initial=0))) + 1
     c = mesh.tet_points.mean(axis=1)
     lab = _labels_at(c, labels, grid)

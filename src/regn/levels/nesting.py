@@ -63,16 +63,13 @@ def triangle_cells(verts, tris, grid):
     """``(lo, h, dims, starts, items)``: a uniform grid of cells over the
     voxel grid's box listing the triangles whose bounding box meets each
     (a triangle outside the box in the nearest cells)."""
-    from ._parity_kernels import fill_cells
-    p = verts[tris]
+    from ._parity_kernels import cell_ranges, fill_cells
     dims = np.minimum(np.asarray(grid.shape), CELLS).astype(np.int64)
     while True:
         h = (grid.hi - grid.lo) / dims
-        cell_lo = np.clip(np.floor((p.min(axis=1) - grid.lo) / h), 0, dims - 1).astype(np.int64)
-        cell_hi = np.clip(np.floor((p.max(axis=1) - grid.lo) / h), 0, dims - 1).astype(np.int64)
-        span = cell_hi - cell_lo + 1
-        per_tri = span.prod(axis=1)
-        if per_tri.sum() <= MAX_ENTRIES or dims.max() == 1:
+        cell_lo, cell_hi = cell_ranges(verts, tris, grid.lo.astype(np.float64), h, dims)
+        entries = np.prod(cell_hi - cell_lo + 1, axis=1).sum()
+        if entries <= MAX_ENTRIES or dims.max() == 1:
             break
         dims = np.maximum(dims // 2, 1)
     starts, items = fill_cells(cell_lo, cell_hi, dims)

@@ -144,6 +144,17 @@ def _component_samples(labels, comps, per):
     return picks
 
 
+def _counts(labels, n, box=(slice(None),) * 3):
+    """Voxels of each component (index 0: solid) in ``labels[box]``, a
+    slab at a time (np.bincount of the whole grid would cast it to int64
+    first: 8 bytes a voxel)."""
+    part = labels[box]
+    sizes = np.zeros(n + 1, np.int64)
+    for i in range(part.shape[0]):
+        sizes += np.bincount(part[i].ravel(), minlength=n + 1)
+    return sizes
+
+
 def _sizes_within(labels, n, grid, extent):
     """Voxels of each component (index 0: solid) whose centres lie in the
     box ``extent`` (``(lo, hi)``; None: the whole grid)."""
@@ -152,11 +163,10 @@ def _sizes_within(labels, n, grid, extent):
         hi = np.floor((np.asarray(extent[1], np.float64) - grid.lo) / grid.h - 0.5)
         i0 = np.clip(lo, 0, np.asarray(grid.shape)).astype(np.int64)
         i1 = np.clip(hi + 1, 0, np.asarray(grid.shape)).astype(np.int64)
-        part = labels[i0[0]:i1[0], i0[1]:i1[1], i0[2]:i1[2]]
-        sizes = np.bincount(part.ravel(), minlength=n + 1)
+        sizes = _counts(labels, n, tuple(slice(a, b) for a, b in zip(i0, i1)))
         if sizes[1:].any():
             return sizes
-    return np.bincount(labels.ravel(), minlength=n + 1)
+    return _counts(labels, n)
 
 
 def _nested_air(labels, n, comps, main, edge, soup, grid, stats):
@@ -204,7 +214,7 @@ def free_components(free, soup, grid, cavities=DEFAULT_CAVITIES, extent=None):
     within = _sizes_within(labels, n, grid, extent)
     main = int(np.argmax(within[1:])) + 1
     if cavities in ("nested", "winding"):
-        sizes = np.bincount(labels.ravel(), minlength=n + 1)
+        sizes = _counts(labels, n)
         big = enclosed[np.argsort(-sizes[enclosed], kind="stable")][:MAX_CAVITIES]
         air = _nested_air(labels, n, big, main, edge, soup, grid, stats) \
             if cavities == "nested" \

@@ -115,6 +115,11 @@ def _merge(soups, Soup, np):
                 "+".join(s.name for s in soups), sum(s.objects for s in soups))
 
 
+def _overlaps(rep):
+    n = rep.get("cavities_overlaps", 0)
+    return f"; {n} where closed solids overlap kept solid" if n else ""
+
+
 def report_lines(rep):
     """The level's lines of the text report."""
     src = f"{rep['triangles_in']} triangles ({rep['objects']} objects)" \
@@ -126,7 +131,7 @@ def report_lines(rep):
              f"{rep['agent_radius']:g}, crack {rep['crack']:g})",
              f"  free regions: {rep['free_components']} ({rep['cavities']} enclosed, "
              f"{rep['cavities_free']} of them kept as air, --cavities "
-             f"{rep['cavities_rule']}); smallest free block kept "
+             f"{rep['cavities_rule']}{_overlaps(rep)}); smallest free block kept "
              f"{rep['min_block']:.4g} m{' (chosen to fit)' if rep.get('level_chosen') else ''}"]
     if rep.get("cavities_warning"):
         lines.append(f"  warning: {rep['cavities_warning']}")

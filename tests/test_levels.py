@@ -5,6 +5,7 @@ and balls), never against the builder's voxels."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -178,12 +179,14 @@ def test_a_closed_box_facing_inward_is_still_solid():
     assert mesh.build_report["cavities_free"] == 0
 
 
-def test_an_enclosed_room_with_thick_walls_is_air():
+@pytest.mark.parametrize("cavities", ["nested", "winding"])
+def test_an_enclosed_room_with_thick_walls_is_air(cavities):
     outer = box_part((1, 1, 1), (9, 9, 9))
     iv, it = box_part((2, 2, 2), (8, 8, 8))
     inner = (iv, it[:, ::-1])                                # the room's walls face in
-    assert build(soup_of([outer, inner]), r=0.2).build_report["cavities_free"] == 0  # default
-    mesh = build(soup_of([outer, inner]), r=0.2, cavities="winding")
+    assert build(soup_of([outer, inner]), r=0.2,
+                 cavities="solid").build_report["cavities_free"] == 0
+    mesh = build(soup_of([outer, inner]), r=0.2, cavities=cavities)
     rep = mesh.build_report
     assert rep["cavities_free"] >= 1
     c = mesh.tet_points.mean(axis=1)
@@ -191,6 +194,183 @@ def test_an_enclosed_room_with_thick_walls_is_air():
     walls = [((1, 1, 1), (9, 9, 2)), ((1, 1, 8), (9, 9, 9)), ((1, 1, 1), (2, 9, 9)),
              ((8, 1, 1), (9, 9, 9)), ((1, 1, 1), (9, 2, 9)), ((1, 8, 1), (9, 9, 9))]
     assert_clear_of_boxes(mesh, walls, 0.2)
+
+
+# --- walled-in regions: a sealed room, crates, rocks ---------------------------------------
+
+#: An editor's room as the new user's trial had it: ``o Room``, a closed
+#: 100 x 100 x 30 m box of quads facing out, and inside it a crate written
+#: with negative indices, a hollow crate (a box with a box-shaped hollow, the
+#: hollow's faces toward it), a one-sided shelf and a hexagonal pillar with
+#: 6-gon caps from floor to ceiling.
+ROOM_OBJ = """\
+# trial room (metres)
+o Room
+v 0 0 0
+v 0 0 30
+v 0 100 0
+v 0 100 30
+v 100 0 0
+v 100 0 30
+v 100 100 0
+v 100 100 30
+{room_faces}
+g props
+o Crate
+v 60 30 0
+v 60 30 14
+v 60 44 0
+v 60 44 14
+v 74 30 0
+v 74 30 14
+v 74 44 0
+v 74 44 14
+f -8 -7 -5 -6
+f -4 -2 -1 -3
+f -8 -4 -3 -7
+f -6 -5 -1 -2
+f -8 -6 -2 -4
+f -7 -3 -1 -5
+{hollow_crate}
+o Shelf
+v 40 90 0
+v 60 90 0
+v 60 90 12
+v 40 90 12
+f -4 -3 -2 -1
+o Pillar
+{pillar}
+"""
+_ROOM_QUADS = ["1 2 4 3", "5 7 8 6", "1 5 6 2", "3 4 8 7", "1 3 7 5", "2 6 8 4"]
+#: Points a user would try: the room's air, and the insides of the crate,
+#: of the hollow crate's walls, its hollow, and of the pillar.
+IN_ROOM, IN_CRATE, IN_CRATE_WALL, IN_HOLLOW, IN_PILLAR = (
+    (50, 60, 20), (67, 37, 7), (12.5, 25, 12), (25, 25, 12), (80, 75, 15))
+
+
+def _obj_box(lo, hi, inward=False):
+    """Negative-index OBJ lines of a box of quads (facing out, or in)."""
+    v = [f"v {x} {y} {z}" for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    faces = [[int(i) - 9 for i in q.split()] for q in _ROOM_QUADS]
+    return v + ["f " + " ".join(map(str, f[::-1] if inward else f)) for f in faces]
+
+
+def room_obj(room_faces_inward=False, walls=6):
+    """The trial's room (:data:`ROOM_OBJ`) with its faces out or in, and
+    ``walls`` of its six faces (5: the x = 100 wall left out, an open room)."""
+    quads = [q for q in _ROOM_QUADS if q != "5 7 8 6"] if walls == 5 else _ROOM_QUADS
+    faces = ["f " + " ".join(q.split()[::-1] if room_faces_inward else q.split()) for q in quads]
+    hollow = ["o HollowCrate"] + _obj_box((10, 10, 0), (40, 40, 24)) + \
+        _obj_box((16, 16, 6), (34, 34, 18), inward=True)
+    ring = [(80 + 6 * np.cos(a), 75 + 6 * np.sin(a)) for a in np.arange(6) * np.pi / 3]
+    pillar = [f"v {x:.6f} {y:.6f} {z}" for z in (0, 30) for x, y in ring]
+    pillar += ["f " + " ".join(str(-12 + k) for k in range(6)),     # the 6-gon caps
+               "f " + " ".join(str(-1 - k) for k in range(6))]
+    pillar += [f"f {-12 + k} {-12 + (k + 1) % 6} {-6 + (k + 1) % 6} {-6 + k}" for k in range(6)]
+    return ROOM_OBJ.format(room_faces="\n".join(faces), hollow_crate="\n".join(hollow),
+                           pillar="\n".join(pillar))
+
+
+_ROOMS = {}
+
+
+def build_room(tmp_path, cavities=None, **kw):
+    """The trial's room built from its file at a coarse agent and coarse
+    blocks (fast), once per variant."""
+    key = (cavities, tuple(sorted(kw.items())))
+    if key not in _ROOMS:
+        (tmp_path / "room.obj").write_text(room_obj(**kw))
+        options = {} if cavities is None else {"cavities": cavities}
+        _ROOMS[key] = generate_level(None, read_soup(tmp_path / "room.obj"), agent_radius=1.0,
+                                     max_voxels=64 ** 3, min_block=4.0, coverage_samples=10_000,
+                                     **options)
+    return _ROOMS[key]
+
+
+@pytest.mark.parametrize("inward", [False, True], ids=["faces-out", "faces-in"])
+def test_a_sealed_rooms_inside_is_air_and_its_crates_solid(tmp_path, inward):
+    """The default rule: the room's air and the hollow in a crate are in
+    tetrahedra; the insides of the crates, of the hollow crate's walls and
+    of the pillar are not, whichever way the room's faces point."""
+    mesh = build_room(tmp_path, room_faces_inward=inward)
+    rep = mesh.build_report
+    assert rep["cavities_rule"] == "nested" and "cavities_warning" not in rep
+    tets = mesh.locate(np.array([IN_ROOM, IN_CRATE, IN_CRATE_WALL, IN_HOLLOW, IN_PILLAR], float))
+    assert tets[0] >= 0 and tets[3] >= 0, tets
+    assert (tets[[1, 2, 4]] < 0).all(), tets
+    assert rep["cavities_free"] == 2                         # the room and the hollow
+    assert rep["clearance_ok"]
+
+
+def test_a_sealed_room_reads_the_same_whichever_way_its_faces_point(tmp_path):
+    out = build_room(tmp_path, room_faces_inward=False)
+    inward = build_room(tmp_path, room_faces_inward=True)
+    assert np.array_equal(out.tets, inward.tets) and np.array_equal(out.vertices,
+                                                                    inward.vertices)
+
+
+def test_winding_says_so_when_it_makes_a_room_facing_inward_solid(tmp_path):
+    """The winding rule reads the faces' direction: a room whose faces point
+    inward reads -1 inside and is made solid (the crates' insides free);
+    the report says so and names --cavities nested."""
+    mesh = build_room(tmp_path, cavities="winding", room_faces_inward=True)
+    warning = mesh.build_report["cavities_warning"]
+    assert "point inward" in warning and "--cavities nested" in warning
+    assert mesh.locate(IN_ROOM) < 0 and mesh.locate(IN_CRATE) >= 0
+
+
+@pytest.mark.parametrize("inward", [False, True], ids=["faces-out", "faces-in"])
+def test_an_open_rooms_crates_are_solid_and_their_hollows_air(tmp_path, inward):
+    """A room with a wall left out: its inside reaches the box's boundary and
+    is free under every rule; the crates' insides are solid, the hollow in
+    a crate air (the missing wall does not change the count)."""
+    mesh = build_room(tmp_path, room_faces_inward=inward, walls=5)
+    tets = mesh.locate(np.array([IN_ROOM, IN_CRATE, IN_CRATE_WALL, IN_HOLLOW, IN_PILLAR], float))
+    assert tets[0] >= 0 and tets[3] >= 0, tets
+    assert (tets[[1, 2, 4]] < 0).all(), tets
+
+
+@pytest.mark.parametrize("inward", [False, True], ids=["faces-out", "faces-in"])
+def test_a_closed_rock_in_open_space_stays_solid_and_its_hollow_is_air(inward):
+    """Rocks in open space (an asteroid and a hollow one, in the level's own
+    bounds, and one alone in a box with room around it): their insides are
+    solid, the hollow's inside air."""
+    rock = box_part((1, 1, 1), (4, 4, 4))
+    ov, ot = box_part((5, 5, 5), (10, 10, 10))
+    hv, ht = box_part((6.5, 6.5, 6.5), (8.5, 8.5, 8.5))
+    parts = [rock, (ov, ot), (hv, ht[:, ::-1])]
+    if inward:
+        parts = [(v, t[:, ::-1]) for v, t in parts]
+    mesh = generate_level(None, soup_of(parts), agent_radius=0.1, max_voxels=VOX,
+                          coverage_samples=10_000)
+    assert mesh.build_report["cavities"] >= 3 and mesh.build_report["cavities_free"] == 1
+    tets = mesh.locate(np.array([(2.5, 2.5, 2.5), (5.7, 7.5, 7.5), (7.5, 7.5, 7.5)], float))
+    assert tets[0] < 0 and tets[1] < 0 and tets[2] >= 0, tets
+    alone = build(soup_of(parts[:1]), r=0.1)                  # a box with room around it
+    assert alone.build_report["cavities_free"] == 0 and alone.locate((2.5, 2.5, 2.5)) < 0
+
+
+@pytest.mark.parametrize("inward", [False, True], ids=["faces-out", "faces-in"])
+def test_where_two_closed_rocks_overlap_is_solid(inward):
+    """Two interpenetrating rocks: their overlap lies inside two shells like
+    a hollow, yet it is solid (the winding number tells them apart)."""
+    parts = [box_part((1, 1, 1), (6, 6, 6)), box_part((3.5, 3.5, 3.5), (9, 9, 9))]
+    if inward:
+        parts = [(v, t[:, ::-1]) for v, t in parts]
+    mesh = build(soup_of(parts), r=0.1)
+    rep = mesh.build_report
+    assert rep["cavities"] >= 3 and rep["cavities_free"] == 0 and rep["cavities_overlaps"] == 1
+    assert mesh.locate((4.75, 4.75, 4.75)) < 0
+    assert_clear_of_boxes(mesh, [((1, 1, 1), (6, 6, 6)), ((3.5, 3.5, 3.5), (9, 9, 9))], 0.1)
+
+
+def test_a_single_closed_shell_in_its_own_bounds_is_read_as_a_room():
+    """The documented edge: a level that is one closed box and nothing else,
+    built in its own bounds, has its largest free space inside the box, so
+    that is air (a box given with room around it reads it as a rock)."""
+    mesh = generate_level(None, soup_of([box_part((1, 1, 1), (9, 9, 9))]), agent_radius=0.1,
+                          max_voxels=VOX, coverage_samples=10_000)
+    assert mesh.locate((5.0, 5.0, 5.0)) >= 0
 
 
 def test_spheres_mix_with_a_soup():
@@ -298,6 +478,21 @@ def test_the_example_hangar_is_an_editors_level(tmp_path):
     assert s.verts.min(axis=0).tolist() == [0, 0, 0] and s.verts.max(axis=0).tolist() == [100, 60, 20]
 
 
+def test_the_hangars_crate_sunk_into_a_pillar_stays_solid(tmp_path):
+    """Where the demo hangar's crate is sunk into a pillar is inside two
+    closed solids, like a hollow in one, among open sheets that shift the
+    winding number by about 1/2: the nesting rule keeps it solid."""
+    from regn.levels.build import level_solid
+    from regn.levels.examples import hangar_obj
+    (tmp_path / "hangar.obj").write_text(hangar_obj())
+    soup = read_soup(tmp_path / "hangar.obj")
+    free, grid, rep = level_solid(None, soup, max_voxels=2 ** 21)
+    air = level_solid(None, soup, max_voxels=2 ** 21, cavities="air")[0]
+    ijk = tuple(np.floor((np.array([40, 29.25, 1.5]) - grid.lo) / grid.h).astype(int))
+    assert air[ijk] == 1 and free[ijk] == 0               # free space there, made solid
+    assert rep["cavities_overlaps"] == 1 and rep["cavities_free"] == 0
+
+
 def test_the_example_caves_are_one_connected_system():
     from scipy import ndimage
 
@@ -352,13 +547,15 @@ def test_cli_refuses_a_bad_level_with_one_line(tmp_path):
     assert r.returncode != 0 and "--voxel-size" in r.stderr
 
 
-def test_a_closed_room_says_to_use_cavities_air_and_then_builds(tmp_path, capsys):
+def test_a_closed_room_builds_by_default_and_says_what_solid_would_do(tmp_path, capsys):
     """An editor's room: a closed box of quads with a crate inside, the box
-    the level's own bounds. By default its inside is walled in and made
-    solid: one regn: line naming --cavities air (it was a ZeroDivisionError);
-    with it the room is built, passes verify --strict and holds its middle."""
+    the level's own bounds. By default (nested) the room's inside is air and
+    the crate's solid: `regn locate` finds the room's middle and not the
+    crate's; the build passes verify --strict. With --cavities solid the
+    inside is walled in and made solid: one regn: line naming --cavities
+    nested (it was a ZeroDivisionError), as a world too."""
     lines, base = [], 0
-    for name, (lo, hi) in (("Room", ((0, 0, 0), (20, 20, 6))), ("Crate", ((8, 8, 0), (12, 12, 2)))):
+    for name, (lo, hi) in (("Room", ((0, 0, 0), (20, 20, 6))), ("Crate", ((8, 8, 0), (12, 12, 4)))):
         v, quads = box_soup(lo, hi)
         lines += [f"o {name}"] + [f"v {x} {y} {z}" for x, y, z in v]
         lines += ["f " + " ".join(str(base + i + 1) for i in q) for q in quads]
@@ -366,16 +563,23 @@ def test_a_closed_room_says_to_use_cavities_air_and_then_builds(tmp_path, capsys
     level = tmp_path / "room.obj"
     level.write_text("\n".join(lines) + "\n")
     out = tmp_path / "room.rgn"
-    args = ("build", "--level", level, "--agent-radius", "1", "--max-voxels", 64 ** 3, "-o", out)
-    code, _, err = _main(capsys, *args)
+    args = ("build", "--level", level, "--agent-radius", "1", "--max-voxels", 64 ** 3,
+            "--min-block", 0.9, "-o", out)
+    code, _, err = _main(capsys, *args, "--cavities", "solid")
     assert code == 2 and err.startswith("regn: ") and err.count("\n") == 1, err
-    assert "walled in" in err and "--cavities air" in err and not out.exists()
+    assert "walled in" in err and "--cavities nested" in err and not out.exists()
     world = tmp_path / "w" / "world.json"                     # as a world: the same
-    code, _, err_w = _main(capsys, *args[:-1], world, "--tile-size", 10)
-    assert code == 2 and "--cavities air" in err_w and not world.exists()
-    assert _main(capsys, *args, "--cavities", "air")[0] == 0
+    code, _, err_w = _main(capsys, *args[:-1], world, "--tile-size", 10, "--cavities", "solid")
+    assert code == 2 and "--cavities nested" in err_w and not world.exists()
+    code, text, err = _main(capsys, *args)
+    assert code == 0, err
+    assert "--cavities nested" in text and "warning" not in text
     assert _main(capsys, "verify", out, "--strict")[0] == 0
-    assert regn.load(out).locate((4.0, 4.0, 3.0)) >= 0
+    (tmp_path / "points.txt").write_text("4 4 3\n10 10 2\n")  # the room, the crate
+    code, text, err = _main(capsys, "locate", out, "--points", tmp_path / "points.txt", "--json")
+    assert code == 0, err
+    room, crate = json.loads(text)
+    assert room >= 0 and crate == -1
 
 
 def test_tetrahedra_too_flat_for_float32_face_planes_are_dropped():

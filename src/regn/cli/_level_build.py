@@ -33,9 +33,12 @@ def add_arguments(p):
                    "than the agent close)")
     g.add_argument("--min-block", type=number, metavar="M",
                    help="the smallest free block kept (metres; default: the finest that fits)")
-    g.add_argument("--cavities", choices=("solid", "air", "winding"),
-                   help="--level: free space walled in on every side is solid (default), "
-                   "air, or decided by the winding number")
+    g.add_argument("--cavities", choices=("nested", "solid", "air", "winding"),
+                   help="--level: free space walled in on every side is air when as many "
+                   "closed shells enclose it (mod 2) as the level's main space, else solid "
+                   "(nested, the default: a sealed room's inside is air, a crate's in it "
+                   "solid, a rock's in open space solid), always solid, always air, or "
+                   "decided by the winding number")
     g.add_argument("--max-voxels", type=whole, metavar="N",
                    help="the working grid's most voxels (default 16777216)")
 
@@ -112,6 +115,11 @@ def _merge(soups, Soup, np):
                 "+".join(s.name for s in soups), sum(s.objects for s in soups))
 
 
+def _overlaps(rep):
+    n = rep.get("cavities_overlaps", 0)
+    return f"; {n} where closed solids overlap kept solid" if n else ""
+
+
 def report_lines(rep):
     """The level's lines of the text report."""
     src = f"{rep['triangles_in']} triangles ({rep['objects']} objects)" \
@@ -123,8 +131,10 @@ def report_lines(rep):
              f"{rep['agent_radius']:g}, crack {rep['crack']:g})",
              f"  free regions: {rep['free_components']} ({rep['cavities']} enclosed, "
              f"{rep['cavities_free']} of them kept as air, --cavities "
-             f"{rep['cavities_rule']}); smallest free block kept "
+             f"{rep['cavities_rule']}{_overlaps(rep)}); smallest free block kept "
              f"{rep['min_block']:.4g} m{' (chosen to fit)' if rep.get('level_chosen') else ''}"]
+    if rep.get("cavities_warning"):
+        lines.append(f"  warning: {rep['cavities_warning']}")
     if "free_regions" in rep:
         lines.append(f"  passages: {rep['free_regions_kept']} of {rep['free_regions']} free "
                      f"regions kept, in {rep['mesh_components']} connected component(s)")

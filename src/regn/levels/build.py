@@ -22,7 +22,7 @@ from ..errors import BuildError, LimitError
 from ..format.layout import U16_MAX
 from ..geometry.tets import face_keys
 from .readers import Soup, Voxels
-from .solid import MAX_VOXELS, free_grid, working_grid
+from .solid import DEFAULT_CAVITIES, MAX_VOXELS, free_grid, working_grid
 from .tetra import (
     free_pyramid,
     leaf_corners,
@@ -96,11 +96,14 @@ def _over(counts):
 
 
 def _start_level(levels):
-    """The finest octree level whose leaf corners are within the budget."""
-    for lev in range(len(levels)):
-        if len(leaf_corners(levels, lev)) <= POINT_BUDGET:
-            return lev
-    return len(levels) - 1
+    """The finest octree level whose leaf corners are within the budget,
+    looked for from the coarsest down (the corners grow finer down: the
+    finest level's, all of them, made 8 rows a leaf, were the build's peak
+    memory, 684 MB of the demo hangar's)."""
+    for lev in range(len(levels) - 1, -1, -1):
+        if len(leaf_corners(levels, lev)) > POINT_BUDGET:
+            return min(lev + 1, len(levels) - 1)
+    return 0
 
 
 def _too_big(lev, grid, what, n, fits):
@@ -195,7 +198,7 @@ def min_level_for(block, grid):
 
 
 def level_solid(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
-                max_voxels=MAX_VOXELS, cavities="solid", progress=None):
+                max_voxels=MAX_VOXELS, cavities=DEFAULT_CAVITIES, progress=None):
     """``(free uint8 grid, grid, stats)``: the free voxels of ``bbox`` in
     ``level`` (the first phase of :func:`build_level`; a world of tiles
     takes it once, over the whole level, and hands each tile its part)."""
@@ -208,9 +211,13 @@ def level_solid(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     if progress is not None:
         progress("solid", 0.0)
     slack = max(0.0, penetration(grid) - DEPTH_TOL)
+    # the level's own box, where the nesting rule finds its main space: the
+    # box given, else the soup's bounds (not the padding _box adds)
+    extent = (lo, hi) if bbox is not None or isinstance(level, Voxels) else \
+        (level.verts.min(axis=0), level.verts.max(axis=0))
     free, stats = free_grid(grid, soup=level if isinstance(level, Soup) else None,
                             voxels=level if isinstance(level, Voxels) else None,
-                            spheres=spheres, cavities=cavities,
+                            spheres=spheres, cavities=cavities, extent=extent,
                             agent_radius=agent_radius, crack=crack, slack=slack)
     stats.update({"kind": "voxels" if isinstance(level, Voxels) else "soup",
                   "source": level.name, "agent_radius": float(agent_radius),
@@ -250,7 +257,7 @@ def fit_free(free, grid, stats, *, min_block=None, seed=0, boundary=None, jitter
 
 
 def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
-                min_block=None, max_voxels=MAX_VOXELS, cavities="solid", seed=0,
+                min_block=None, max_voxels=MAX_VOXELS, cavities=DEFAULT_CAVITIES, seed=0,
                 progress=None):
     """``(verts (V,3) float32-exact float64, tets (T,4) int64, report)``: the
     free space of ``bbox`` (``(min, max)``, default the level's bounds) in
@@ -261,9 +268,12 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     solid too. ``crack``: gaps up to this wide close (besides those narrower than the
     agent). ``voxel_size``: the working voxels (default: as fine as
     ``max_voxels`` allows; a voxel input's own size when it fits).
-    ``cavities``: what a free region walled in on every side is: ``"solid"``
-    (default), ``"air"``, or decided by the soup's ``"winding"`` number (see
-    :mod:`.solid`); a voxel input's are air. ``min_block``: the smallest free block (metres) the tetrahedra keep
+    ``cavities``: what a free region walled in on every side is: decided by
+    how many closed shells enclose it against the level's main space
+    (``"nested"``, the default: a sealed room's inside is air, a crate's in
+    it solid, a closed rock's in open space solid), ``"solid"``, ``"air"``,
+    or by the soup's ``"winding"`` number (see :mod:`.solid`); a voxel
+    input's are air. ``min_block``: the smallest free block (metres) the tetrahedra keep
     (default: the finest that fits the format; a given one is kept, or
     refused with the numbers). Raises :class:`LimitError` when nothing fits.
     """
@@ -296,13 +306,17 @@ def nothing_fits(stats) -> BuildError:
 
 def _walled_in_hint(stats) -> str:
     """What to say when regions walled in on every side were made solid (a
-    closed room's inside is one)."""
+    sealed room's inside read as a solid block is one)."""
     n = stats.get("cavities", 0) - stats.get("cavities_free", 0)
-    if stats.get("cavities_rule") != "solid" or n <= 0:
+    rule = stats.get("cavities_rule")
+    if rule not in ("nested", "solid", "winding") or n <= 0:
         return ""
+    other = "--cavities air keeps them all" if rule == "nested" else \
+        "--cavities nested reads a sealed room's inside as air whichever way its faces point"
+    default = ", the default" if rule == DEFAULT_CAVITIES else ""
     return (f"{n} region{'s' if n > 1 else ''} walled in on every side "
-            f"{'were' if n > 1 else 'was'} made solid (--cavities solid, the default), and a "
-            f"closed room whose inside is free needs --cavities air; else ")
+            f"{'were' if n > 1 else 'was'} made solid (--cavities {rule}{default}); {other}; "
+            "else ")
 
 
 def coverage(mesh, free, grid, samples=COVERAGE_SAMPLES, seed=0):
@@ -330,8 +344,9 @@ def _passages(mesh, free, grid):
     from scipy import ndimage
 
     from ..geometry.graph import components
+    from .solid import _counts
     labels, n = ndimage.label(free)
-    sizes = np.bincount(labels.ravel(), minlength=n + 1)[1:]
+    sizes = _counts(labels, n)[1:]
     big = np.flatnonzero(sizes >= max(8, 1e-4 * sizes.max(initial=0))) + 1
     c = mesh.tet_points.mean(axis=1)
     lab = _labels_at(c, labels, grid)
@@ -347,7 +362,7 @@ def _labels_at(points, labels, grid):
 
 
 def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
-                   min_block=None, dims=None, max_voxels=MAX_VOXELS, cavities="solid",
+                   min_block=None, dims=None, max_voxels=MAX_VOXELS, cavities=DEFAULT_CAVITIES,
                    seed=0, progress=None,
                    coverage_samples=COVERAGE_SAMPLES):
     """A :class:`regn.Mesh` of a level's free space (see :func:`build_level`),

@@ -9,14 +9,30 @@ trusting closure or winding.
    the agent closes and every free voxel is at least the radius from the
    input's triangles.
 3. Free voxels are grouped into 6-connected components. For a soup, a
-   component that reaches the box's boundary is free; an enclosed one (the
-   inside of a closed solid, or air walled in on every side) is solid by
-   default (``cavities="solid"``: the safe reading). ``"air"`` keeps every
-   enclosed component; ``"winding"`` keeps those where the soup's
-   generalized winding number is below 1/2 in magnitude (air inside thick
-   walls reads about 0, a closed solid's inside about 1 whichever way it
-   faces; open sheets nearby shift it, so this is a guess, not a proof). An
-   open sheet encloses nothing, so it is a wall with free space on both
+   component that reaches the box's boundary is free. An enclosed one (the
+   inside of a closed solid, a sealed room, a crate in it) is decided by
+   ``cavities``:
+
+   * ``"nested"`` (the default): the level's main space, its largest free
+     component inside the level's extent (the box given, else the soup's
+     own bounds without the padding), is air; crossing one closed shell
+     from air leads into solid and from solid into air, crossing two
+     changes nothing (:mod:`.nesting` counts the input triangles between
+     neighbouring components, never reading the faces' direction). A rock
+     in open space: the main space is outside it, the rock's inside solid,
+     a hollow in it air. A sealed room: the main space is the room's
+     inside, a crate's inside solid, a hollow in a crate air. Two solids
+     that overlap nest like a hollow in one; the faces' direction between
+     neighbours tells them apart (:mod:`.nesting`).
+   * ``"solid"``: every enclosed component is solid.
+   * ``"air"``: every enclosed component is free.
+   * ``"winding"``: those where the soup's generalized winding number is
+     below 1/2 in magnitude are free (air inside thick walls reads about 0,
+     a closed solid's inside about 1; it reads the faces' direction, so a
+     room whose faces point inward reads about -1 inside and is made solid:
+     the stats' ``cavities_warning`` says so when the main space is).
+
+   An open sheet encloses nothing, so it is a wall with free space on both
    sides. For a voxel input every free component is free: its occupancy is
    explicit.
 """
@@ -36,8 +52,13 @@ MAX_VOXELS = 2 ** 24
 #: sampled (the rest, the smallest, count as solid).
 WINDING_SAMPLES = 3
 MAX_CAVITIES = 4096
-#: What an enclosed free component is: decided by winding, always air, always solid.
-CAVITIES = ("winding", "air", "solid")
+#: Sample voxels per enclosed component for the nesting rule (a segment
+#: along each axis both ways from each).
+PARITY_SAMPLES = 3
+#: What an enclosed free component is: by its nesting against the main space,
+#: always solid, always air, or by the winding number (module docstring).
+CAVITIES = ("nested", "solid", "air", "winding")
+DEFAULT_CAVITIES = "nested"
 
 
 class Grid(NamedTuple):
@@ -107,23 +128,72 @@ def dilation_voxels(grid, agent_radius, crack, slack):
     return np.array([math.ceil(reach / h - 1e-9) if reach > 0 else 0 for h in grid.h], np.int64)
 
 
-def _component_samples(labels, n, per):
-    """(n, per, 3) voxel indices spread through each component (raster
-    order: first, middle, last ...)."""
-    flat = labels.ravel()
-    order = np.argsort(flat, kind="stable")
-    counts = np.bincount(flat, minlength=n + 1)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    picks = np.empty((n, per), np.int64)
-    for c in range(1, n + 1):
-        s, m = starts[c], counts[c]
-        picks[c - 1] = order[s + (np.arange(per) * (m - 1)) // max(per - 1, 1)]
-    return np.stack(np.unravel_index(picks.ravel(), labels.shape), axis=1).reshape(n, per, 3)
+def _component_samples(labels, comps, per):
+    """(len(comps), per, 3) voxel indices spread through each component of
+    ``comps`` (its raster order: first, middle, last ...), read inside each
+    one's bounding box (no sort of the whole grid)."""
+    from scipy import ndimage
+    boxes = ndimage.find_objects(labels)
+    picks = np.empty((len(comps), per, 3), np.int64)
+    for row, c in enumerate(comps):
+        box = boxes[c - 1]
+        at = np.flatnonzero(labels[box].ravel() == c)
+        chosen = at[(np.arange(per) * (len(at) - 1)) // max(per - 1, 1)]
+        ijk = np.stack(np.unravel_index(chosen, labels[box].shape), axis=1)
+        picks[row] = ijk + [sl.start for sl in box]
+    return picks
 
 
-def free_components(free, soup, grid, cavities="solid"):
+def _counts(labels, n, box=(slice(None),) * 3):
+    """Voxels of each component (index 0: solid) in ``labels[box]``, a
+    slab at a time (np.bincount of the whole grid would cast it to int64
+    first: 8 bytes a voxel)."""
+    part = labels[box]
+    sizes = np.zeros(n + 1, np.int64)
+    for i in range(part.shape[0]):
+        sizes += np.bincount(part[i].ravel(), minlength=n + 1)
+    return sizes
+
+
+def _sizes_within(labels, n, grid, extent):
+    """Voxels of each component (index 0: solid) whose centres lie in the
+    box ``extent`` (``(lo, hi)``; None: the whole grid)."""
+    if extent is not None:
+        lo = np.ceil((np.asarray(extent[0], np.float64) - grid.lo) / grid.h - 0.5)
+        hi = np.floor((np.asarray(extent[1], np.float64) - grid.lo) / grid.h - 0.5)
+        i0 = np.clip(lo, 0, np.asarray(grid.shape)).astype(np.int64)
+        i1 = np.clip(hi + 1, 0, np.asarray(grid.shape)).astype(np.int64)
+        sizes = _counts(labels, n, tuple(slice(a, b) for a, b in zip(i0, i1)))
+        if sizes[1:].any():
+            return sizes
+    return _counts(labels, n)
+
+
+def _nested_air(labels, n, comps, main, edge, soup, grid, stats):
+    """(len(comps),) bool: the walled-in components that are air by the
+    nesting rule (:mod:`.nesting`)."""
+    from .nesting import nested_air
+    samples = _component_samples(labels, comps, PARITY_SAMPLES)
+    return nested_air(labels, samples, comps, main, edge, soup, grid, stats)
+
+
+def _winding_air(labels, n, comps, soup, grid, stats):
+    """(len(comps),) bool: the components of winding number below 1/2 in
+    magnitude (the mean over their sample points)."""
+    from ._solid_kernels import winding_numbers
+    ijk = _component_samples(labels, comps, WINDING_SAMPLES)
+    pts = grid.lo + (ijk.reshape(-1, 3) + 0.5) * grid.h
+    w = winding_numbers(np.ascontiguousarray(soup.verts, np.float64),
+                        np.ascontiguousarray(soup.tris, np.int64), pts)
+    w = w.reshape(-1, WINDING_SAMPLES).mean(axis=1)
+    stats["_winding"] = dict(zip(comps.tolist(), w.tolist()))
+    return np.abs(w) < 0.5
+
+
+def free_components(free, soup, grid, cavities=DEFAULT_CAVITIES, extent=None):
     """``(free uint8 grid, stats)``: the free voxels kept by the rule in the
-    module's docstring."""
+    module's docstring; ``extent``: the level's own box, where its main
+    space is looked for (None: the grid's)."""
     from scipy import ndimage
     labels, n = ndimage.label(free)
     stats = {"free_components": int(n), "cavities": 0, "cavities_free": 0}
@@ -137,21 +207,40 @@ def free_components(free, soup, grid, cavities="solid"):
     keep = edge.copy()
     enclosed = np.flatnonzero(~edge[1:]) + 1
     stats["cavities"] = len(enclosed)
-    if cavities == "winding" and len(enclosed):
-        from ._solid_kernels import winding_numbers
-        sizes = np.bincount(labels.ravel(), minlength=n + 1)
+    if cavities == "air":
+        stats["cavities_free"] = len(enclosed)
+    if not len(enclosed) or cavities == "air":
+        return (free if cavities == "air" else keep[labels].astype(np.uint8)), stats
+    within = _sizes_within(labels, n, grid, extent)
+    main = int(np.argmax(within[1:])) + 1
+    if cavities in ("nested", "winding"):
+        sizes = _counts(labels, n)
         big = enclosed[np.argsort(-sizes[enclosed], kind="stable")][:MAX_CAVITIES]
-        ijk = _component_samples(labels, n, WINDING_SAMPLES)[big - 1]
-        pts = grid.lo + (ijk.reshape(-1, 3) + 0.5) * grid.h
-        w = winding_numbers(np.ascontiguousarray(soup.verts, np.float64),
-                            np.ascontiguousarray(soup.tris, np.int64), pts)
-        air = np.abs(w.reshape(-1, WINDING_SAMPLES).mean(axis=1)) < 0.5
+        air = _nested_air(labels, n, big, main, edge, soup, grid, stats) \
+            if cavities == "nested" \
+            else _winding_air(labels, n, big, soup, grid, stats)
         keep[big[air]] = True
-        stats["cavities_free"] = int(air.sum())
-    elif cavities == "air":
-        keep[1:] = True
-        stats["cavities_free"] = stats["cavities"]
+    stats["cavities_free"] = int(keep[enclosed].sum())
+    if not keep[main]:
+        _warn_main_space_solid(float(within[main] * np.prod(grid.h)), cavities,
+                               stats.get("_winding", {}).get(main), stats)
+    stats.pop("_winding", None)
     return keep[labels].astype(np.uint8), stats
+
+
+def _warn_main_space_solid(volume, cavities, winding, stats):
+    """``stats["cavities_warning"]``: the level's main space (its largest free
+    component inside its extent, ``volume`` m^3) is walled in and was made
+    solid: a sealed room read as a solid block."""
+    why = ""
+    if winding is not None:
+        why = (f" (its winding number is {winding:+.2f}: "
+               + ("the faces around it point inward, as a room's often do)" if winding < 0
+                  else "it reads as the inside of a closed solid)"))
+    stats["cavities_warning"] = (
+        f"the level's largest free region ({volume:.4g} m^3) is walled in on every side and "
+        f"was made solid by --cavities {cavities}{why}; --cavities nested reads a sealed "
+        f"room's inside as air whichever way its faces point")
 
 
 def mark_spheres(touched, spheres, grid):
@@ -164,9 +253,11 @@ def mark_spheres(touched, spheres, grid):
 
 
 def free_grid(grid, *, soup=None, voxels=None, spheres=(), agent_radius=0.0, crack=0.0,
-              slack=0.0, cavities="solid"):
+              slack=0.0, cavities=DEFAULT_CAVITIES, extent=None):
     """``(free uint8 grid, stats)`` of a soup or a voxel input (and balls)
-    on ``grid``."""
+    on ``grid``; ``extent``: the level's own box (``(lo, hi)``: the box
+    given, else the soup's bounds), where the nesting rule looks for its
+    main space."""
     if (soup is None) == (voxels is None):
         raise BuildError("give a triangle soup or voxels")
     if cavities not in CAVITIES:
@@ -185,7 +276,7 @@ def free_grid(grid, *, soup=None, voxels=None, spheres=(), agent_radius=0.0, cra
     del touched
     if soup is None:
         cavities = "air"
-    free, stats = free_components(1 - solid, soup, grid, cavities)
+    free, stats = free_components(1 - solid, soup, grid, cavities, extent)
     stats["cavities_rule"] = cavities
     stats.update({"dilation_voxels": k.tolist(), "voxel_size": grid.h.tolist(),
                   "grid_shape": list(grid.shape), "solid_voxels": int(solid.sum())})
@@ -193,6 +284,8 @@ def free_grid(grid, *, soup=None, voxels=None, spheres=(), agent_radius=0.0, cra
 
 
 __all__ = [
+    "CAVITIES",
+    "DEFAULT_CAVITIES",
     "MAX_VOXELS",
     "Grid",
     "dilate",

@@ -248,7 +248,7 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
     """``(lo, hi, grid, jobs, report)`` of a level's world (module docstring)."""
     from ..levels.build import level_solid, no_free_space, nothing_fits
     from ..levels.route import merged
-    from ..levels.solid import MAX_VOXELS
+    from ..levels.solid import DEFAULT_CAVITIES, MAX_VOXELS
     from ..levels.tetra import jitter_size
     known = {"crack", "voxel_size", "max_voxels", "cavities", "min_block"}
     if set(level_options) - known:
@@ -258,7 +258,7 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
         bbox, level, spheres=spheres, agent_radius=r, crack=level_options.get("crack") or 0.0,
         voxel_size=level_options.get("voxel_size"),
         max_voxels=level_options.get("max_voxels") or MAX_VOXELS,
-        cavities=level_options.get("cavities") or "solid", progress=progress)
+        cavities=level_options.get("cavities") or DEFAULT_CAVITIES, progress=progress)
     if not free.any():
         raise no_free_space(stats)
     lo, hi = snapped_box(*(np.asarray(b, np.float64) for b in stats["bbox"]))

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common import scratch
+
 
 def taut_points(points, sees_from):
     """``points`` (n,3) less the points the path sees past (module
@@ -51,19 +53,30 @@ def taut_points(points, sees_from):
 def mesh_sight(mesh):
     """``sees_from`` for :func:`taut_points` on one mesh: the compiled segment
     test behind ``line_of_sight`` (its filter, then the walk), called
-    directly on one thread (a path has few points)."""
-    from ..locating.locate import locate_tables
-    from ..sight import _segment_filter_kernels as K
-    from ..sight.segment_filter import sight_grid
-    tables, sight = locate_tables(mesh), sight_grid(mesh)
+    through its entry point on one thread (a path has few points, and
+    numba's type dispatch on the records of arrays would cost more than
+    most tests); made once per mesh."""
+    s = scratch(mesh)
+    if "taut_sight" not in s:
+        from ..._jit import entry_point
+        from ..locating.locate import locate_tables
+        from ..sight import _segment_filter_kernels as K
+        from ..sight.segment_filter import sight_grid
+        tables, sight = locate_tables(mesh), sight_grid(mesh)
+        none = np.zeros((0, 3))
+        clear = entry_point(K.segments_clear, (tables, sight, none, none, 0, 0,
+                                               np.zeros(0, bool)))
 
-    def sees_from(a, later):
-        b = np.ascontiguousarray(later, np.float64)
-        a = np.ascontiguousarray(np.broadcast_to(a, b.shape))
-        out = np.zeros(len(b), bool)
-        K.segments_clear(tables, sight, a, b, 0, len(b), out)
-        return out
-    return sees_from
+        def sees_from(a, later):
+            m = len(later)
+            b = np.ascontiguousarray(later, np.float64)
+            rep = np.empty((m, 3))
+            rep[:] = a
+            out = np.zeros(m, bool)
+            clear(tables, sight, rep, b, 0, m, out)
+            return out
+        s["taut_sight"] = sees_from
+    return s["taut_sight"]
 
 
 def taut_mesh_path(mesh, points):

@@ -101,3 +101,23 @@ def test_a_points_path_across_tiles_is_never_longer_than_a_ships(field_world):
     assert p.length == pytest.approx(np.linalg.norm(np.diff(p.points, axis=0), axis=1).sum())
     assert p.length <= p.cost
 
+
+
+def test_the_tiles_under_a_path_s_chords_are_those_their_points_lie_in(field_world):
+    """taut_across sees through the tiles whose boxes the path's chords meet:
+    every tile a dense sample of a chord lies in is among them, and no
+    tile is there that no chord comes near."""
+    import regn
+    from regn.world.walk import _tiles_under
+    world = regn.load(str(field_world / "world.json"))
+    pts = np.array([(-15000.0, -14000, -13000), (-5000, 12000, -9000), (15000, 14000, 13500)])
+    tiles = _tiles_under(world, pts, len(pts), 0)
+    f = np.linspace(0.0, 1.0, 2001)[:, None]
+    chords = np.vstack([a + f * (b - a) for i, a in enumerate(pts) for b in pts[i + 1:]])
+    lo = np.array([t.lo for t in world.manifest.tiles])
+    hi = np.array([t.hi for t in world.manifest.tiles])
+    inside = np.all((chords[:, None] >= lo - 1.0) & (chords[:, None] <= hi + 1.0), axis=2)
+    assert set(tiles) == set(np.flatnonzero(inside.any(axis=0)).tolist())
+    assert tiles[0] == 0 and len(set(tiles)) == len(tiles)
+    short = _tiles_under(world, pts, 1, 0)             # the path's own segments only
+    assert set(short) <= set(tiles)

@@ -68,6 +68,8 @@ SMOOTH_RTOL = 1e-2
 #: the slots, the chords between points at most this far apart (as the
 #: walk's own pass looks past up to LOOKAHEAD points)
 TAUT_REACH = 3
+#: taut_across: chord-box tests at most, for the tiles under every chord
+TAUT_BOX_TESTS = 1 << 20
 
 #: the arrays of a slot: (name, dtype, ndim, read-only)
 FIELDS = (("EF", np.float32, 2, True), ("EI", np.int32, 2, True),
@@ -358,7 +360,11 @@ def taut_across(world, path, s_tile, s_tet) -> Path:
     if len(pts) <= 2:
         return path
     slots = tile_slots(world)
-    for reach in (len(pts), TAUT_REACH):
+    n = len(pts)
+    # (every chord against every tile box at once: a long path takes the
+    # short chords only, so the test's arrays stay small)
+    reaches = [TAUT_REACH] if n * (n - 1) // 2 * world.n_tiles > TAUT_BOX_TESTS else []
+    for reach in reaches or [n, TAUT_REACH]:
         tiles = _tiles_under(world, pts, reach, s_tile)
         if len(tiles) <= slots.capacity:
             break

@@ -11,6 +11,7 @@ import pytest
 from regn.query.paths import _polish_kernels as PK
 from regn.query.paths import _turning_points_kernels as TP
 from regn.query.paths.smooth import smooth_polyline
+from regn.query.paths.waypoints import smoothed_turning_points
 from regn.tolerances import SMOOTH_RTOL
 
 from clearance_reference import segment_triangle
@@ -42,13 +43,23 @@ def _portal_gaps(X, tri):
 
 
 def _check_turning_points(mesh, a, b, path):
-    X = path.points
+    # the corridor's turning points (find_path then makes them taut:
+    # tests/test_path_taut.py), and the path: never longer, no straight points
+    X = smoothed_turning_points(mesh, np.asarray(a, float), np.asarray(b, float),
+                                path.portals)[0]
     tri = _portal_triangles(mesh, path)
     smoother = smooth_polyline(a, b, tri)
-    L = path.length
+    L = _length(X)
     assert L <= _length(smoother) * (1 + 1e-12)
     assert L >= _length(smoother) / (1 + SMOOTH_RTOL)
-    assert np.isclose(L, _length(X), rtol=1e-14)
+    assert path.length <= L * (1 + 1e-12)
+    assert np.isclose(path.length, _length(path.points), rtol=1e-14)
+    assert mesh.line_of_sight(path.points[:-1], path.points[1:]).all()
+    assert len(path.points) <= len(X)
+    P = path.points
+    saving = (np.linalg.norm(P[1:-1] - P[:-2], axis=1) + np.linalg.norm(P[2:] - P[1:-1], axis=1)
+              - np.linalg.norm(P[2:] - P[:-2], axis=1))
+    assert np.all(saving > 1e-12 * path.length)
     # every interior point is a turn: dropping it would shorten the path
     a_, b_, c_ = X[:-2], X[1:-1], X[2:]
     saving = (np.linalg.norm(b_ - a_, axis=1) + np.linalg.norm(c_ - b_, axis=1)
@@ -58,7 +69,7 @@ def _check_turning_points(mesh, a, b, path):
     assert mesh.line_of_sight(X[:-1], X[1:]).all()
     # and the polyline passes through every portal of the corridor
     assert np.all(_portal_gaps(X, tri) < 1e-6 * L)
-    return len(X), len(path.portals)
+    return len(path.points), len(path.portals)
 
 
 def test_the_demo_flight_keeps_only_its_turns(demo_map):

@@ -74,8 +74,10 @@ Smoothing (:mod:`regn.query.paths.smooth`): the shortest polyline from s to g
 that crosses the corridor's portal triangles in order; each segment joins
 two faces of one tetrahedron (or s/g and a face of S/G), so the polyline
 stays inside the corridor. ``points`` keeps only its turning points
-(:mod:`regn.query.paths.waypoints`). ``smooth=False`` gives the portal-centroid
-polyline. For a sphere of some radius: :mod:`regn.query.radius.portals`.
+(:mod:`regn.query.paths.waypoints`), and the taut pass of
+:mod:`regn.query.paths.taut` then drops the points the path sees past (it
+may leave the corridor there; ``tets``, ``portals`` and ``cost`` stay the
+corridor's). ``smooth=False`` gives the portal-centroid polyline. For a sphere of some radius: :mod:`regn.query.radius.portals`.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ from ..common import point_xyz, scratch
 from ..locating.locate import locate_tables
 from ..locating.sample import components
 from .landmarks import BUILD_AFTER, LANDMARKS
+from .taut import polyline_length, taut_mesh_path
 from .waypoints import smoothed_turning_points
 
 #: stamps are 2*qid and 2*qid+1 in a uint16: start over before they wrap
@@ -634,8 +637,8 @@ def route_to_path(mesh, ends, route, smooth=True) -> Path:
     if smooth and len(portals):
         pts = smoothed_turning_points(mesh, np.asarray(ends[0], np.float64),
                                       np.asarray(ends[1], np.float64), portals)[0]
-        seg = pts[1:] - pts[:-1]
-        length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
+        pts = taut_mesh_path(mesh, pts)
+        length = polyline_length(pts)
     return Path(True, _FOUND, cost, tets, portals, pts, length)
 
 

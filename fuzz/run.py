@@ -120,7 +120,7 @@ def _handler(argv):
     cmd = argv[0]
     if cmd == "rewrite":
         args = Namespace(input=argv[2], output=argv[3], in_place=False, force=True,
-                         byte_order=None, pof0_dialect=None)
+                         byte_order=None, pof0_dialect=None, json=False)
         fn = format_cmds.run_rewrite
     else:
         args = Namespace(file=argv[-1], json=True)

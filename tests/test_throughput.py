@@ -188,8 +188,13 @@ def test_segments_near_walls_or_outside_the_box_are_walked(mesh):
     a[70:80, 2] = np.inf
     v = _verdicts(mesh, a, b)
     assert np.all(v == SK.WALK)
-    np.testing.assert_array_equal(mesh.line_of_sight(a, b),
-                                  [mesh.raycast(x, y).clear for x, y in zip(a, b)])
+    finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+    sight = mesh.line_of_sight(a, b)
+    np.testing.assert_array_equal(sight[finite], [mesh.raycast(x, y).clear
+                                                  for x, y in zip(a[finite], b[finite])])
+    assert not sight[~finite].any()        # a batch row: answered, not clear
+    with pytest.raises(regn.QueryError, match="not a finite coordinate"):
+        mesh.raycast(a[60], b[60])          # a single ray: the caller's mistake, named
 
 
 def test_a_corrupt_mesh_gets_no_filter():

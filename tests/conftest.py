@@ -226,3 +226,15 @@ def field_single():
     """One REGN of :func:`field_world_rocks` at detail 4 (the world's
     yardstick), built once a test process; read only."""
     return regn.generate(FIELD_WORLD_BOX, field_world_rocks(), detail=4.0, coverage_samples=0)
+
+
+def one_error_line(capsys, code, *needles):
+    """The command failed with exit 2 and exactly one ``regn:`` line holding
+    every needle."""
+    out = capsys.readouterr()
+    lines = [ln for ln in out.err.splitlines() if ln.strip()]
+    assert code == 2, out
+    assert len(lines) == 1 and lines[0].startswith("regn: "), out.err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]

@@ -14,7 +14,7 @@ import pytest
 import regn
 from regn.cli import COMMANDS, _parser, main
 
-from conftest import random_map
+from conftest import one_error_line, random_map
 
 
 @pytest.fixture(scope="module")
@@ -35,16 +35,6 @@ def run(argv):
         return main(argv)
     except SystemExit as e:
         return e.code
-
-
-def one_error_line(capsys, code, *needles):
-    out = capsys.readouterr()
-    lines = [ln for ln in out.err.splitlines() if ln.strip()]
-    assert code == 2, out
-    assert len(lines) == 1 and lines[0].startswith("regn: "), out.err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 # --- 1. --json everywhere -----------------------------------------------------------

@@ -12,7 +12,7 @@ import regn
 from regn.cli import main
 from regn.inputs import points as points_mod
 
-from conftest import random_map
+from conftest import one_error_line, random_map
 
 BOX = ["--box", "-5e4", "-5e4", "-5e4", "5e4", "5e4", "5e4"]
 
@@ -22,18 +22,6 @@ def rgn_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("hostile") / "map.rgn"
     regn.save(random_map(40, seed=4, dims=(2, 2, 2)), path)
     return path
-
-
-def one_error_line(capsys, code, *needles):
-    """The command failed with exit 2 and exactly one ``regn:`` line holding
-    every needle."""
-    out = capsys.readouterr()
-    lines = [ln for ln in out.err.splitlines() if ln.strip()]
-    assert code == 2, out
-    assert len(lines) == 1 and lines[0].startswith("regn: "), out.err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 # --- .npy / .npz -------------------------------------------------------------------

@@ -115,3 +115,24 @@ def test_the_check_counts_an_edge_cutting_a_convex_corner():
     d = walls.tet_distances(tp, 2.0)[0]
     assert segments_clearance(tp[0, :1], tp[0, 1:2], tri)[0] == pytest.approx(np.sqrt(0.5))
     assert d == pytest.approx(np.sqrt(0.5))
+
+
+def test_a_voxel_floor_is_reached_to_the_radius_not_to_whole_voxels():
+    """2 m voxels and a 1 m radius: the voxel solid grows by a whole voxel
+    (2 m); the snapped map comes down to 1 m over the floor's top, no
+    nearer, and keeps clear of the pillar's voxels by the radius."""
+    from regn.levels import voxels_from_array
+    occ = np.zeros((12, 12, 8), bool)
+    occ[:, :, 0] = True                                      # the floor: top at z = 2
+    occ[5:7, 5:7, :6] = True                                 # a pillar
+    vox = voxels_from_array(occ, 2.0, (0, 0, 0))
+    box = ((0, 0, 0), (24, 24, 16))
+    kw = dict(agent_radius=R, coverage_samples=10_000)
+    snapped, plain = generate_level(box, vox, **kw), generate_level(box, vox, snap=False, **kw)
+    p = np.array([[3.0, 3.0, 2 + R + 0.1], [20.0, 4.0, 2 + R + 0.1], [4.0, 20.0, 2 + R + 0.1]])
+    assert (snapped.locate(p) >= 0).all() and (plain.locate(p) < 0).all()
+    lo = np.argwhere(occ) * 2.0
+    pts = snapped.vertices.astype(np.float64)
+    gap = np.maximum(np.maximum(lo[None] - pts[:, None], pts[:, None] - (lo[None] + 2.0)), 0.0)
+    assert np.linalg.norm(gap, axis=2).min() >= R - TOL     # every corner off every voxel
+    assert snapped.build_report["clearance_ok"]

@@ -47,10 +47,12 @@ MARGIN_ULPS = 4
 #: Halvings of a vertex's step before it stays where the cull left it.
 HALVINGS = 6
 #: Sphere-tracing steps of a vertex's way out, and the gap (a share of the
-#: reach) where it stops; passes over the boundary (a vertex held back by
-#: a neighbour that moved later tries again).
+#: reach) where it stops.
 TRACE_STEPS = 24
 TRACE_TOL = 1e-3
+#: Passes over the boundary (a vertex held back by a neighbour that moved
+#: later tries again).
+PASSES = 2
 #: A boundary face whose tetrahedron's height over it is under this share
 #: of its longest edge counts less in its corners' way out.
 SLIVER = 0.2
@@ -58,7 +60,6 @@ SLIVER = 0.2
 #: the boundary are peeled before the move, at most PEEL_ROUNDS layers.
 SLIVER_PEEL = 0.02
 PEEL_ROUNDS = 8
-PASSES = 2
 #: At most this many cells per axis in the grid of triangles.
 MAX_CELLS = 96
 
@@ -186,8 +187,9 @@ def _judged(pts, tets, sign, rim, walls, floor):
 def snap(verts, tets, walls, reach, box, depth_tol, search):
     """``(verts, tets, stats, (before, after))``: ``verts`` with the
     boundary's moved toward the walls (see the module's docstring), ``tets``
-    without the slivers that flattens, the moved vertices' places; ``box`` ``(lo, hi)`` they stay in (a coordinate on one
-    of its faces stays there)."""
+    without the slivers that flattens, the moved vertices' places. ``box``
+    ``(lo, hi)``: they stay in it (a coordinate on one of its faces stays
+    there); ``search``: how far from the walls a vertex may start."""
     lo, hi = (np.asarray(b, np.float64) for b in box)
     lo32 = np.maximum(lo.astype(np.float32).astype(np.float64), lo)
     hi32 = np.minimum(hi.astype(np.float32).astype(np.float64), hi)
@@ -325,18 +327,17 @@ def _settle(verts, origin, tets, b, delta, judge, vertex_tets, walls, floor, box
     starts, around = vertex_tets
     step = np.ones(len(b))
     changed = np.ones(len(b), bool)
-    collapsed = np.zeros(len(tets), bool)
     pts = verts
     while changed.any():
         pts = _placed(verts, b, delta, step, *box)
         stats["snap_rounds"] += 1
         cand = _around(starts, around, b[changed])
-        bad, collapsed[cand] = _judged(pts, tets[cand], sign[cand], rim, walls, floor)
-        bad = cand[bad]
+        bad = cand[_judged(pts, tets[cand], sign[cand], rim, walls, floor)[0]]
         idx = np.flatnonzero(changed)
         segs = np.stack([origin[b[idx]], pts[b[idx]], pts[b[idx]], pts[b[idx]]], axis=1)
         stray = idx[walls.tet_distances(segs, floor) < floor]
         if not len(bad) and not len(stray):
+            collapsed = _judged(pts, tets, sign, rim, walls, floor)[1]
             bad = _overlapping(pts, tets, ~collapsed)
             if len(bad):                 # a move into another part of the mesh: none at all
                 hit = np.isin(b, tets[bad].ravel()) & (step > 0)

@@ -242,6 +242,28 @@ def _point_tet2(x, px, py, pz):
     return best
 
 
+@kernel(inline=True)
+def _face_planes(x):
+    """(4,4) the unit outward normal and offset of each face of the
+    tetrahedron of corners ``x`` (face k leaves out corner k; zeros for a
+    flat one, which then separates nothing)."""
+    planes = np.zeros((4, 4))
+    for k in range(4):
+        a = 1 if k == 0 else 0
+        b = 2 if k <= 1 else 1
+        c = 3 if k <= 2 else 2
+        ux, uy, uz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
+        vx, vy, vz = x[c, 0] - x[a, 0], x[c, 1] - x[a, 1], x[c, 2] - x[a, 2]
+        nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+        nn = math.sqrt(nx * nx + ny * ny + nz * nz)
+        side = nx * (x[k, 0] - x[a, 0]) + ny * (x[k, 1] - x[a, 1]) + nz * (x[k, 2] - x[a, 2])
+        if nn > 0.0 and side != 0.0:
+            s_ = (-1.0 if side > 0.0 else 1.0) / nn
+            planes[k, 0], planes[k, 1], planes[k, 2] = nx * s_, ny * s_, nz * s_
+            planes[k, 3] = (nx * x[a, 0] + ny * x[a, 1] + nz * x[a, 2]) * s_
+    return planes
+
+
 @kernel(parallel=True)
 def tet_wall_distances(tp, T, starts, items, lo, cell, dims, C, R, limit):
     """(K,) the distance from each tetrahedron ``tp`` (K,4,3) to the nearest
@@ -252,6 +274,7 @@ def tet_wall_distances(tp, T, starts, items, lo, cell, dims, C, R, limit):
     for t in prange(tp.shape[0]):
         x = tp[t]
         best = limit * limit
+        planes = _face_planes(x)
         rng = np.empty((3, 2), np.int64)
         box = np.empty((3, 2))
         for ax in range(3):
@@ -275,6 +298,17 @@ def tet_wall_distances(tp, T, starts, items, lo, cell, dims, C, R, limit):
                             g = max(flo - box[ax, 1], box[ax, 0] - fhi, 0.0)
                             gap += g * g
                         if gap >= best:
+                            continue
+                        # a face plane with the whole triangle that far beyond it
+                        sep = -np.inf
+                        for k in range(4):
+                            lo_k = np.inf
+                            for m in range(3):
+                                lo_k = min(lo_k, planes[k, 0] * T[f, m, 0] + planes[k, 1]
+                                           * T[f, m, 1] + planes[k, 2] * T[f, m, 2]
+                                           - planes[k, 3])
+                            sep = max(sep, lo_k)
+                        if sep > 0.0 and sep * sep >= best:
                             continue
                         e = tet_triangle_distance2(tp, t, T[f])
                         if e < best:

@@ -61,7 +61,7 @@ SLIVER = 0.2
 SLIVER_PEEL = 0.02
 PEEL_ROUNDS = 8
 #: At most this many cells per axis in the grid of triangles.
-MAX_CELLS = 96
+MAX_CELLS = 256
 
 
 class Walls:
@@ -81,11 +81,23 @@ class Walls:
 
     def nearest(self, points, search):
         """``(distances (N,), nearest wall points (N,3))`` within ``search``
-        (inf beyond)."""
+        (inf beyond): looked for within a cell, then twice as far ... (a
+        wall within that distance has its box in the cells looked at)."""
         from ._snap_kernels import nearest_wall_points
-        return nearest_wall_points(np.ascontiguousarray(points, np.float64), self.tris,
-                                   self.starts, self.items, self.lo, self.cell, self.dims,
-                                   self.centres, self.radii, float(search))
+        p = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
+        d, q = np.full(len(p), np.inf), p.copy()
+        todo = np.arange(len(p))
+        reach = min(self.cell, float(search))
+        while len(todo):
+            dk, qk = nearest_wall_points(p[todo], self.tris, self.starts, self.items, self.lo,
+                                         self.cell, self.dims, self.centres, self.radii, reach)
+            found = np.isfinite(dk)
+            d[todo[found]], q[todo[found]] = dk[found], qk[found]
+            todo = todo[~found]
+            if reach >= search:
+                break
+            reach = min(2 * reach, float(search))
+        return d, q
 
     def tet_distances(self, tp, limit):
         """(K,) distance from each tetrahedron (K,4,3) to the walls, exact
@@ -125,10 +137,15 @@ def voxel_faces(vox):
     return np.asarray(vox.origin, np.float64) + vox.size * np.concatenate(tris)
 
 
-def level_walls(level, spheres, lo, hi, cell):
-    """The :class:`Walls` of a soup or voxel input and balls."""
+def level_walls(level, spheres, lo, hi, reach, search):
+    """The :class:`Walls` of a soup or voxel input and balls, in cells of
+    twice the triangles' median size (a tetrahedron's query, within
+    ``reach`` of it, sees few of them), at least ``reach``, at most
+    ``search``."""
     from .readers import Voxels
     tris = voxel_faces(level) if isinstance(level, Voxels) else level.verts[level.tris]
+    size = np.median((tris.max(axis=1) - tris.min(axis=1)).max(axis=1)) if len(tris) else search
+    cell = min(max(2.0 * float(size), reach), search)
     spheres = list(spheres)
     c = np.array([s.centre for s in spheres], np.float64).reshape(-1, 3)
     r = np.array([s.radius for s in spheres], np.float64)

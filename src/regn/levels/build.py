@@ -273,11 +273,11 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     (``"nested"``, the default: a sealed room's inside is air, a crate's in
     it solid, a closed rock's in open space solid), ``"solid"``, ``"air"``,
     or by the soup's ``"winding"`` number (see :mod:`.solid`); a voxel
-    input's are air. ``min_block``: the smallest free block (metres) the tetrahedra keep
-    (default: the finest that fits the format; a given one is kept, or
-    refused with the numbers). ``snap``: move the boundary's vertices out
-    to the clearance surface (:mod:`.snap`; else they stay on the corners
-    of the free blocks). Raises :class:`LimitError` when nothing fits.
+    input's are air. ``min_block``: the smallest free block (metres) the
+    tetrahedra keep (default: the finest that fits the format; a given one
+    is kept, or refused with the numbers). ``snap``: move the boundary's
+    vertices out to the clearance surface (:mod:`.snap`; else they stay on
+    the corners of the free blocks). Raises :class:`LimitError` when nothing fits.
     """
     free, grid, stats = level_solid(bbox, level, spheres=spheres, agent_radius=agent_radius,
                                     crack=crack, voxel_size=voxel_size,

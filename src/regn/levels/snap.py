@@ -390,8 +390,11 @@ def _overlapping(pts, tets, keep):
 def clearance_check(pts, tets, walls, reach, depth_tol):
     """``(violations, least distance)``: tetrahedra nearer the walls than
     ``reach - depth_tol`` (solid to solid), and the least distance (capped
-    at ``reach``)."""
-    d = walls.tet_distances(pts[tets], reach)
+    at ``reach``). (With no radius the cull's tetrahedra may touch a wall,
+    so touching is no violation, and this cannot tell a tetrahedron through
+    an open sheet from one touching it: the snap keeps its moved ones
+    :data:`MARGIN` / 2 off, and the voxel check holds for the others.)"""
+    d = np.minimum(walls.tet_distances(pts[tets], max(reach, MARGIN)), reach)
     return int((d < reach - depth_tol).sum()), float(d.min(initial=reach))
 
 
@@ -403,5 +406,5 @@ def move_check(pts, before, after, walls, reach, depth_tol):
     key = np.ascontiguousarray(pts, np.float32).view("V12").ravel()
     moved = np.ascontiguousarray(after, np.float32).view("V12").ravel()
     segs = np.stack([before, after, after, after], axis=1)
-    floor = reach - depth_tol
-    return np.isin(key, moved), int((walls.tet_distances(segs, floor) < floor).sum())
+    d = walls.tet_distances(segs, max(reach, MARGIN))
+    return np.isin(key, moved), int((d < reach - depth_tol).sum())

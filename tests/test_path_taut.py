@@ -69,7 +69,9 @@ def test_random_level_paths_stay_in_free_space_and_only_get_shorter(room):
         smooth = smoothed_turning_points(room, np.asarray(a), np.asarray(b), p.portals)[0]
         assert all(np.any(np.all(smooth == q, axis=1)) for q in p.points)
         counts.append(len(p.points))
-    assert max(counts) <= 4 and np.median(counts) <= 3
+    # one of the 60 has 5 points on the snapped map (its boundary follows the
+    # pillar's rounded clearance and the floor at the radius): 4 without the snap
+    assert max(counts) <= 5 and np.median(counts) <= 3
 
 
 def test_a_path_that_sees_its_goal_is_one_segment(room):

@@ -138,6 +138,10 @@ def report_lines(rep):
     if "free_regions" in rep:
         lines.append(f"  passages: {rep['free_regions_kept']} of {rep['free_regions']} free "
                      f"regions kept, in {rep['mesh_components']} connected component(s)")
+    if rep.get("snapped_vertices"):
+        lines.append(f"  walls reached: {rep['snapped_vertices']} boundary vertices moved out "
+                     f"to the agent's clearance (mean {rep['snap_mean_move']:.3g} m); nearest "
+                     f"approach of a tetrahedron to the input {rep['clearance_least']:.4g} m")
     from ..levels.build import WORLD_HINT_COVERAGE
     coarser = rep.get("min_level", 0) > 0 or rep.get("min_block_share", 1.0) < 1.0
     if rep.get("level_chosen") and coarser and (rep.get("coverage") or 1.0) < WORLD_HINT_COVERAGE:

@@ -258,7 +258,7 @@ def fit_free(free, grid, stats, *, min_block=None, seed=0, boundary=None, jitter
 
 def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
                 min_block=None, max_voxels=MAX_VOXELS, cavities=DEFAULT_CAVITIES, seed=0,
-                progress=None):
+                snap=True, progress=None):
     """``(verts (V,3) float32-exact float64, tets (T,4) int64, report)``: the
     free space of ``bbox`` (``(min, max)``, default the level's bounds) in
     ``level`` (a :class:`~regn.levels.readers.Soup` or
@@ -273,9 +273,11 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     (``"nested"``, the default: a sealed room's inside is air, a crate's in
     it solid, a closed rock's in open space solid), ``"solid"``, ``"air"``,
     or by the soup's ``"winding"`` number (see :mod:`.solid`); a voxel
-    input's are air. ``min_block``: the smallest free block (metres) the tetrahedra keep
-    (default: the finest that fits the format; a given one is kept, or
-    refused with the numbers). Raises :class:`LimitError` when nothing fits.
+    input's are air. ``min_block``: the smallest free block (metres) the
+    tetrahedra keep (default: the finest that fits the format; a given one
+    is kept, or refused with the numbers). ``snap``: move the boundary's
+    vertices out to the clearance surface (:mod:`.snap`; else they stay on
+    the corners of the free blocks). Raises :class:`LimitError` when nothing fits.
     """
     free, grid, stats = level_solid(bbox, level, spheres=spheres, agent_radius=agent_radius,
                                     crack=crack, voxel_size=voxel_size,
@@ -288,7 +290,30 @@ def build_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_s
     if not len(tets):
         raise nothing_fits(stats)
     stats["_free"] = (free, grid)
+    if snap:
+        verts, tets = _snapped(verts, tets, stats, level, spheres, grid,
+                               float(agent_radius) + 0.5 * float(crack), progress)
     return verts, tets, stats
+
+
+def _snapped(verts, tets, stats, level, spheres, grid, reach, progress=None):
+    """``(verts, tets)`` with the boundary moved out to the clearance
+    surface (:mod:`.snap`); the walls kept in ``stats["_walls"]`` for the
+    check."""
+    from .snap import level_walls, snap
+    t0 = time.perf_counter()
+    if progress is not None:
+        progress("snap", 0.7)
+    # a boundary vertex is at most about a block and a voxel's diagonal
+    # short of the clearance surface
+    search = reach + 2.0 * (stats["min_block"] + float(grid.h.max()))
+    walls = level_walls(level, spheres, grid.lo - search, grid.hi + search, reach, search)
+    verts, tets, sstats, moves = snap(verts, tets, walls, reach, (grid.lo, grid.hi),
+                                      DEPTH_TOL, search)
+    stats.update(sstats)
+    stats["_walls"] = (walls, reach, *moves)
+    stats["seconds"]["snap"] = time.perf_counter() - t0
+    return verts, tets
 
 
 def no_free_space(stats) -> BuildError:
@@ -322,8 +347,9 @@ def _walled_in_hint(stats) -> str:
 def coverage(mesh, free, grid, samples=COVERAGE_SAMPLES, seed=0):
     """Monte Carlo over the box: ``coverage`` (free-voxel samples inside a
     tetrahedron / free-voxel samples), ``free_fraction`` and ``in_solid``
-    (samples in a tetrahedron yet in a solid voxel: 0 when the cull holds,
-    up to the jitter's hair)."""
+    (samples in a tetrahedron yet in a solid voxel: up to the jitter's hair
+    from the cull; after the snap (:mod:`.snap`) also the space between the
+    voxels' rounded-up solid and the true clearance surface)."""
     from ._tetra_kernels import points_in_grid
     rng = np.random.default_rng(seed)
     n_free = n_cov = n_solid = 0
@@ -363,7 +389,7 @@ def _labels_at(points, labels, grid):
 
 def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxel_size=None,
                    min_block=None, dims=None, max_voxels=MAX_VOXELS, cavities=DEFAULT_CAVITIES,
-                   seed=0, progress=None,
+                   seed=0, snap=True, progress=None,
                    coverage_samples=COVERAGE_SAMPLES):
     """A :class:`regn.Mesh` of a level's free space (see :func:`build_level`),
     with ``mesh.build_report``: counts, the solid's figures (voxel size,
@@ -376,10 +402,11 @@ def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxe
                                       crack=crack,
                                       voxel_size=voxel_size, min_block=min_block,
                                       max_voxels=max_voxels, cavities=cavities, seed=seed,
-                                      progress=progress)
+                                      snap=snap, progress=progress)
     free, grid = report.pop("_free")
     mesh = finish(verts, tets, report, free, grid, dims=dims,
-                  coverage_samples=coverage_samples, progress=progress)
+                  coverage_samples=coverage_samples, walls=report.pop("_walls", None),
+                  progress=progress)
     report = mesh.build_report
     if isinstance(level, Soup):
         t3 = time.perf_counter()
@@ -392,13 +419,13 @@ def generate_level(bbox, level, *, spheres=(), agent_radius=0.0, crack=0.0, voxe
 
 
 def finish(verts, tets, report, free, grid, *, dims=None, coverage_samples=COVERAGE_SAMPLES,
-           jitter=None, bbox=None, progress=None):
+           jitter=None, bbox=None, walls=None, progress=None):
     """The :class:`regn.Mesh` of ``verts``, ``tets`` in the box of ``grid``,
     its ``build_report`` the ``report`` with the coverage of ``free``, the
     free regions kept, the clearance check and the counts. ``bbox``: the
-    REGN's box exactly (a tile's), when not the grid's."""
+    REGN's box exactly (a tile's), when not the grid's. ``walls``: the
+    snap's ``(walls, reach, moved vertices before, after)`` (:func:`_clearance`)."""
     from ..builder.tetmesh import build
-    from .tetra import cull
     seconds = report["seconds"]
     if progress:
         progress("build", 0.8)
@@ -410,9 +437,7 @@ def finish(verts, tets, report, free, grid, *, dims=None, coverage_samples=COVER
         progress("coverage", 0.9)
     report.update(coverage(mesh, free, grid, coverage_samples) if coverage_samples else {})
     report.update(_passages(mesh, free, grid))
-    report["clearance_violations"] = int(cull(mesh.vertices.astype(np.float64), mesh.tets,
-                                              solid_pyramid(free), grid, jitter).sum()) \
-        if len(tets) else 0
+    report.update(_clearance(mesh, free, grid, jitter, walls))
     report["clearance_ok"] = report["clearance_violations"] == 0
     seconds["check"] = time.perf_counter() - t2
     report.update(mesh.build_report)
@@ -421,3 +446,25 @@ def finish(verts, tets, report, free, grid, *, dims=None, coverage_samples=COVER
                    "refs": int(mesh.n_refs)})
     mesh.build_report = report
     return mesh
+
+
+def _clearance(mesh, free, grid, jitter=None, walls=None):
+    """``clearance_violations``: tetrahedra meeting a solid voxel (the cull's
+    promise); after a snap, those nearer the input than the reach less
+    :data:`DEPTH_TOL` (solid to solid, exact), and those meeting a solid
+    voxel that hold no snapped vertex or whose vertices' moves came nearer
+    (the moved tetrahedra are on the free side only through them)."""
+    from .tetra import cull
+    pts = mesh.vertices.astype(np.float64)
+    if not mesh.n_tets:
+        return {"clearance_violations": 0}
+    in_solid = cull(pts, mesh.tets, solid_pyramid(free), grid, jitter)
+    if walls is None:
+        return {"clearance_violations": int(in_solid.sum())}
+    from .snap import clearance_check, move_check
+    walls, reach, before, after = walls
+    near, least = clearance_check(pts, mesh.tets, walls, reach, DEPTH_TOL)
+    snapped, bad_moves = move_check(pts, before, after, walls, reach, DEPTH_TOL)
+    holds = snapped[mesh.tets].any(axis=1)
+    return {"clearance_violations": int(near + (in_solid & ~holds).sum() + bad_moves),
+            "clearance_least": least}

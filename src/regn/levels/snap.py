@@ -1,0 +1,410 @@
+"""The mesh's boundary moved out to the clearance surface.
+
+The tetrahedra of :mod:`.tetra` stop where the voxel solid (grown by the
+agent's radius rounded up to whole voxels) begins, and only at the corners
+of the coarsest blocks the format's counts allow: the navigable space ended
+a block or more short of where the agent could really go (a floor 3 m up in
+a 100 m room whose agent has a 1 m radius). Here:
+
+1. the slivers that Delaunay makes of a flat boundary's jittered corners
+   (a jitter thick, with a face on the boundary) are peeled, layer after
+   layer: they hold no volume, and would turn over when their corners move;
+2. each boundary vertex moves along its outward normal (the boundary
+   faces' around it, weighted by area and by how thick their tetrahedron
+   is) by sphere tracing: each step the distance to the nearest wall (a
+   triangle of the input, a face of a voxel input's solid, or a ball) less
+   the aim, so it stops :data:`MARGIN` beyond the reach (the radius plus
+   half the crack) and never passes it; a box-face coordinate stays;
+3. a move is kept only when every tetrahedron around the vertex keeps its
+   orientation, is not degenerate nor flat for float32
+   (:func:`.tetra._flat`), stays at least the reach less ``depth_tol`` from
+   every wall measured solid to solid (:func:`._snap_kernels.tet_wall_distances`:
+   an edge or a face cutting a convex wall corner counts, not only the
+   corners), the vertex's straight way from where the cull left it stays as
+   far, and no two tetrahedra overlap; a tetrahedron that fails halves the
+   step of its moving corners, round after round, down to no move at all.
+   A sliver whose corners all lie on the boundary and that the move
+   flattens is dropped instead (then whatever that pinches).
+
+Why the moved tetrahedra stay on the free side: a vertex's way stays off
+every wall, so it crosses none; a tetrahedron that meets no wall lies on
+one side of each, the side of its moved corner. The build report's check
+(:func:`regn.levels.build.finish`) measures all of it again on the stored
+float32 mesh.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry.tets import degenerate_threshold, signed_volumes
+from .tetra import _flat
+
+#: A snapped vertex ends this far (metres) beyond the reach from its wall,
+#: plus a few float32 steps of the coordinates (the rounding of its place).
+MARGIN = 0.002
+MARGIN_ULPS = 4
+#: Halvings of a vertex's step before it stays where the cull left it.
+HALVINGS = 6
+#: Sphere-tracing steps of a vertex's way out, and the gap (a share of the
+#: reach) where it stops.
+TRACE_STEPS = 24
+TRACE_TOL = 1e-3
+#: Passes over the boundary (a vertex held back by a neighbour that moved
+#: later tries again).
+PASSES = 2
+#: A boundary face whose tetrahedron's height over it is under this share
+#: of its longest edge counts less in its corners' way out.
+SLIVER = 0.2
+#: Tetrahedra thinner than this (:func:`_thickness`) with every corner on
+#: the boundary are peeled before the move, at most PEEL_ROUNDS layers.
+SLIVER_PEEL = 0.02
+PEEL_ROUNDS = 8
+#: At most this many cells per axis in the grid of triangles.
+MAX_CELLS = 256
+
+
+class Walls:
+    """A level's triangles (F,3,3) and balls in a uniform grid of cells,
+    for the nearest-point and tetrahedron-distance kernels."""
+
+    def __init__(self, tris, centres, radii, lo, hi, cell):
+        from ._snap_kernels import bin_triangles
+        self.tris = np.ascontiguousarray(tris, np.float64).reshape(-1, 3, 3)
+        self.centres = np.ascontiguousarray(centres, np.float64).reshape(-1, 3)
+        self.radii = np.ascontiguousarray(radii, np.float64).reshape(-1)
+        lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+        cell = max(float(cell), float((hi - lo).max()) / MAX_CELLS, 1e-9)
+        self.lo, self.cell = lo, cell
+        self.dims = np.maximum(1, np.ceil((hi - lo) / cell)).astype(np.int64)
+        self.starts, self.items = bin_triangles(self.tris, lo, cell, self.dims)
+
+    def nearest(self, points, search):
+        """``(distances (N,), nearest wall points (N,3))`` within ``search``
+        (inf beyond): looked for within a cell, then twice as far ... (a
+        wall within that distance has its box in the cells looked at)."""
+        from ._snap_kernels import nearest_wall_points
+        p = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
+        d, q = np.full(len(p), np.inf), p.copy()
+        todo = np.arange(len(p))
+        reach = min(self.cell, float(search))
+        while len(todo):
+            dk, qk = nearest_wall_points(p[todo], self.tris, self.starts, self.items, self.lo,
+                                         self.cell, self.dims, self.centres, self.radii, reach)
+            found = np.isfinite(dk)
+            d[todo[found]], q[todo[found]] = dk[found], qk[found]
+            todo = todo[~found]
+            if reach >= search:
+                break
+            reach = min(2 * reach, float(search))
+        return d, q
+
+    def tet_distances(self, tp, limit):
+        """(K,) distance from each tetrahedron (K,4,3) to the walls, exact
+        below ``limit`` (``limit`` when none is nearer)."""
+        from ._snap_kernels import tet_wall_distances
+        if not len(tp):
+            return np.zeros(0)
+        return tet_wall_distances(np.ascontiguousarray(tp, np.float64), self.tris, self.starts,
+                                  self.items, self.lo, self.cell, self.dims, self.centres,
+                                  self.radii, float(limit))
+
+
+def voxel_faces(vox):
+    """(F,3,3) the triangles of the faces of a voxel input's solid voxels
+    that no other solid voxel covers (two a face)."""
+    ijk = np.asarray(vox.ijk, np.int64)
+    if not len(ijk):
+        return np.zeros((0, 3, 3))
+    base = ijk.min(axis=0) - 1
+    n = ijk.max(axis=0) - base + 2
+    occ = np.zeros(tuple(int(x) for x in n), bool)
+    occ[tuple((ijk - base).T)] = True
+    tris = []
+    for axis in range(3):
+        u, w = [(1, 2), (2, 0), (0, 1)][axis]
+        for side in (0, 1):
+            step = np.zeros(3, np.int64)
+            step[axis] = 1 if side else -1
+            nb = ijk - base + step
+            open_ = ~occ[tuple(nb.T)]
+            c = ijk[open_].astype(np.float64)
+            c[:, axis] += side
+            eu, ew = np.zeros(3), np.zeros(3)
+            eu[u], ew[w] = 1.0, 1.0
+            q = np.stack([c, c + eu, c + eu + ew, c + ew], axis=1)
+            tris += [q[:, [0, 1, 2]], q[:, [0, 2, 3]]]
+    return np.asarray(vox.origin, np.float64) + vox.size * np.concatenate(tris)
+
+
+def level_walls(level, spheres, lo, hi, reach, search):
+    """The :class:`Walls` of a soup or voxel input and balls, in cells of
+    twice the triangles' median size (a tetrahedron's query, within
+    ``reach`` of it, sees few of them), at least ``reach``, at most
+    ``search``."""
+    from .readers import Voxels
+    tris = voxel_faces(level) if isinstance(level, Voxels) else level.verts[level.tris]
+    size = np.median((tris.max(axis=1) - tris.min(axis=1)).max(axis=1)) if len(tris) else search
+    cell = min(max(2.0 * float(size), reach), search)
+    spheres = list(spheres)
+    c = np.array([s.centre for s in spheres], np.float64).reshape(-1, 3)
+    r = np.array([s.radius for s in spheres], np.float64)
+    return Walls(tris, c, r, lo, hi, cell)
+
+
+#: The faces of a tetrahedron, face k leaving out corner k.
+FACES = np.array([[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]])
+
+
+def outer_faces(tets):
+    """(T,4) bool: face k (leaving out corner k) of each tetrahedron is on
+    the boundary (no other tetrahedron has it)."""
+    f = np.sort(tets[:, FACES], axis=2).reshape(-1, 3)
+    n = np.int64(max(int(tets.max()) + 1, 1)) if len(tets) else np.int64(1)
+    key = (f[:, 0] * n + f[:, 1]) * n + f[:, 2]
+    _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return (counts[inv] == 1).reshape(-1, 4)
+
+
+def boundary_vertices(tets):
+    """(M,) the vertices on faces that only one tetrahedron has."""
+    return np.unique(tets[:, FACES][outer_faces(tets)])
+
+
+def _vertex_tets(tets, n):
+    """CSR (starts, tet ids) of the tetrahedra around each vertex."""
+    order = np.argsort(tets.ravel(), kind="stable")
+    starts = np.searchsorted(tets.ravel()[order], np.arange(n + 1))
+    return starts, order // 4
+
+
+def _around(starts, around, v):
+    """The tetrahedra around any of the vertices ``v``."""
+    n = starts[v + 1] - starts[v]
+    first = np.repeat(starts[v] - np.concatenate([[0], np.cumsum(n)[:-1]]), n)
+    return np.unique(around[first + np.arange(n.sum())])
+
+
+def _judged(pts, tets, sign, rim, walls, floor):
+    """``(bad, collapsed)`` (K,) bool of ``tets`` at ``pts``: nearer the
+    walls than ``floor``, or turned over, degenerate or flat for float32;
+    those of the latter with every corner on the boundary (``rim``: a
+    sliver of the boundary's jittered plane, flattened when its corners
+    reach the wall's clearance plane together) are collapsed instead: they
+    are dropped, not a reason to hold the move back."""
+    tp = pts[tets]
+    vol = signed_volumes(tp)
+    worn = (np.sign(vol) != sign) | (np.abs(vol) <= 10 * degenerate_threshold(tp)) | \
+        _flat(tp, vol)
+    near = walls.tet_distances(tp, floor) < floor
+    collapsed = worn & ~near & rim[tets].all(axis=1)
+    return near | (worn & ~collapsed), collapsed
+
+
+def snap(verts, tets, walls, reach, box, depth_tol, search):
+    """``(verts, tets, stats, (before, after))``: ``verts`` with the
+    boundary's moved toward the walls (see the module's docstring), ``tets``
+    without the slivers that flattens, the moved vertices' places. ``box``
+    ``(lo, hi)``: they stay in it (a coordinate on one of its faces stays
+    there); ``search``: how far from the walls a vertex may start."""
+    lo, hi = (np.asarray(b, np.float64) for b in box)
+    lo32 = np.maximum(lo.astype(np.float32).astype(np.float64), lo)
+    hi32 = np.minimum(hi.astype(np.float32).astype(np.float64), hi)
+    scale = float(np.abs(np.concatenate([lo, hi])).max())
+    margin = MARGIN + MARGIN_ULPS * float(np.spacing(np.float32(max(scale, 1e-30))))
+    stats = {"snapped_vertices": 0, "snap_rounds": 0, "snap_mean_move": 0.0}
+    floor = max(reach - depth_tol, 0.5 * margin)
+    tets, stats["snap_peeled_slivers"] = _peeled(verts, tets)
+    sign = np.sign(signed_volumes(verts[tets]))
+    starts, around = _vertex_tets(tets, len(verts))
+    b = boundary_vertices(tets)
+    rim = np.zeros(len(verts), bool)
+    rim[b] = True
+    pts = verts
+    for _ in range(PASSES):
+        b, normal = _normals(pts, tets)
+        delta = _traces(pts[b], normal, walls, reach + margin, search - reach, lo32, hi32)
+        go = np.any(delta != 0.0, axis=1)
+        if not go.any():
+            break
+        pts = _settle(pts, verts, tets, b[go], delta[go], (sign, rim), (starts, around),
+                      walls, floor, (lo32, hi32), stats)
+    move = np.linalg.norm(pts[b] - verts[b], axis=1)
+    stats.update({"snapped_vertices": int((move > 0).sum()),
+                  "snap_mean_move": float(move[move > 0].mean()) if (move > 0).any() else 0.0})
+    moved = np.flatnonzero(np.any(pts != verts, axis=1))
+    return (*_without_collapsed(pts, tets, sign, rim, walls, floor, stats),
+            (verts[moved], pts[moved]))
+
+
+def _without_collapsed(pts, tets, sign, rim, walls, floor, stats):
+    """``(pts, tets)`` without the collapsed slivers (and what dropping
+    them pinches or cuts off), the points unused dropped."""
+    from ..builder.unpinch import unpinch
+    from ..builder.world import drop_specks
+    _, collapsed = _judged(pts, tets, sign, rim, walls, floor)
+    tets, n_pinch = unpinch(pts, tets[~collapsed])
+    tets, n_specks = drop_specks(pts, tets)
+    stats.update({"snap_dropped_slivers": int(collapsed.sum()),
+                  "snap_dropped_pinching": int(n_pinch), "snap_dropped_specks": int(n_specks)})
+    used, inv = np.unique(tets.ravel(), return_inverse=True)
+    return pts[used], inv.reshape(-1, 4).astype(np.int64), stats
+
+
+def _thickness(tp):
+    """(T,) each tetrahedron's least height over its longest edge (about
+    0.4 for a cube's sixth, 0 for a flat one)."""
+    vol = np.abs(signed_volumes(tp))
+    area = np.max([np.linalg.norm(np.cross(tp[:, b] - tp[:, a], tp[:, c] - tp[:, a]), axis=1)
+                   for a, b, c in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))], axis=0) / 2
+    edge = np.max([np.linalg.norm(tp[:, j] - tp[:, i], axis=1)
+                   for i in range(4) for j in range(i + 1, 4)], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.nan_to_num(3 * vol / (area * edge))
+
+
+def _peeled(pts, tets):
+    """``(tets, dropped)``: without the slivers with a face on the
+    boundary, layer after layer. Delaunay over the jittered corners of a flat boundary
+    (a floor's) joins them into tetrahedra a jitter thick, in layers, some
+    with a face on the boundary, others over a boundary vertex: moving that
+    vertex out to the wall would turn them over. They hold no volume."""
+    from ..builder.unpinch import unpinch
+    from ..builder.world import drop_specks
+    thin = _thickness(pts[tets]) < SLIVER_PEEL
+    dropped = 0
+    for _ in range(PEEL_ROUNDS):
+        drop = thin & outer_faces(tets).any(axis=1)
+        if not drop.any():
+            break
+        tets, thin = tets[~drop], thin[~drop]
+        dropped += int(drop.sum())
+    tets, n_pinch = unpinch(pts, tets)
+    tets, n_specks = drop_specks(pts, tets)
+    return tets, dropped + n_pinch + n_specks
+
+
+def _normals(pts, tets):
+    """``(vertices (M,), unit normals (M,3))``: the boundary's vertices and
+    the area-weighted mean of the outward normals of the boundary faces
+    around each."""
+    outer = outer_faces(tets)
+    f, apex = tets[:, FACES][outer], tets[outer]
+    a, b_, c = pts[f[:, 0]], pts[f[:, 1]], pts[f[:, 2]]
+    n = np.cross(b_ - a, c - a)
+    lift = np.einsum("ij,ij->i", n, pts[apex] - a)
+    # weighted by how far the tetrahedron's fourth corner stands off the
+    # face, over the face's longest edge: the slivers of the boundary's
+    # jittered plane (all four corners on it, faces of any size) have no
+    # say in the way out
+    edge = np.max([np.linalg.norm(x, axis=1) for x in (b_ - a, c - a, c - b_)], axis=0)
+    area2 = np.linalg.norm(n, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        thick = np.nan_to_num(np.abs(lift) / (area2 * edge))
+    n *= (-np.sign(lift) * np.minimum(thick / SLIVER, 1.0))[:, None]
+    acc = np.zeros_like(pts)
+    for k in range(3):
+        np.add.at(acc, f[:, k], n)
+    verts = np.unique(f)
+    nv = acc[verts]
+    length = np.linalg.norm(nv, axis=1)
+    return verts, np.divide(nv, length[:, None], out=np.zeros_like(nv),
+                            where=length[:, None] > 0)
+
+
+def _traces(p, n, walls, aim, travel, lo32, hi32):
+    """(N,3) the moves of points ``p`` along the directions ``n`` up to
+    ``aim`` from the walls: sphere tracing (each step the distance to the
+    nearest wall less ``aim``, so no step passes the surface), at most
+    ``travel``; a coordinate on the box's face stays, and a point with no
+    wall within reach of its way stays."""
+    n = np.where((p <= lo32) | (p >= hi32), 0.0, n)
+    t = np.zeros(len(p))
+    seen = np.zeros(len(p), bool)
+    live = np.linalg.norm(n, axis=1) > 0.5
+    for _ in range(TRACE_STEPS):
+        if not live.any():
+            break
+        i = np.flatnonzero(live)
+        d, _ = walls.nearest(np.clip(p[i] + t[i, None] * n[i], lo32, hi32), aim + travel)
+        seen[i] |= np.isfinite(d)
+        gap = np.where(np.isfinite(d), d - aim, travel)
+        t[i] = np.minimum(t[i] + np.maximum(gap, 0.0), travel)
+        live[i] = (gap > TRACE_TOL * aim) & (t[i] < travel)
+    t[~seen] = 0.0
+    return np.clip(p + t[:, None] * n, lo32, hi32) - p
+
+
+def _settle(verts, origin, tets, b, delta, judge, vertex_tets, walls, floor, box, stats):
+    """``verts`` with ``b`` moved by as much of ``delta`` as every
+    tetrahedron around them allows, and the straight way from their
+    ``origin`` (the step of a failing one's moving corners halved, round
+    after round)."""
+    sign, rim = judge
+    starts, around = vertex_tets
+    step = np.ones(len(b))
+    changed = np.ones(len(b), bool)
+    pts = verts
+    while changed.any():
+        pts = _placed(verts, b, delta, step, *box)
+        stats["snap_rounds"] += 1
+        cand = _around(starts, around, b[changed])
+        bad = cand[_judged(pts, tets[cand], sign[cand], rim, walls, floor)[0]]
+        idx = np.flatnonzero(changed)
+        segs = np.stack([origin[b[idx]], pts[b[idx]], pts[b[idx]], pts[b[idx]]], axis=1)
+        stray = idx[walls.tet_distances(segs, floor) < floor]
+        if not len(bad) and not len(stray):
+            collapsed = _judged(pts, tets, sign, rim, walls, floor)[1]
+            bad = _overlapping(pts, tets, ~collapsed)
+            if len(bad):                 # a move into another part of the mesh: none at all
+                hit = np.isin(b, tets[bad].ravel()) & (step > 0)
+                step[hit] = 0.0
+                changed = hit
+                continue
+        hit = np.isin(b, tets[bad].ravel()) & (step > 0)
+        hit[stray] = True
+        step[hit] *= 0.5
+        step[step < 0.5 ** HALVINGS] = 0.0
+        changed = hit
+    return pts
+
+
+def _placed(verts, b, delta, step, lo32, hi32):
+    """``verts`` with vertices ``b`` moved by ``step`` of ``delta``, in the
+    box, at float32 positions."""
+    pts = verts.copy()
+    moved = np.clip(verts[b] + step[:, None] * delta, lo32, hi32)
+    pts[b] = moved.astype(np.float32).astype(np.float64)
+    return pts
+
+
+def _overlapping(pts, tets, keep):
+    """The tetrahedra (of those ``keep``) in a pair that overlap (what the
+    REGN build refuses)."""
+    from ..geometry.overlap import overlapping_tets
+    idx = np.flatnonzero(keep)
+    found = overlapping_tets(pts[tets[idx]], tets[idx])
+    return idx[np.unique(np.asarray(found.pairs, np.int64).ravel())]
+
+
+def clearance_check(pts, tets, walls, reach, depth_tol):
+    """``(violations, least distance)``: tetrahedra nearer the walls than
+    ``reach - depth_tol`` (solid to solid), and the least distance (capped
+    at ``reach``). (With no radius the cull's tetrahedra may touch a wall,
+    so touching is no violation, and this cannot tell a tetrahedron through
+    an open sheet from one touching it: the snap keeps its moved ones
+    :data:`MARGIN` / 2 off, and the voxel check holds for the others.)"""
+    d = np.minimum(walls.tet_distances(pts[tets], max(reach, MARGIN)), reach)
+    return int((d < reach - depth_tol).sum()), float(d.min(initial=reach))
+
+
+def move_check(pts, before, after, walls, reach, depth_tol):
+    """``(snapped (V,) bool, bad moves)``: which of the vertices ``pts`` are
+    at a moved place ``after`` (M,3), and how many of the moves from
+    ``before`` came nearer the walls than the reach less ``depth_tol``
+    on their way (a move that crossed a wall would have)."""
+    key = np.ascontiguousarray(pts, np.float32).view("V12").ravel()
+    moved = np.ascontiguousarray(after, np.float32).view("V12").ravel()
+    segs = np.stack([before, after, after, after], axis=1)
+    d = walls.tet_distances(segs, max(reach, MARGIN))
+    return np.isin(key, moved), int((d < reach - depth_tol).sum())

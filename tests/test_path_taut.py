@@ -74,6 +74,29 @@ def test_random_level_paths_stay_in_free_space_and_only_get_shorter(room):
     assert max(counts) <= 5 and np.median(counts) <= 3
 
 
+def test_a_ships_level_path_is_a_few_straight_legs_clear_by_its_radius(room, monkeypatch):
+    """A sphere's path gets the taut pass too, with the sphere's own sight:
+    few points, each leg clear for the radius, never longer than the
+    kept-clear smoother's polyline (the pass turned off)."""
+    r = 1.5
+    pts = room.random_points(40, seed=8, radius=r)
+    pairs = list(zip(pts[::2], pts[1::2])) + [((10, 10, 5), (90, 90, 5))]
+    paths = [room.find_path(a, b, radius=r) for a, b in pairs]
+    import regn.query.paths.taut as taut
+    monkeypatch.setattr(taut, "taut_points", lambda points, sees_from: points)
+    before = [room.find_path(a, b, radius=r) for a, b in pairs]
+    counts = []
+    for p, q in zip(paths, before):
+        assert p.found and q.found
+        L, turns = _legs(p.points)
+        assert room.line_of_sight(p.points[:-1], p.points[1:], radius=r).all()
+        assert L.min() > 1e-3 and (turns >= 1.0).all()
+        assert p.length <= q.length * (1 + 1e-12)
+        counts.append(len(p.points))
+    assert max(counts) <= 6 and np.median(counts) <= 3
+    assert sum(len(q.points) for q in before) > sum(counts)
+
+
 def test_a_path_that_sees_its_goal_is_one_segment(room):
     p = room.find_path((5, 5, 5), (95, 30, 5))         # passes south of the pillar
     assert room.line_of_sight([(5, 5, 5)], [(95, 30, 5)])[0]

@@ -79,6 +79,20 @@ def mesh_sight(mesh):
     return s["taut_sight"]
 
 
+def sphere_sight(mesh, radius):
+    """``sees_from`` for :func:`taut_points` of a sphere's path: the sphere
+    of ``radius`` swept along each segment touches no wall
+    (:func:`regn.query.sight.sweep.line_of_sight_radius`, one thread)."""
+    from ..sight.sweep import line_of_sight_radius
+
+    def sees_from(a, later):
+        rep = np.empty((len(later), 3))
+        rep[:] = a
+        return line_of_sight_radius(mesh, rep, np.ascontiguousarray(later, np.float64),
+                                    radius, workers=1)
+    return sees_from
+
+
 def taut_mesh_path(mesh, points):
     """:func:`taut_points` with the mesh's own line of sight."""
     if len(points) <= 2 or not mesh.n_tets:

@@ -290,6 +290,9 @@ def radius_route(mesh, rs, slot, ends, smooth=True, count=True):
         from .keep_clear import smooth_keeping
         points = smooth_keeping(mesh, ends, corridor, portals, points, rs.radius, rs.r_eff,
                                 masked.near)
+        if len(points) > 2:         # the corridor's bends in open space (regn.query.paths.taut)
+            from ..paths.taut import sphere_sight, taut_points
+            points = taut_points(points, sphere_sight(mesh, 0.5 * (rs.radius + rs.r_eff)))
     seg = points[1:] - points[:-1]
     length = float(np.sqrt(np.einsum("ij,ij->i", seg, seg)).sum())
     return Path(True, NAMES[OK], float(cost), corridor, portals, points, length)

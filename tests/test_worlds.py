@@ -341,8 +341,8 @@ def test_a_world_of_one_tile_gets_its_query_file(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["w.json", "w_0_0_0.query", "w_0_0_0.rgn"]
     world = regn.load(tmp_path / "w.json")
     assert repr(world) == (f"<regn.World {str(tmp_path / 'w.json')!r}: 1 tile 1x1x1, "
-                           f"{m.tiles[0].tets} tetrahedra, 0 links; holds 0 tiles "
-                           "(0 loaded, max_tiles=8)>")
+                           f"{m.tiles[0].tets} tetrahedra, 0 links; no tiles in memory "
+                           "(max_tiles=8)>")
 
 
 def test_existing_output_is_refused(world_dir):

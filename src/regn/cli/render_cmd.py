@@ -72,9 +72,9 @@ def path_arg(mesh, args):
     from ..export.render import route_parts
     from ..units import unit_of
     route = _find_path(mesh, values, radius, args)
-    unit = unit_of(mesh)
-    said = route_parts(route, unit)[2]
-    return route, said + (f" for a sphere of radius {unit.length(radius, 'g')}"
+    said = route_parts(route, unit_of(mesh))[2]
+    # (the radius as given: in metres, as --radius takes it)
+    return route, said + (f" for a sphere of radius {radius:g} m"
                           if radius > 0 and route.found else "")
 
 

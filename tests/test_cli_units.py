@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import regn
-from conftest import sphere_holes_map
+from conftest import one_error_line, sphere_holes_map
 from regn.cli import main
 
 
@@ -85,3 +85,6 @@ def test_render_and_view_draw_a_spheres_path(room, tmp_path, capsys, command, ou
     assert main([command, path, "-o", str(tmp_path / out), *extra, "--path", *ends,
                  "--radius", "5", "--force"]) == 0
     assert "for a sphere of radius 5 m" in capsys.readouterr().out
+    code = main([command, path, "-o", str(tmp_path / out), *extra, "--radius", "5",
+                 "--force"])
+    one_error_line(capsys, code, "--radius 5", "--path")

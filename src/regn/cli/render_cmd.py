@@ -68,6 +68,10 @@ def path_arg(mesh, args):
     without ``--path``."""
     values, radius = args.path, args.radius
     if values is None:
+        if radius:
+            from ..errors import QueryError
+            raise QueryError(f"--radius {radius:g}: the radius of --path's sphere; give "
+                             "--path too")
         return None, None
     from ..export.render import route_parts
     from ..units import unit_of

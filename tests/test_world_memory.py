@@ -76,15 +76,18 @@ def test_an_evicted_tile_lets_go_of_its_mesh_and_maps(world_dir):
 
 def test_repr_counts_the_tiles_memory_lists(world_dir):
     """A path across the world with max_tiles=1: one tile stays loaded, the
-    others it crossed keep their walk slots; the repr says both, as
-    memory() lists them."""
+    others it crossed keep only their walk slots' arrays; the repr says how
+    many of each, as memory() lists them."""
     w = regn.load(world_dir / "world.json", max_tiles=1)
     assert repr(w).endswith("8 tiles 2x2x2, " f"{w.n_tets} tetrahedra, 12 links; "
-                            "holds 0 tiles (0 loaded, max_tiles=1)>")
+                            "no tiles in memory (max_tiles=1)>")
     assert w.find_path((-0.9 * H,) * 3, (0.9 * H,) * 3).found
-    held = len(w.memory()["tiles"])
-    assert held > len(w.loaded) == 1
-    assert repr(w).endswith(f"; holds {held} tiles (1 loaded, max_tiles=1)>")
+    tiles = w.memory()["tiles"]
+    walk = [t for t, f in tiles.items() if t not in w.loaded
+            and f["parts"]["slot"]["own"] + f["parts"]["slot"]["mapped"] > 0]
+    assert len(tiles) > len(w.loaded) == 1 and len(walk) == len(tiles) - 1
+    assert repr(w).endswith(f"; {len(tiles)} tiles in memory: 1 loaded (max_tiles=1), "
+                            f"{len(walk)} walk arrays only>")
 
 
 def test_footprint_counts_the_files_and_the_search_state(world_dir):

@@ -3,6 +3,7 @@
 One small world is built once (a 40 km cube, 12 asteroids, 2x2x2 tiles of
 20 km) and shared; the tests that change a manifest work on copies."""
 
+import io
 import json
 import os
 import shutil
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import regn
-from conftest import FIELD_WORLD_BOX, FIELD_WORLD_H, field_world_rocks
+from conftest import FIELD_WORLD_BOX, FIELD_WORLD_H, field_world_rocks, one_error_line
 from regn.builder.obstacles import random_asteroid_field
 from regn.cli import main
 from regn.errors import FormatError
@@ -340,8 +341,8 @@ def test_a_world_of_one_tile_gets_its_query_file(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["w.json", "w_0_0_0.query", "w_0_0_0.rgn"]
     world = regn.load(tmp_path / "w.json")
     assert repr(world) == (f"<regn.World {str(tmp_path / 'w.json')!r}: 1 tile 1x1x1, "
-                           f"{m.tiles[0].tets} tetrahedra, 0 links; holds 0 tiles "
-                           "(0 loaded, max_tiles=8)>")
+                           f"{m.tiles[0].tets} tetrahedra, 0 links; no tiles in memory "
+                           "(max_tiles=8)>")
 
 
 def test_existing_output_is_refused(world_dir):
@@ -372,6 +373,46 @@ def test_cli_verify_names_a_changed_tile(copy, capsys):
     assert main(["verify", str(copy / "world.json")]) != 0
     err = capsys.readouterr()
     assert "1_1_1" in err.out + err.err
+
+
+def test_cli_verify_a_truncated_tile_is_unreadable_input(copy, capsys):
+    """A tile cut short cannot be read: exit 2 and one ``regn:`` line naming
+    the tile's file (as verify gives a map it cannot read); a tile that reads
+    but was changed fails the world: exit 1."""
+    p = copy / "world_0_1_1.rgn"
+    whole = p.read_bytes()
+    p.write_bytes(whole[:len(whole) // 2])
+    code = main(["verify", str(copy / "world.json")])
+    one_error_line(capsys, code, "tiles[3]", "world_0_1_1.rgn", "truncated")
+    assert main(["verify", str(copy / "world.json"), "--json"]) == 2
+    rows = json.loads(capsys.readouterr().out)["files"][0]["tiles"]
+    assert [r["readable"] for r in rows] == [True] * 3 + [False] + [True] * 4
+    changed = bytearray(whole)
+    changed[300] ^= 0xFF
+    p.write_bytes(bytes(changed))
+    assert main(["verify", str(copy / "world.json")]) == 1
+    out = capsys.readouterr()
+    assert "world_0_1_1.rgn): sha256 does not match" in out.out and out.err == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_cli_verify_of_a_world_shows_each_tile_at_a_terminal(world_dir, monkeypatch, capsys):
+    import regn.cli._progress as progress
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 0.0)
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["verify", str(world_dir / "world.json"), "--strict"]) == 0
+    shown = terminal.getvalue()
+    assert "tile 1 of 8" in shown and "tile 8 of 8" in shown and "links" in shown
+    assert shown.endswith("\r")                          # the line wiped at the end
+    terminal.seek(0)
+    terminal.truncate()
+    assert main(["verify", str(world_dir / "world.json"), "--json"]) == 0
+    assert terminal.getvalue() == ""
 
 
 def test_cli_build_writes_a_world_and_refuses_to_overwrite(tmp_path, capsys):

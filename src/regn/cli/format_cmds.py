@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import RegnError
 from ..inputs.numbers import whole
+from ..units import unit_for_box
 from ._common import add_json_option, load_mesh, print_json
 
 
@@ -90,13 +91,15 @@ def run_info(args) -> int:
           f"POF0 {s['pof0_dialect']}-byte dialect")
     print(f"  {c['vertices']} vertices, {c['tets']} tetrahedra, {c['faces']} faces "
           f"({s['boundary_faces']} on the boundary)")
-    print(f"  bbox {fmt3(lo)} .. {fmt3(hi)}  ({fmt3(box / 1000)} km)")
-    print(f"  grid {'x'.join(map(str, s['dims']))} cells of {fmt3(np.asarray(s['cell_size']) / 1000)} km; "
+    unit = unit_for_box(lo, hi)         # metres for a room, km for a field
+    print(f"  bbox {fmt3(lo)} .. {fmt3(hi)}  ({fmt3(unit.scale(box))} {unit.name})")
+    print(f"  grid {'x'.join(map(str, s['dims']))} cells of "
+          f"{fmt3(unit.scale(s['cell_size']))} {unit.name}; "
           f"{s['occupied_cells']} of {cells} occupied; refs per occupied cell "
           f"{s['refs_per_occupied_cell']['min']}..{s['refs_per_occupied_cell']['max']} "
           f"(mean {s['refs_per_occupied_cell']['mean']:.1f}), {c['refs']} refs")
     free = s["volume"] / float(np.prod(box)) if np.prod(box) > 0 else 0.0
-    print(f"  navigable volume {s['volume'] / 1e9:.6g} km^3 ({100 * free:.1f} % of the box)")
+    print(f"  navigable volume {unit.volume(s['volume'])} ({100 * free:.1f} % of the box)")
     print("  sections:")
     for sec in s["sections"]:
         print(f"    {sec['section']} {sec['name']:<9} at {sec['offset']:#08x}  "

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 
-from ..inputs.numbers import whole
+from ..inputs.numbers import number, whole
 from ._common import (add_json_option, check_output, coordinate, load_mesh, read_points,
                       report_written)
 
-DESCRIPTION = """Draw the mesh to a PNG (axes in km). Views: 3d (asteroid surfaces
-shaded, box as wireframe), grid (top view of tetrahedra listed per cell, summed
+DESCRIPTION = """Draw the mesh to a PNG (axes in metres for a map under 10 km, in km for a
+larger one). Views: 3d (asteroid surfaces shaded, box as wireframe), grid (top view of tetrahedra listed per cell, summed
 over z), slice (cross-section at --slice, cut tetrahedra coloured by connected
 component), all (the three plus a perpendicular slice; the default). A --slice
 plane must cut the box: one outside it (or on a wall) is refused."""
@@ -26,6 +26,7 @@ def add_parser(sub, name, help_text):
                         "default z through the box centre)")
     p.add_argument("--path", nargs=6, type=coordinate, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                    help="overlay the shortest path between these two points")
+    add_radius_option(p)
     p.add_argument("--points", metavar="FILE",
                    help="overlay points (x y z lines, .csv or .npy; '-' for stdin)")
     p.add_argument("--size", default="1200x900", metavar="WxH",
@@ -53,14 +54,46 @@ def parse_size(text):
     return int(m.group(1)), int(m.group(2))
 
 
-def path_arg(mesh, values):
-    """(the path result of ``--path``, the words saying what it is: "path 143.2 km,
-    12 points" or "no path (start_outside)"); (None, None) without ``--path``."""
+def add_radius_option(p):
+    """``--radius R``, for ``--path`` (as ``regn path --radius``)."""
+    p.add_argument("--radius", type=number, default=0.0, metavar="R",
+                   help="with --path: the path of a sphere of R metres (it never comes "
+                        "closer than R to a wall), as 'regn path --radius'")
+
+
+def path_arg(mesh, args):
+    """(the path result of ``--path``, for a sphere of ``--radius``, and the
+    words saying what it is: "path 143.2 km, 12 points", "path 87.3 m, 4
+    points" (:mod:`regn.units`) or "no path (start_outside)"); (None, None)
+    without ``--path``."""
+    values, radius = args.path, args.radius
     if values is None:
+        if radius:
+            from ..errors import QueryError
+            raise QueryError(f"--radius {radius:g}: the radius of --path's sphere; give "
+                             "--path too")
         return None, None
     from ..export.render import route_parts
-    route = mesh.find_path(values[:3], values[3:])
-    return route, route_parts(route)[2]
+    from ..units import unit_of
+    route = _find_path(mesh, values, radius, args)
+    said = route_parts(route, unit_of(mesh))[2]
+    # (the radius as given: in metres, as --radius takes it)
+    return route, said + (f" for a sphere of radius {radius:g} m"
+                          if radius > 0 and route.found else "")
+
+
+def _find_path(mesh, values, radius, args):
+    """``mesh.find_path`` between the six ``values``; a world's sphere path
+    (seconds: its tiles' clearances) shows progress at a terminal."""
+    if radius <= 0 or not getattr(mesh, "is_world", False):
+        return mesh.find_path(values[:3], values[3:], radius=radius)
+    from ._progress import Progress
+    mesh.progress = Progress.for_args(args)
+    try:
+        return mesh.find_path(values[:3], values[3:], radius=radius)
+    finally:
+        mesh.progress.close()
+        mesh.progress = None
 
 
 def route_summary(route):
@@ -107,7 +140,7 @@ def run(args) -> int:
     mesh = load_mesh(args.file)
     if getattr(mesh, "is_world", False):
         return _render_world(args, mesh, out, size)
-    route, said = path_arg(mesh, args.path)
+    route, said = path_arg(mesh, args)
     render(mesh, out, view=args.view, slice=args.slice, path=route,
            points=points_arg(args.points), size=size, dpi=args.dpi, title=args.title,
            grid_reduce=args.grid_reduce)
@@ -123,7 +156,7 @@ def _render_world(args, world, out, size) -> int:
     if args.view != "all" or args.slice is not None:
         raise ExportError(f"render: {args.file} is a world: it is drawn as its tiles (3D "
                           "and from above); --view and --slice are a REGN's")
-    route, said = path_arg(world, args.path)
+    route, said = path_arg(world, args)
     render_world(world, out, path=route, points=points_arg(args.points), size=size,
                  dpi=args.dpi, title=args.title)
     written(args, out, f"wrote {out}: {size[0]}x{size[1]} px, {world.n_tiles} tiles, "

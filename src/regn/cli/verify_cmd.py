@@ -2,7 +2,10 @@
 
 Exit 0 when every file passes, 1 when any fails, 2 when any file cannot be
 read as REGN at all (that file gets one ``regn: FILE: offset 0x…: what`` line
-on stderr; the others are still checked).
+on stderr; the others are still checked). A world's manifest counts as
+unreadable when it, or any of its tiles, cannot be read (missing, cut short,
+not a REGN: one ``regn:`` line a tile, naming it); a tile that reads but is
+not the manifest's or fails a check fails the world.
 """
 
 from __future__ import annotations
@@ -49,25 +52,34 @@ def _table(report, out):
 
 
 def _world(path, args):
-    """``(ok or None when unreadable, its JSON document)`` of a world's
-    manifest, its lines printed (regn.world.verify)."""
+    """``(ok or None when it or a tile is unreadable, its JSON document)`` of
+    a world's manifest, its lines printed (regn.world.verify): progress "tile
+    k of n" at a terminal, one ``regn:`` line on stderr per unreadable tile."""
     from ..world.verify import verify_world
+    from ._progress import Progress
+    bar = Progress.for_args(args)
     try:
-        report = verify_world(path, strict=args.strict)
+        report = verify_world(path, strict=args.strict, progress=bar)
     except RegnError as e:
+        bar.close()
         print(f"regn: {e}", file=sys.stderr)
         return None, {"path": path, "ok": False, "error": str(e)}
+    bar.close()
+    unreadable = report.unreadable
+    for row in unreadable:
+        print(f"regn: {row['problem']}", file=sys.stderr)
     if not args.json:
         good = sum(t["ok"] for t in report.tiles)
         links = sum(lk["ok"] for lk in report.links)
         print(f"{path}: {'ok' if report.ok else 'FAIL'}  (world: {good} of "
-              f"{len(report.tiles)} tiles pass{' --strict' if args.strict else ''}, "
+              f"{len(report.tiles)} tiles pass{' --strict' if args.strict else ''}"
+              f"{f', {len(unreadable)} unreadable' if unreadable else ''}, "
               f"{links} of {len(report.links)} links match)")
         for row in report.tiles + report.links:
-            if not row["ok"]:
+            if not row["ok"] and row.get("readable", True):    # (unreadable: on stderr)
                 print(f"  {row['problem']}")
         print()
-    return report.ok, report.to_dict()
+    return (None if unreadable else report.ok), report.to_dict()
 
 
 def run(args) -> int:

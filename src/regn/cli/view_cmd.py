@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._common import add_json_option, check_output, coordinate, load_mesh
-from .render_cmd import path_arg, points_arg, written
+from .render_cmd import add_radius_option, path_arg, points_arg, written
 
 DESCRIPTION = """Write a self-contained HTML page (plotly, JavaScript inlined: no network
 needed) showing the asteroid surfaces, the box, the occupied grid cells and
@@ -18,6 +18,7 @@ def add_parser(sub, name, help_text):
     p.add_argument("-o", "--output", required=True, metavar="OUT.html")
     p.add_argument("--path", nargs=6, type=coordinate, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                    help="show the shortest path between these two points")
+    add_radius_option(p)
     p.add_argument("--points", metavar="FILE",
                    help="show points (x y z lines, .csv or .npy; '-' for stdin)")
     p.add_argument("--trajectories", metavar="TRAJ.npz",
@@ -37,7 +38,7 @@ def run(args) -> int:
         raise ExportError(f"{out}: the interactive view is written as .html")
     check_output(out, [args.file, args.points, args.trajectories], args.force)
     mesh = load_mesh(args.file)
-    route, said = path_arg(mesh, args.path)
+    route, said = path_arg(mesh, args)
     if getattr(mesh, "is_world", False):        # a manifest: the tiles and the path
         if args.trajectories:
             raise ExportError(f"view: {args.file} is a world: --trajectories plays back "

@@ -28,11 +28,14 @@ def world_info(args) -> int:
     if args.json:
         print_json(s)
         return 0
+    from ..units import unit_for_box
     lo, hi = np.asarray(s["box"][0]), np.asarray(s["box"][1])
+    unit = unit_for_box(lo, hi)         # metres for a level's world, km for a field's
     print(f"{args.file}: regn world, {s['tiles']} tiles {'x'.join(map(str, s['grid']))} "
-          f"of {' x '.join(f'{v / 1000:g}' for v in s['tile_size'])} km, "
+          f"of {' x '.join(f'{v:g}' for v in unit.scale(s['tile_size']))} {unit.name}, "
           f"{s['bytes']} bytes of tiles")
-    print(f"  box {lo.tolist()} .. {hi.tolist()}  ({' x '.join(f'{v:g}' for v in (hi - lo) / 1000)} km)")
+    print(f"  box {lo.tolist()} .. {hi.tolist()}  "
+          f"({' x '.join(f'{v:g}' for v in unit.scale(hi - lo))} {unit.name})")
     print(f"  {s['tets']} tetrahedra, {s['faces']} faces; {s['links']} links "
           f"({s['linked_faces']} face pairs), {s['portal_nodes']} portal nodes")
     if s["coverage"] is not None:

@@ -28,13 +28,14 @@ def load_trajectories(path):
     return pos, dt
 
 
-def add_playback(fig, positions, dt, km):
+def add_playback(fig, positions, dt, per_unit):
     """Add the agents' markers, a frame per shown step, a time slider and
-    play / pause to plotly figure ``fig`` (coordinates divided by ``km``)."""
+    play / pause to plotly figure ``fig`` (coordinates divided by
+    ``per_unit``, the metres per unit of its axes)."""
     import plotly.graph_objects as go
     T1 = len(positions)
     shown = np.unique(np.linspace(0, T1 - 1, min(T1, MAX_FRAMES)).round().astype(int))
-    q = positions / km
+    q = positions / per_unit
 
     def marks(k):
         return go.Scatter3d(x=q[k, :, 0], y=q[k, :, 1], z=q[k, :, 2], mode="markers",

@@ -10,7 +10,8 @@ Views (``view=``):
   tetrahedron cut by the plane as its polygon, coloured by component;
 * ``all`` — the four panels 3D, grid, the slice, and a perpendicular slice.
 
-Axes are in km. ``path=(start, goal)`` overlays the route of
+Axes are in metres for a map under 10 km, km for a larger one
+(:mod:`regn.units`). ``path=(start, goal)`` overlays the route of
 ``mesh.find_path`` (points and corridor) — or pass the path result itself;
 ``points=`` overlays points.
 """
@@ -25,6 +26,7 @@ import numpy as np
 
 from ..errors import ExportError
 from ..geometry import TET_EDGES as _EDGES
+from ..units import KILOMETRES, unit_of
 from ._files import write_bytes
 
 VIEWS = ("3d", "grid", "slice", "all")
@@ -60,12 +62,14 @@ def route(mesh, start, goal):
     except ImportError as e:
         raise ExportError(f"--path needs regn.query.paths.path.find_path, which is not "
                           f"available in this build ({e})") from None
-    return route_parts(mesh.find_path(np.asarray(start, float), np.asarray(goal, float)))
+    return route_parts(mesh.find_path(np.asarray(start, float), np.asarray(goal, float)),
+                       unit_of(mesh))
 
 
-def route_parts(res):
+def route_parts(res, unit=KILOMETRES):
     """(points, corridor, note) from a path result (``.points``, ``.tets``,
-    ``.found``, ``.status``), an (N,3) array or a (points, tets) pair."""
+    ``.found``, ``.status``), an (N,3) array or a (points, tets) pair; the
+    note tells the length in ``unit`` (:mod:`regn.units`)."""
     pts = _field(res, ("points", "waypoints", "path"))
     if pts is None and isinstance(res, np.ndarray):
         pts = res
@@ -81,7 +85,7 @@ def route_parts(res):
     if found is False or pts is None or len(pts) == 0:
         return None, corridor, f"no path ({status})" if status else "no path"
     length = float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
-    return pts, corridor, f"path {length / KM:.1f} km, {len(pts)} points"
+    return pts, corridor, f"path {unit.length(length)}, {len(pts)} points"
 
 
 def _field(obj, names):
@@ -149,10 +153,11 @@ def _panel_3d(fig, spec, mesh, overlay):
     from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
     from .surface import box_wall_mask, boundary_surface
     ax = fig.add_subplot(spec, projection="3d")
+    unit = unit_of(mesh)
     v, tri = boundary_surface(mesh)
     wall = box_wall_mask(mesh, v, tri)
     holes = tri[~wall]
-    vk = v / KM
+    vk = unit.scale(v)
     if len(holes):
         p = vk[holes]
         n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
@@ -165,16 +170,16 @@ def _panel_3d(fig, spec, mesh, overlay):
         fc = np.concatenate([shade[:, None] * base, np.ones((len(p), 1))], axis=1)
         ax.add_collection3d(Poly3DCollection(p, facecolors=fc, edgecolors=fc * [0.8, 0.8, 0.8, 1],
                                              linewidths=0.15))
-    lo, hi = mesh.bbox_min / KM, mesh.bbox_max / KM
+    lo, hi = unit.scale(mesh.bbox_min), unit.scale(mesh.bbox_max)
     ax.add_collection3d(Line3DCollection(_box_edges(lo, hi), colors="0.35", linewidths=0.8))
     _overlay_3d(ax, mesh, overlay)
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     ax.set_zlim(lo[2], hi[2])
     ax.set_box_aspect(np.maximum(hi - lo, 1e-9))
-    ax.set_xlabel("x (km)")
-    ax.set_ylabel("y (km)")
-    ax.set_zlabel("z (km)")
+    ax.set_xlabel(f"x ({unit.name})")
+    ax.set_ylabel(f"y ({unit.name})")
+    ax.set_zlabel(f"z ({unit.name})")
     ax.tick_params(labelsize=7)
     # (the file does not say what its obstacles are: rocks, a level's walls...)
     ax.set_title(f"boundary: {len(holes)} obstacle triangles, box {int(wall.sum())} "
@@ -187,32 +192,34 @@ _ENDS = (("start", START_COLOUR, "o"), ("goal", GOAL_COLOUR, "D"))
 
 
 def _overlay_3d(ax, mesh, overlay):
+    per_unit = unit_of(mesh).metres     # metres per unit of the axes
     pts, corridor, _ = overlay.get("route", (None, None, ""))
     if corridor is not None and len(corridor):
-        c = mesh.tet_centres[corridor[(corridor >= 0) & (corridor < mesh.n_tets)]] / KM
+        c = mesh.tet_centres[corridor[(corridor >= 0) & (corridor < mesh.n_tets)]] / per_unit
         ax.scatter(c[:, 0], c[:, 1], c[:, 2], color="tab:blue", s=2, alpha=0.5,
                    depthshade=False, label="corridor (tetrahedron centres)")
     if pts is not None:
-        q = pts / KM
+        q = pts / per_unit
         ax.plot(q[:, 0], q[:, 1], q[:, 2], color=PATH_COLOUR, lw=2, marker="o", ms=3,
                 label="path")
     for key, colour, marker in _ENDS:
         if key in overlay:
-            q = np.asarray(overlay[key]) / KM
+            q = np.asarray(overlay[key]) / per_unit
             ax.scatter([q[0]], [q[1]], [q[2]], color=colour, marker=marker, s=40,
                        edgecolors="k", linewidths=0.6, depthshade=False, label=key)
     if overlay.get("points") is not None and len(overlay["points"]):
-        q = overlay["points"] / KM
+        q = overlay["points"] / per_unit
         ax.scatter(q[:, 0], q[:, 1], q[:, 2], color="k", marker="x", s=12, depthshade=False,
                    label="points")
 
 
 def _panel_grid(fig, spec, mesh, overlay, reduce="sum"):
     ax = fig.add_subplot(spec)
+    unit = unit_of(mesh)
     nx, ny, nz = mesh.dims
     refs = np.asarray(mesh.cell_ref_count).reshape(nz, ny, nx)
     img = refs.max(axis=0) if reduce == "max" else refs.sum(axis=0)
-    lo, hi = mesh.bbox_min / KM, mesh.bbox_max / KM
+    lo, hi = unit.scale(mesh.bbox_min), unit.scale(mesh.bbox_max)
     im = ax.imshow(img, origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]),
                    cmap="viridis", interpolation="nearest", aspect="equal")
     cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
@@ -222,8 +229,8 @@ def _panel_grid(fig, spec, mesh, overlay, reduce="sum"):
     ax.set_title(f"grid {nx}x{ny}x{nz}: {occupied} of {mesh.n_cells} cells occupied, "
                  f"{mesh.n_refs} refs", fontsize=9)
     _overlay_2d(ax, mesh, overlay, (0, 1), None)
-    ax.set_xlabel("x (km)")
-    ax.set_ylabel("y (km)")
+    ax.set_xlabel(f"x ({unit.name})")
+    ax.set_ylabel(f"y ({unit.name})")
     ax.tick_params(labelsize=7)
     return ax
 
@@ -232,9 +239,10 @@ def check_slice(mesh, axis, value):
     """ExportError unless the plane coordinate[axis] == value lies strictly
     inside the box (a plane outside it, or on a wall, cuts nothing)."""
     lo, hi = float(mesh.bbox_min[axis]), float(mesh.bbox_max[axis])
+    u = unit_of(mesh)
     if not lo < value < hi:
-        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km does not cut the box "
-                          f"({_AXES[axis]} runs from {lo / KM:g} to {hi / KM:g} km; the "
+        raise ExportError(f"slice {_AXES[axis]} = {u.length(value, 'g')} does not cut the box "
+                          f"({_AXES[axis]} runs from {u.scale(lo):g} to {u.length(hi, 'g')}; the "
                           "plane must lie strictly between): nothing to draw")
 
 
@@ -243,23 +251,25 @@ def _panel_slice(fig, spec, mesh, overlay, axis, value, labels, required=False):
     tetrahedron is an error rather than an empty panel."""
     from matplotlib.collections import PolyCollection
     cut, polys = cross_section(mesh.tet_points, axis, value)
+    unit = unit_of(mesh)
+    per_unit = unit.metres              # metres per unit of the axes
     if required and len(cut) == 0:
-        raise ExportError(f"slice {_AXES[axis]} = {value / KM:g} km cuts no tetrahedron "
+        raise ExportError(f"slice {_AXES[axis]} = {unit.length(value, 'g')} cuts no tetrahedron "
                           "(the plane runs through holes only): nothing to draw")
     ax = fig.add_subplot(spec)
     other = [a for a in range(3) if a != axis]
-    lo, hi = mesh.bbox_min[other] / KM, mesh.bbox_max[other] / KM
+    lo, hi = mesh.bbox_min[other] / per_unit, mesh.bbox_max[other] / per_unit
     ax.add_patch(_rect(lo, hi))
     colours, ncomp = _component_colours(labels)
     if len(cut):
-        pc = PolyCollection([q / KM for q in polys], facecolors=colours[cut],
+        pc = PolyCollection([q / per_unit for q in polys], facecolors=colours[cut],
                             edgecolors=(0.15, 0.25, 0.4, 0.45), linewidths=0.3)
         ax.add_collection(pc)
     corridor = overlay.get("route", (None, None, ""))[1]
     if corridor is not None and len(corridor) and len(cut):
         on = np.isin(cut, corridor)
         if on.any():
-            ax.add_collection(PolyCollection([polys[k] / KM for k in np.flatnonzero(on)],
+            ax.add_collection(PolyCollection([polys[k] / per_unit for k in np.flatnonzero(on)],
                                              facecolors=(1.0, 0.85, 0.2, 0.8),
                                              edgecolors="darkorange", linewidths=0.6,
                                              label="corridor tets in plane"))
@@ -268,11 +278,11 @@ def _panel_slice(fig, spec, mesh, overlay, axis, value, labels, required=False):
     ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
     ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
     ax.set_aspect("equal")
-    ax.set_xlabel(f"{_AXES[other[0]]} (km)")
-    ax.set_ylabel(f"{_AXES[other[1]]} (km)")
+    ax.set_xlabel(f"{_AXES[other[0]]} ({unit.name})")
+    ax.set_ylabel(f"{_AXES[other[1]]} ({unit.name})")
     ax.tick_params(labelsize=7)
     cut_comp = len(np.unique(labels[cut])) if len(cut) else 0
-    ax.set_title(f"slice {_AXES[axis]} = {value / KM:g} km: {len(cut)} tetrahedra cut, "
+    ax.set_title(f"slice {_AXES[axis]} = {unit.length(value, 'g')}: {len(cut)} tetrahedra cut, "
                  f"{cut_comp} of {ncomp} components (white: solid)", fontsize=9)
     return ax
 
@@ -284,15 +294,16 @@ def _rect(lo, hi):
 
 
 def _overlay_2d(ax, mesh, overlay, other, plane):
+    per_unit = unit_of(mesh).metres     # metres per unit of the axes
     pts, _, _ = overlay.get("route", (None, None, ""))
     u, w = other
     if pts is not None:
-        q = pts / KM
+        q = pts / per_unit
         ax.plot(q[:, u], q[:, w], color=PATH_COLOUR, lw=1.8, marker="o", ms=2.5,
                 ls="--" if plane else "-", label="path" + (" (projected)" if plane else ""))
     for key, colour, marker in _ENDS:
         if key in overlay:
-            q = np.asarray(overlay[key]) / KM
+            q = np.asarray(overlay[key]) / per_unit
             ax.plot([q[u]], [q[w]], marker=marker, color=colour, ms=7, mec="k", mew=0.6,
                     ls="", label=key)
     p = overlay.get("points")
@@ -302,7 +313,7 @@ def _overlay_2d(ax, mesh, overlay, other, plane):
             near = np.abs(p[:, axis] - value) <= 0.5 * mesh.cell_size[axis]
             p = p[near]
         if len(p):
-            q = p / KM
+            q = p / per_unit
             ax.plot(q[:, u], q[:, w], ls="", marker="x", color="k", ms=4, mew=0.8,
                     label="points" + (" within half a cell of the plane" if plane else ""))
 
@@ -330,7 +341,7 @@ def figure(mesh, *, view="all", slice=None, path=None, points=None, size=(1200, 
     note = ""
     if path is not None:
         if _field(path, ("points",)) is not None:       # an already computed path
-            overlay["route"] = route_parts(path)
+            overlay["route"] = route_parts(path, unit_of(mesh))
             q = overlay["route"][0]
             if q is not None:
                 overlay["start"], overlay["goal"] = q[0], q[-1]

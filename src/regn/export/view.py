@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import ExportError
 from ._files import write_bytes
-from .render import GOAL_COLOUR, KM, PATH_COLOUR, START_COLOUR
+from ..units import unit_of
+from .render import GOAL_COLOUR, PATH_COLOUR, START_COLOUR
 
 #: The scene's horizontal share of the page; the legend lives left of it.
 SCENE_DOMAIN_X = (0.2, 1.0)
@@ -33,25 +34,27 @@ _FILL = 0.8
 
 
 def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajectories=None):
-    """The plotly Figure (coordinates in km). ``camera``: 'auto' frames the
+    """The plotly Figure (coordinates in metres for a map under 10 km, km for
+    a larger one: :mod:`regn.units`). ``camera``: 'auto' frames the
     path (:func:`frame_path`; plotly's default view without a path), None
     keeps plotly's default, a dict (``eye``, ``center``, ``up``) is used as is.
     ``trajectories``: (positions (T+1,N,3), dt) played back with a time
     slider (:mod:`regn.export.playback`)."""
     import plotly.graph_objects as go
-    traces = _surface_traces(mesh) + [_grid_trace(mesh)]
+    per_unit = unit_of(mesh).metres      # metres per unit of the scene's axes
+    traces = _surface_traces(mesh, per_unit) + [_grid_trace(mesh, per_unit)]
     note, framed = "", None
     if path is not None:
         pts, corridor, ends, note = _route(mesh, path)
         note = "; " + note
         if corridor is not None and len(corridor):
-            traces.append(_corridor_trace(mesh, corridor))
+            traces.append(_corridor_trace(mesh, corridor, per_unit))
         if pts is not None:
-            traces += _path_traces(pts, ends)
+            traces += _path_traces(pts, ends, unit_of(mesh))
             if camera == "auto":
                 framed = frame_path(mesh, pts)
     if points is not None:
-        q = np.asarray(points, float).reshape(-1, 3) / KM
+        q = np.asarray(points, float).reshape(-1, 3) / per_unit
         traces.append(go.Scatter3d(x=q[:, 0], y=q[:, 1], z=q[:, 2], mode="markers",
                                    name=f"{len(q)} points", marker=dict(size=2, color="black")))
     if title is None:
@@ -59,9 +62,9 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
         title = (f"{name}: {mesh.n_vertices} vertices, {mesh.n_tets} tetrahedra, "
                  f"{mesh.n_faces} faces, grid {'x'.join(map(str, mesh.dims))}{note}")
     fig = go.Figure(traces)
-    lo, hi = mesh.bbox_min / KM, mesh.bbox_max / KM
+    lo, hi = mesh.bbox_min / per_unit, mesh.bbox_max / per_unit
     ext = np.maximum(hi - lo, 1e-12)
-    axes = {f"{a}axis": dict(title=f"{a} (km)", range=[float(lo[k]), float(hi[k])])
+    axes = {f"{a}axis": dict(title=f"{a} ({unit_of(mesh).name})", range=[float(lo[k]), float(hi[k])])
             for k, a in enumerate("xyz")}
     scene = dict(**axes, aspectmode="manual", domain=dict(x=list(SCENE_DOMAIN_X), y=[0, 1]),
                  aspectratio=dict(zip("xyz", (ext / ext.max()).tolist())))
@@ -74,12 +77,12 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
         margin=dict(l=0, r=0, t=40, b=0))
     if trajectories is not None:
         from .playback import add_playback
-        add_playback(fig, trajectories[0], trajectories[1], KM)
+        add_playback(fig, trajectories[0], trajectories[1], per_unit)
     return fig
 
 
 # --- layers ------------------------------------------------------------------------
-def _surface_traces(mesh):
+def _surface_traces(mesh, per_unit):
     """The obstacles (shaded, wound as their own outside) and the box wireframe.
     They are called obstacles: a REGN does not say whether they are rocks or a
     level's walls."""
@@ -88,7 +91,7 @@ def _surface_traces(mesh):
     from .surface import box_wall_mask, boundary_surface
     v, tri = boundary_surface(mesh)
     holes = tri[~box_wall_mask(mesh, v, tri)]
-    vk = v / KM
+    vk = v / per_unit
     traces = []
     if len(holes):
         traces.append(go.Mesh3d(
@@ -97,7 +100,7 @@ def _surface_traces(mesh):
             showlegend=True, hoverinfo="name",
             lighting=dict(ambient=0.35, diffuse=0.8, specular=0.1, roughness=0.9),
             lightposition=dict(x=-4e4, y=-5e4, z=8e4)))
-    x, y, z = _segments(_box_edges(mesh.bbox_min / KM, mesh.bbox_max / KM))
+    x, y, z = _segments(_box_edges(mesh.bbox_min / per_unit, mesh.bbox_max / per_unit))
     traces.append(go.Scatter3d(x=x, y=y, z=z, mode="lines", name="box",
                                line=dict(color="#555", width=2), hoverinfo="skip"))
     return traces
@@ -112,14 +115,14 @@ def _segments(pairs):
     return out
 
 
-def _grid_trace(mesh):
+def _grid_trace(mesh, per_unit):
     """The occupied cells as markers coloured by tetrahedra listed (hidden at first)."""
     import plotly.graph_objects as go
     from ..geometry import cell_bounds
     refs = np.asarray(mesh.cell_ref_count)
     occ = np.flatnonzero(refs)
     lo, hi = cell_bounds(occ, mesh.bbox_min, mesh.cell_size, mesh.dims)
-    c = (lo + hi) / 2 / KM
+    c = (lo + hi) / 2 / per_unit
     return go.Scatter3d(
         x=c[:, 0], y=c[:, 1], z=c[:, 2], mode="markers", visible="legendonly",
         name=f"grid: {len(occ)} occupied cells",
@@ -133,7 +136,7 @@ def _route(mesh, path):
     path given as its two ends or as a computed result."""
     from .render import _field, route, route_parts
     if _field(path, ("points",)) is not None:           # an already computed path
-        pts, corridor, note = route_parts(path)
+        pts, corridor, note = route_parts(path, unit_of(mesh))
         ends = None if pts is None else (pts[0], pts[-1])
     else:
         a, b = (np.asarray(x, float).reshape(3) for x in path)
@@ -142,12 +145,12 @@ def _route(mesh, path):
     return pts, corridor, ends, note
 
 
-def _corridor_trace(mesh, corridor):
+def _corridor_trace(mesh, corridor, per_unit):
     """The edges of the tetrahedra the path crosses (hidden at first)."""
     import plotly.graph_objects as go
     from ..geometry import TET_EDGES
     tets = corridor[(corridor >= 0) & (corridor < mesh.n_tets)]
-    p = np.asarray(mesh.tet_points)[tets] / KM                 # (K,4,3)
+    p = np.asarray(mesh.tet_points)[tets] / per_unit                # (K,4,3)
     edges = p[:, TET_EDGES].reshape(-1, 2, 3)
     x, y, z = _segments(edges)
     return go.Scatter3d(x=x, y=y, z=z, mode="lines", visible="legendonly",
@@ -155,21 +158,21 @@ def _corridor_trace(mesh, corridor):
                         line=dict(color="#e6a000", width=2))
 
 
-def _path_traces(pts, ends):
+def _path_traces(pts, ends, unit):
     """The path, then its start and goal as two markers with their own legend
-    entries (drawn last, so they sit on top)."""
+    entries (drawn last, so they sit on top), in ``unit`` (:mod:`regn.units`)."""
     import plotly.graph_objects as go
-    q = pts / KM
+    q = unit.scale(pts)
     traces = [go.Scatter3d(x=q[:, 0], y=q[:, 1], z=q[:, 2], mode="lines+markers",
                            name="path", line=dict(color=PATH_COLOUR, width=7),
                            marker=dict(size=2.5, color=PATH_COLOUR))]
-    start, goal = (np.asarray(e, float) / KM for e in (ends or (pts[0], pts[-1])))
+    start, goal = (unit.scale(e) for e in (ends or (pts[0], pts[-1])))
     for label, p, colour, symbol in (("start", start, START_COLOUR, "circle"),
                                      ("goal", goal, GOAL_COLOUR, "diamond")):
         where = ", ".join(f"{c:.1f}" for c in p)
         traces.append(go.Scatter3d(
-            x=[p[0]], y=[p[1]], z=[p[2]], mode="markers", name=f"{label} ({where}) km",
-            hovertext=f"{label} ({where}) km", hoverinfo="text",
+            x=[p[0]], y=[p[1]], z=[p[2]], mode="markers", name=f"{label} ({where}) {unit.name}",
+            hovertext=f"{label} ({where}) {unit.name}", hoverinfo="text",
             marker=dict(size=9, color=colour, symbol=symbol,
                         line=dict(color="black", width=1.5))))
     return traces

@@ -22,8 +22,7 @@ import numpy as np
 
 from ..errors import ExportError
 from ..export._files import VOLUME_EXTS, extension, write_bytes
-
-KM = 1000.0
+from ..units import unit_of
 
 
 # --- export -----------------------------------------------------------------------------
@@ -71,7 +70,7 @@ def _box_segments(lo, hi):
 
 
 def _tile_density(world):
-    """(nx, ny) tetrahedra per km^2 of each column of tiles seen from above."""
+    """(nx, ny) tetrahedra in each column of tiles seen from above."""
     m = world.manifest
     nx, ny, _ = m.grid
     out = np.zeros((nx, ny))
@@ -88,31 +87,33 @@ def figure(world, *, path=None, points=None, size=(1200, 600), dpi=100, title=No
 
     from ..export.render import route_parts
     m = world.manifest
+    unit = unit_of(world)               # metres for a level's world, km for a field's
+    per_unit = unit.metres
     fig = plt.figure(figsize=(size[0] / dpi, size[1] / dpi), dpi=dpi)
     ax3 = fig.add_subplot(1, 2, 1, projection="3d")
     for t in m.tiles:
-        for a, b in _box_segments(t.lo / KM, t.hi / KM):
+        for a, b in _box_segments(t.lo / per_unit, t.hi / per_unit):
             ax3.plot(*zip(a, b), color="0.45", lw=0.5)
     top = fig.add_subplot(1, 2, 2)
     planes = world.grid.planes
     dens = _tile_density(world)
-    im = top.pcolormesh(planes[0] / KM, planes[1] / KM, dens.T, cmap="Greys", alpha=0.6)
+    im = top.pcolormesh(planes[0] / per_unit, planes[1] / per_unit, dens.T, cmap="Greys", alpha=0.6)
     fig.colorbar(im, ax=top, label="tetrahedra per column of tiles")
-    pts, _, said = route_parts(path) if path is not None else (None, None, None)
+    pts, _, said = route_parts(path, unit) if path is not None else (None, None, None)
     if pts is not None:
-        p = pts / KM
+        p = pts / per_unit
         ax3.plot(p[:, 0], p[:, 1], p[:, 2], color="tab:red", lw=1.5, label="path")
         top.plot(p[:, 0], p[:, 1], color="tab:red", lw=1.5, label="path")
         for ax, q in ((ax3, p[[0, -1]]), (top, p[[0, -1], :2])):
             ax.scatter(*q.T, c=["tab:green", "tab:blue"], s=25, zorder=3)
     if points is not None and len(points):
-        q = np.asarray(points, np.float64) / KM
+        q = np.asarray(points, np.float64) / per_unit
         ax3.scatter(q[:, 0], q[:, 1], q[:, 2], s=4, c="tab:orange")
         top.scatter(q[:, 0], q[:, 1], s=4, c="tab:orange")
     for ax in (ax3, top):
-        ax.set_xlabel("x (km)")
-        ax.set_ylabel("y (km)")
-    ax3.set_zlabel("z (km)")
+        ax.set_xlabel(f"x ({unit.name})")
+        ax.set_ylabel(f"y ({unit.name})")
+    ax3.set_zlabel(f"z ({unit.name})")
     top.set_aspect("equal")
     top.set_title("seen from above", fontsize=9)
     name = os.path.basename(m.path or "world")
@@ -140,28 +141,31 @@ def view_figure(world, *, path=None, points=None, title=None):
 
     from ..export.render import route_parts
     m = world.manifest
-    seg = np.concatenate([_box_segments(t.lo / KM, t.hi / KM) for t in m.tiles])
+    unit = unit_of(world)               # metres for a level's world, km for a field's
+    per_unit = unit.metres
+    seg = np.concatenate([_box_segments(t.lo / per_unit, t.hi / per_unit) for t in m.tiles])
     lines = np.full((len(seg) * 3, 3), np.nan)
     lines[0::3], lines[1::3] = seg[:, 0], seg[:, 1]
     traces = [go.Scatter3d(x=lines[:, 0], y=lines[:, 1], z=lines[:, 2], mode="lines",
                            line={"color": "rgb(170,170,170)", "width": 1}, name="tiles",
                            hoverinfo="skip")]
-    pts, _, said = route_parts(path) if path is not None else (None, None, None)
+    pts, _, said = route_parts(path, unit) if path is not None else (None, None, None)
     if pts is not None:
-        p = pts / KM
+        p = pts / per_unit
         traces.append(go.Scatter3d(x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="lines+markers",
                                    line={"color": "red", "width": 5}, marker={"size": 2},
                                    name=said))
     if points is not None and len(points):
-        q = np.asarray(points, np.float64) / KM
+        q = np.asarray(points, np.float64) / per_unit
         traces.append(go.Scatter3d(x=q[:, 0], y=q[:, 1], z=q[:, 2], mode="markers",
                                    marker={"size": 2, "color": "orange"}, name="points"))
     name = os.path.basename(m.path or "world")
     fig = go.Figure(traces)
     fig.update_layout(title=title or f"{name}: {world.n_tiles} tiles "
                       f"{'x'.join(map(str, m.grid))}" + (f"; {said}" if said else ""),
-                      scene={"aspectmode": "data", "xaxis_title": "x (km)",
-                             "yaxis_title": "y (km)", "zaxis_title": "z (km)"})
+                      scene={"aspectmode": "data", "xaxis_title": f"x ({unit.name})",
+                             "yaxis_title": f"y ({unit.name})",
+                             "zaxis_title": f"z ({unit.name})"})
     return fig
 
 

@@ -667,14 +667,11 @@ class World:
         return rng.permutation(np.vstack(parts)) if parts else np.zeros((0, 3))
 
     def __repr__(self):
-        # "held" are the tiles memory() lists (loaded, or only a walk slot's
-        # or clearance structures'); max_tiles bounds the loaded ones
+        from .memory import in_memory
         m = self.manifest
-        held, loaded = len(self._held()), len(self._cache)
         return (f"<regn.World {m.path!r}: {_count(self.n_tiles, 'tile')} "
                 f"{'x'.join(map(str, m.grid))}, {self.n_tets} tetrahedra, "
-                f"{_count(len(m.links), 'link')}; holds {_count(held, 'tile')} "
-                f"({loaded} loaded, max_tiles={self.max_tiles})>")
+                f"{_count(len(m.links), 'link')}; {in_memory(self)}>")
 
 
 def _count(n, noun):

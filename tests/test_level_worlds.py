@@ -81,6 +81,35 @@ def test_the_shared_plane_is_the_same_triangles_on_both_sides(world_dir):
     assert not inside.any()
 
 
+def _areas(keys):
+    V = keys.reshape(-1, 3, 3)
+    return 0.5 * np.linalg.norm(np.cross(V[:, 1] - V[:, 0], V[:, 2] - V[:, 0]), axis=1)
+
+
+def test_the_shared_plane_links_all_of_its_open_area(world_dir):
+    """Where both sides of the plane are open (a metre from the rock, the
+    sheet and the box's edges) every face is linked; the build report's
+    area share is the linked faces' area over the plane's faces' area,
+    both sides, as summed here by hand."""
+    world = regn.load(world_dir / "world.json")
+    (lk,) = world.manifest.links
+    fa, ka = wall_faces(world.tile(lk.a), 0, 5.0)
+    fb, kb = wall_faces(world.tile(lk.b), 0, 5.0)
+    cen = ka.reshape(-1, 3, 3).mean(axis=1)
+    lo, hi = np.array(ROCK[0]) - R - 1.0, np.array(ROCK[1]) + R + 1.0
+    near_rock = np.all((cen[:, 1:] > lo[1:]) & (cen[:, 1:] < hi[1:]), axis=1)
+    near_sheet = np.abs(cen[:, 2] - 5.0) < R + 1.0      # the sheet ends at x = 4, 1 m off
+    near_edge = np.any((cen[:, 1:] < BOX[0][1] + 1.0) | (cen[:, 1:] > BOX[1][1] - 1.0), axis=1)
+    open_ = ~(near_rock | near_sheet | near_edge)
+    assert open_.sum() > 10
+    assert np.isin(fa[open_], lk.faces[:, 0]).all()
+    linked_a = np.isin(fa, lk.faces[:, 0])
+    share = 2 * _areas(ka)[linked_a].sum() / (_areas(ka).sum() + _areas(kb).sum())
+    rep = world.manifest.build
+    assert rep["linked_wall_area_fraction"] == pytest.approx(share, rel=1e-9)
+    assert share > 0.99
+
+
 def test_a_path_crosses_between_tiles_around_the_rock(world_dir):
     world = regn.load(world_dir / "world.json")
     a, b = np.array([1.0, 5.0, 7.0]), np.array([10.0, 5.0, 5.0])

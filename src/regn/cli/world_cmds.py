@@ -90,6 +90,8 @@ def build_world(args, mode, obstacles_of, progress_bar) -> int:
               f"({', '.join(rep['removed'][:4])}{', ...' if k > 4 else ''})")
     print(f"  {rep['tets']} tetrahedra, {rep['faces']} faces; "
           + (f"{100 * rep['linked_wall_fraction']:.2f} % of the shared walls' faces linked"
+             + (f" ({100 * rep['linked_wall_area_fraction']:.2f} % of their area)"
+                if rep.get("linked_wall_area_fraction") is not None else "")
              if n > 1 else "no shared walls"))
     if rep.get("coverage") is not None:
         print(f"  free-volume coverage {100 * rep['coverage']:.2f} % (Monte Carlo, per tile)")

@@ -185,7 +185,7 @@ def _remove_unused(old, manifest):
     return removed
 
 
-def _summary(results, grid, seconds, link_cover):
+def _summary(results, grid, seconds, link_cover, link_area_cover=None):
     """The world's build report, from the tiles'."""
     reps = [results[idx]["report"] for idx in grid.indices()]
     vols = np.array([np.prod(np.subtract(*grid.box(idx)[::-1])) for idx in grid.indices()])
@@ -200,6 +200,7 @@ def _summary(results, grid, seconds, link_cover):
     return {"tiles": len(reps), "grid": list(grid.n),
             "coverage": float((cov * free).sum() / free.sum()) if free.sum() > 0 else None,
             "linked_wall_fraction": link_cover,
+            "linked_wall_area_fraction": link_area_cover,
             "tets": int(sum(r.get("tets", 0) for r in reps)),
             "faces": int(sum(r.get("faces", 0) for r in reps)),
             "seconds": seconds, "per_tile": per_tile}
@@ -306,7 +307,8 @@ def _build(t0, ex, stop, local, window, bbox, obstacles, out, tile_size, r, deta
     # ends with the last tile, "links" (the node tables left) with the last job
     manifest.build = _summary(results, grid, {"sample_walls": t1 - t0, "tiles": t_tiles,
                                               "links": t2 - t1 - t_tiles,
-                                              "total": t2 - t0}, cover)
+                                              "total": t2 - t0}, cover,
+                              wj.linked_area_fraction())
     manifest.build.update(extra)
     atomic_write(out, manifest.dumps(), overwrite=force)
     if progress is not None:

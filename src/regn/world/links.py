@@ -55,6 +55,12 @@ def match_walls(fa, ka, fb, kb):
     return np.array(pairs, np.int64).reshape(-1, 2), np.array(rows, np.int64)
 
 
+def key_areas(keys):
+    """(n,) the areas of the triangles of :func:`wall_faces` keys (n,9)."""
+    V = np.asarray(keys, np.float64).reshape(-1, 3, 3)
+    return 0.5 * np.linalg.norm(np.cross(V[:, 1] - V[:, 0], V[:, 2] - V[:, 0]), axis=1)
+
+
 def wall_record(mesh, axis, plane):
     """``(faces, keys, centroids)`` of ``mesh``'s faces on the plane: what
     :func:`match_walls` and :func:`portal_points` need of a tile (small: a

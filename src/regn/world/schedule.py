@@ -127,6 +127,7 @@ class WorldJobs:
         self.force, self.local = force, local
         self.p = _Pairs(grid)
         self.results, self.walls, self.links, self.costs = {}, {}, {}, {}
+        self.link_area = {}                      # link -> (wall area both sides, linked)
         self.ready = []                          # heap of (-weight, key, job)
 
     def tile_job(self, job):
@@ -166,6 +167,8 @@ class WorldJobs:
         lo, hi = self.grid.box(a)
         prow, pts = L.portal_points(ca[rows], axis, lo, hi)
         self.links[k] = (pairs, prow, pts, len(fa), len(fb))
+        area_a, area_b = L.key_areas(ka), L.key_areas(kb)
+        self.link_area[k] = (float(area_a.sum() + area_b.sum()), 2.0 * float(area_a[rows].sum()))
 
     def _node_job(self, t):
         faces = []
@@ -196,6 +199,13 @@ class WorldJobs:
         if side is not None:
             atomic_write(os.path.splitext(os.path.join(self.directory, self.names[key]))[0]
                          + _query_suffix(), side, overwrite=True)
+
+    def linked_area_fraction(self):
+        """The share of the shared walls' area (both sides) that is linked:
+        the face share counts the many slivers of thin free skins along
+        the solid as much as the open's large triangles."""
+        walls = sum(a for a, _ in self.link_area.values())
+        return sum(b for _, b in self.link_area.values()) / walls if walls > 0 else 0.0
 
     def manifest_parts(self, ids):
         """``(links, node_link, node_faces, node_points, cover, nodes of

@@ -304,6 +304,6 @@ def test_a_world_sphere_path_shows_progress_at_a_terminal(field_world, terminal,
     capsys.readouterr()
     terminal.seek(0)
     terminal.truncate()
-    assert main(["path", world, *ends, "--radius", "400", "--json"]) == 0
+    assert main(["path", world, *ends, "--radius", "500", "--json"]) == 0
     assert terminal.getvalue() == ""
     assert json.loads(capsys.readouterr().out)["found"]

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import BuildError
 from ..geometry.graph import components_of_pairs, tet_components
 from ..geometry.manifold import pinches
-from ..geometry.tets import FACE_SLOTS, face_keys, signed_volumes
+from ..geometry.tets import FACE_SLOTS, boundary_face_slots, face_keys, signed_volumes
 
 #: Rounds before giving up (each removes at least one tetrahedron; a few
 #: rounds are usual).
@@ -37,12 +37,6 @@ def _tets_by_vertex(tets, n_vertices):
     order = np.argsort(tets.ravel(), kind="stable") // 4
     start = np.concatenate([[0], np.cumsum(np.bincount(tets.ravel(), minlength=n_vertices))])
     return order, start
-
-
-def _boundary_slots(tets):
-    """(T,4) bool: face slot k of tetrahedron t is listed by no other tetrahedron."""
-    _, inv, counts = np.unique(face_keys(tets), return_inverse=True, return_counts=True)
-    return (counts[inv.ravel()] == 1).reshape(-1, 4)
 
 
 def _lesser_groups(star, tets, vol):
@@ -116,7 +110,7 @@ def _lightest_chain(star, tets, vol, start, end):
 def _pinch_drops(tets, vol, found, n_vertices):
     """(T,) bool: the tetrahedra one round drops (see the module docstring)."""
     order, start = _tets_by_vertex(tets, n_vertices)
-    boundary = _boundary_slots(tets)
+    boundary = boundary_face_slots(tets)
     drop = np.zeros(len(tets), bool)
     for u, w in found.edges:
         around_u = order[start[u]:start[u + 1]]

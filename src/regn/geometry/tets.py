@@ -73,6 +73,13 @@ def face_keys(tets) -> np.ndarray:
     return (f[:, 0] * n + f[:, 1]) * n + f[:, 2]
 
 
+def boundary_face_slots(tets) -> np.ndarray:
+    """(T,4) bool: face slot k of tetrahedron t is listed by no other
+    tetrahedron (a face of the mesh's boundary)."""
+    _, inv, counts = np.unique(face_keys(tets), return_inverse=True, return_counts=True)
+    return (counts[inv.ravel()] == 1).reshape(-1, 4)
+
+
 def _orient(a, b, c, d):
     """6 x signed volume of (a, b, c, d), pair by pair."""
     return np.einsum("...i,...i->...", np.cross(b - a, c - a), d - a)

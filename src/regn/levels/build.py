@@ -370,9 +370,9 @@ def _passages(mesh, free, grid):
     from scipy import ndimage
 
     from ..geometry.graph import components
-    from .solid import _counts
+    from .solid import component_sizes
     labels, n = ndimage.label(free)
-    sizes = _counts(labels, n)[1:]
+    sizes = component_sizes(labels, n)[1:]
     big = np.flatnonzero(sizes >= max(8, 1e-4 * sizes.max(initial=0))) + 1
     c = mesh.tet_points.mean(axis=1)
     lab = _labels_at(c, labels, grid)

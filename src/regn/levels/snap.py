@@ -17,7 +17,7 @@ a 100 m room whose agent has a 1 m radius). Here:
    half the crack) and never passes it; a box-face coordinate stays;
 3. a move is kept only when every tetrahedron around the vertex keeps its
    orientation, is not degenerate nor flat for float32
-   (:func:`.tetra._flat`), stays at least the reach less ``depth_tol`` from
+   (:func:`.tetra.unusable`), stays at least the reach less ``depth_tol`` from
    every wall measured solid to solid (:func:`._snap_kernels.tet_wall_distances`:
    an edge or a face cutting a convex wall corner counts, not only the
    corners), the vertex's straight way from where the cull left it stays as
@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry.tets import degenerate_threshold, signed_volumes
-from .tetra import _flat
+from ..geometry.tets import FACE_SLOTS, boundary_face_slots, signed_volumes
+from .tetra import unusable
 
 #: A snapped vertex ends this far (metres) beyond the reach from its wall,
 #: plus a few float32 steps of the coordinates (the rounding of its place).
@@ -152,23 +152,9 @@ def level_walls(level, spheres, lo, hi, reach, search):
     return Walls(tris, c, r, lo, hi, cell)
 
 
-#: The faces of a tetrahedron, face k leaving out corner k.
-FACES = np.array([[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]])
-
-
-def outer_faces(tets):
-    """(T,4) bool: face k (leaving out corner k) of each tetrahedron is on
-    the boundary (no other tetrahedron has it)."""
-    f = np.sort(tets[:, FACES], axis=2).reshape(-1, 3)
-    n = np.int64(max(int(tets.max()) + 1, 1)) if len(tets) else np.int64(1)
-    key = (f[:, 0] * n + f[:, 1]) * n + f[:, 2]
-    _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
-    return (counts[inv] == 1).reshape(-1, 4)
-
-
 def boundary_vertices(tets):
     """(M,) the vertices on faces that only one tetrahedron has."""
-    return np.unique(tets[:, FACES][outer_faces(tets)])
+    return np.unique(tets[:, FACE_SLOTS][boundary_face_slots(tets)])
 
 
 def _vertex_tets(tets, n):
@@ -194,8 +180,7 @@ def _judged(pts, tets, sign, rim, walls, floor):
     are dropped, not a reason to hold the move back."""
     tp = pts[tets]
     vol = signed_volumes(tp)
-    worn = (np.sign(vol) != sign) | (np.abs(vol) <= 10 * degenerate_threshold(tp)) | \
-        _flat(tp, vol)
+    worn = (np.sign(vol) != sign) | unusable(tp, vol)
     near = walls.tet_distances(tp, floor) < floor
     collapsed = worn & ~near & rim[tets].all(axis=1)
     return near | (worn & ~collapsed), collapsed
@@ -274,7 +259,7 @@ def _peeled(pts, tets):
     thin = _thickness(pts[tets]) < SLIVER_PEEL
     dropped = 0
     for _ in range(PEEL_ROUNDS):
-        drop = thin & outer_faces(tets).any(axis=1)
+        drop = thin & boundary_face_slots(tets).any(axis=1)
         if not drop.any():
             break
         tets, thin = tets[~drop], thin[~drop]
@@ -288,8 +273,8 @@ def _normals(pts, tets):
     """``(vertices (M,), unit normals (M,3))``: the boundary's vertices and
     the area-weighted mean of the outward normals of the boundary faces
     around each."""
-    outer = outer_faces(tets)
-    f, apex = tets[:, FACES][outer], tets[outer]
+    outer = boundary_face_slots(tets)
+    f, apex = tets[:, FACE_SLOTS][outer], tets[outer]
     a, b_, c = pts[f[:, 0]], pts[f[:, 1]], pts[f[:, 2]]
     n = np.cross(b_ - a, c - a)
     lift = np.einsum("ij,ij->i", n, pts[apex] - a)

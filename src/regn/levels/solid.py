@@ -144,7 +144,7 @@ def _component_samples(labels, comps, per):
     return picks
 
 
-def _counts(labels, n, box=(slice(None),) * 3):
+def component_sizes(labels, n, box=(slice(None),) * 3):
     """Voxels of each component (index 0: solid) in ``labels[box]``, a
     slab at a time (np.bincount of the whole grid would cast it to int64
     first: 8 bytes a voxel)."""
@@ -163,10 +163,10 @@ def _sizes_within(labels, n, grid, extent):
         hi = np.floor((np.asarray(extent[1], np.float64) - grid.lo) / grid.h - 0.5)
         i0 = np.clip(lo, 0, np.asarray(grid.shape)).astype(np.int64)
         i1 = np.clip(hi + 1, 0, np.asarray(grid.shape)).astype(np.int64)
-        sizes = _counts(labels, n, tuple(slice(a, b) for a, b in zip(i0, i1)))
+        sizes = component_sizes(labels, n, tuple(slice(a, b) for a, b in zip(i0, i1)))
         if sizes[1:].any():
             return sizes
-    return _counts(labels, n)
+    return component_sizes(labels, n)
 
 
 def _nested_air(labels, n, comps, main, edge, soup, grid, stats):
@@ -214,7 +214,7 @@ def free_components(free, soup, grid, cavities=DEFAULT_CAVITIES, extent=None):
     within = _sizes_within(labels, n, grid, extent)
     main = int(np.argmax(within[1:])) + 1
     if cavities in ("nested", "winding"):
-        sizes = _counts(labels, n)
+        sizes = component_sizes(labels, n)
         big = enclosed[np.argsort(-sizes[enclosed], kind="stable")][:MAX_CAVITIES]
         air = _nested_air(labels, n, big, main, edge, soup, grid, stats) \
             if cavities == "nested" \

@@ -186,6 +186,13 @@ def _flat(tp, vol):
     return ~(height > FLAT_ULPS * step)
 
 
+def unusable(tp, vol):
+    """(T,) bool: tetrahedra (corners ``tp``, signed volumes ``vol``) too
+    thin to keep: degenerate (:func:`regn.geometry.tets.degenerate_threshold`,
+    ten times over) or flat for float32 (:func:`_flat`)."""
+    return (np.abs(vol) <= 10 * degenerate_threshold(tp)) | _flat(tp, vol)
+
+
 def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0, boundary=None,
                    jitter=None):
     """``(verts, tets, stats)`` of the free region at ``min_level`` (and
@@ -209,7 +216,7 @@ def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0, bound
     simp = Delaunay(pts).simplices.astype(np.int64)
     tp = pts[simp]
     vol = signed_volumes(tp)
-    degen = (np.abs(vol) <= 10 * degenerate_threshold(tp)) | _flat(tp, vol)
+    degen = unusable(tp, vol)
     simp = simp[~degen]
     hit = cull(pts, simp, pyramid, grid, jitter)
     tets = simp[~hit]

@@ -152,29 +152,29 @@ def _old_tiles(out):
     (a tile named with a folder is never the build's own). Empty when there
     is no such manifest, or it cannot be read as one."""
     import json
-
-    from .prepared import SUFFIX
     try:
         with open(out, "rb") as fh:
             doc = json.loads(fh.read(64 << 20))
         files = [t["file"] for t in doc["tiles"]] if doc.get("format") == "regn-world" else []
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return set()
-    d = os.path.dirname(os.path.abspath(out))
-    names = {f for f in files if isinstance(f, str) and f == os.path.basename(f)
-             and f not in ("", ".", "..")}
-    return {os.path.join(d, n) for f in names
-            for n in (f, os.path.splitext(f)[0] + SUFFIX)}
+    names = [f for f in files if isinstance(f, str) and f == os.path.basename(f)
+             and f not in ("", ".", "..")]
+    return _tile_files(os.path.dirname(os.path.abspath(out)), names)
+
+
+def _tile_files(d, names):
+    """The tiles ``names`` in folder ``d`` and their ``.query`` files (absolute)."""
+    from .prepared import SUFFIX
+    return {os.path.join(d, n) for f in names for n in (f, os.path.splitext(f)[0] + SUFFIX)}
 
 
 def _remove_unused(old, manifest):
     """Remove the files of ``old`` (:func:`_old_tiles`) the new world
     ``manifest`` does not use: a rebuild with other tiles leaves none of
     the last one's. Called once the new world is written whole."""
-    from .prepared import SUFFIX
-    d = os.path.dirname(os.path.abspath(manifest.path))
-    used = {os.path.join(d, n) for t in manifest.tiles
-            for n in (t.file, os.path.splitext(t.file)[0] + SUFFIX)}
+    used = _tile_files(os.path.dirname(os.path.abspath(manifest.path)),
+                       [t.file for t in manifest.tiles])
     removed = []
     for p in sorted(old - used):
         try:

@@ -51,6 +51,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..query.paths.path import Path
+from ..query.paths.taut import polyline_length
 from ..status import NAMES, OK, UNREACHABLE
 
 #: the search's guess of a face's cost to the goal: this times the straight
@@ -376,8 +377,7 @@ def taut_across(world, path, s_tile, s_tet) -> Path:
                         int(slots.slot_of[s_tile]), int(s_tet), pts, len(pts))
     if len(keep) < len(pts):
         path.points = pts[np.asarray(keep)]
-        d = np.diff(path.points, axis=0)
-        path.length = float(np.sqrt((d * d).sum(axis=1)).sum())
+        path.length = polyline_length(path.points)
     return path
 
 

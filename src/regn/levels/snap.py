@@ -171,19 +171,34 @@ def _around(starts, around, v):
     return np.unique(around[first + np.arange(n.sum())])
 
 
-def _judged(pts, tets, sign, rim, walls, floor):
-    """``(bad, collapsed)`` (K,) bool of ``tets`` at ``pts``: nearer the
-    walls than ``floor``, or turned over, degenerate or flat for float32;
-    those of the latter with every corner on the boundary (``rim``: a
-    sliver of the boundary's jittered plane, flattened when its corners
-    reach the wall's clearance plane together) are collapsed instead: they
-    are dropped, not a reason to hold the move back."""
-    tp = pts[tets]
+def _worn(tp, sign):
+    """(K,) bool: tetrahedra ``tp`` (K,4,3) turned over from ``sign``,
+    degenerate or flat for float32."""
     vol = signed_volumes(tp)
-    worn = (np.sign(vol) != sign) | unusable(tp, vol)
+    return (np.sign(vol) != sign) | unusable(tp, vol)
+
+
+def _held_back(pts, tets, sign, rim, walls, floor):
+    """(K,) bool: which of ``tets`` at ``pts`` hold their corners' moves
+    back: nearer the walls than ``floor``, or worn (:func:`_worn`) without
+    every corner on the boundary (``rim``). A worn one with every corner
+    on the boundary is a sliver of the boundary's jittered plane, flattened
+    when its corners reach the wall's clearance plane together: it is
+    dropped (:func:`_collapsed`), no reason to hold the move back."""
+    tp = pts[tets]
     near = walls.tet_distances(tp, floor) < floor
-    collapsed = worn & ~near & rim[tets].all(axis=1)
-    return near | (worn & ~collapsed), collapsed
+    return near | (_worn(tp, sign) & ~rim[tets].all(axis=1))
+
+
+def _collapsed(pts, tets, sign, rim, walls, floor):
+    """(T,) bool: the slivers :func:`_held_back` lets go, worn with every
+    corner on the boundary and no nearer the walls than ``floor`` (only
+    those worn ones are measured against the walls)."""
+    tp = pts[tets]
+    out = np.zeros(len(tets), bool)
+    cand = np.flatnonzero(_worn(tp, sign) & rim[tets].all(axis=1))
+    out[cand] = walls.tet_distances(tp[cand], floor) >= floor
+    return out
 
 
 def snap(verts, tets, walls, reach, box, depth_tol, search):
@@ -227,7 +242,7 @@ def _without_collapsed(pts, tets, sign, rim, walls, floor, stats):
     them pinches or cuts off), the points unused dropped."""
     from ..builder.unpinch import unpinch
     from ..builder.world import drop_specks
-    _, collapsed = _judged(pts, tets, sign, rim, walls, floor)
+    collapsed = _collapsed(pts, tets, sign, rim, walls, floor)
     tets, n_pinch = unpinch(pts, tets[~collapsed])
     tets, n_specks = drop_specks(pts, tets)
     stats.update({"snap_dropped_slivers": int(collapsed.sum()),
@@ -334,12 +349,12 @@ def _settle(verts, origin, tets, b, delta, judge, vertex_tets, walls, floor, box
         pts = _placed(verts, b, delta, step, *box)
         stats["snap_rounds"] += 1
         cand = _around(starts, around, b[changed])
-        bad = cand[_judged(pts, tets[cand], sign[cand], rim, walls, floor)[0]]
+        bad = cand[_held_back(pts, tets[cand], sign[cand], rim, walls, floor)]
         idx = np.flatnonzero(changed)
         segs = np.stack([origin[b[idx]], pts[b[idx]], pts[b[idx]], pts[b[idx]]], axis=1)
         stray = idx[walls.tet_distances(segs, floor) < floor]
         if not len(bad) and not len(stray):
-            collapsed = _judged(pts, tets, sign, rim, walls, floor)[1]
+            collapsed = _collapsed(pts, tets, sign, rim, walls, floor)
             bad = _overlapping(pts, tets, ~collapsed)
             if len(bad):                 # a move into another part of the mesh: none at all
                 hit = np.isin(b, tets[bad].ravel()) & (step > 0)

@@ -108,7 +108,7 @@ def test_the_check_counts_an_edge_cutting_a_convex_corner():
     quads = ((0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5))
     tri = np.array([[c[q[0]], c[q[1]], c[q[2]]] for q in quads]
                    + [[c[q[0]], c[q[2]], c[q[3]]] for q in quads])
-    walls = Walls(tri, np.zeros((0, 3)), np.zeros(0), -np.ones(3) * 5, np.ones(3) * 5, 1.0)
+    walls = Walls(tri, np.zeros((0, 3)), np.zeros(0))
     # the box's corner (1,1,1); two corners 1 m off it along +x and +y, the
     # edge between them passes sqrt(0.5) m from it
     tp = np.array([[[2.0, 1.0, 1.0], [1.0, 2.0, 1.0], [2.0, 2.0, 1.5], [2.0, 2.0, 0.5]]])
@@ -136,3 +136,78 @@ def test_a_voxel_floor_is_reached_to_the_radius_not_to_whole_voxels():
     gap = np.maximum(np.maximum(lo[None] - pts[:, None], pts[:, None] - (lo[None] + 2.0)), 0.0)
     assert np.linalg.norm(gap, axis=2).min() >= R - TOL     # every corner off every voxel
     assert snapped.build_report["clearance_ok"]
+
+
+def _inside_tet(p, x):
+    """(N,) bool: points p (N,3) in the closed tetrahedron x (4,3)."""
+    faces = ((1, 2, 3), (0, 3, 2), (0, 1, 3), (0, 2, 1))
+    sides = []
+    for k, (a, b, c) in enumerate(faces):
+        n = np.cross(x[b] - x[a], x[c] - x[a])
+        sides.append(np.sign((p - x[a]) @ n) * np.sign((x[k] - x[a]) @ n) >= 0)
+    return np.all(sides, axis=0)
+
+
+def _tet_faces(x):
+    return np.array([[x[1], x[2], x[3]], [x[0], x[3], x[2]], [x[0], x[1], x[3]], [x[0], x[2], x[1]]])
+
+
+def _reference_tet_distance(x, tri, centres, radii):
+    """The distance from tetrahedron x (4,3) to the triangles and balls,
+    plainly: zero when a triangle corner lies inside; else the least of its
+    edges against the triangles and the triangles' edges against its faces
+    (segments_clearance counts a crossing as zero)."""
+    edges = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    best = np.inf
+    if len(tri):
+        if _inside_tet(tri.reshape(-1, 3), x).any():
+            best = 0.0
+        a = np.array([x[i] for i, _ in edges])
+        b = np.array([x[j] for _, j in edges])
+        best = min(best, segments_clearance(a, b, tri).min())
+        ta = tri[:, [0, 1, 2]].reshape(-1, 3)
+        tb = tri[:, [1, 2, 0]].reshape(-1, 3)
+        best = min(best, segments_clearance(ta, tb, _tet_faces(x)).min())
+    for c, r in zip(centres, radii):
+        inside = _inside_tet(c[None], x)[0]
+        d = 0.0 if inside else min(np.linalg.norm(c - x[0]),
+                                   segments_clearance(c[None], c[None], _tet_faces(x))[0])
+        best = min(best, max(d - r, 0.0))
+    return best
+
+
+def test_wall_distances_of_tetrahedra_and_points_match_a_plain_reference():
+    """The snap's walls (a hierarchy of the triangles, and balls) against the
+    plain numpy distances of clearance_reference.py, on a level of two
+    scales: a crate-sized cluster of small triangles beside kilometre
+    sheets, tetrahedra from half a metre to kilometres; a tetrahedron's
+    distance is exact below the limit (the limit beyond), a point's
+    nearest wall within the search (inf beyond)."""
+    from regn.levels.snap import Walls
+    rng = np.random.default_rng(7)
+    small = rng.uniform(0, 10, (200, 1, 3)) + rng.normal(0, 0.5, (200, 3, 3))
+    big = rng.uniform(-2000, 3000, (40, 1, 3)) + rng.normal(0, 600, (40, 3, 3))
+    tri = np.concatenate([small, big])
+    centres, radii = np.array([[40.0, 5, 5], [1500, -800, 200]]), np.array([3.0, 250.0])
+    walls = Walls(tri, centres, radii)
+    tets = []
+    for size in (0.5, 5.0, 80.0, 1500.0):
+        base = rng.uniform(-500 if size > 50 else -5, 2500 if size > 50 else 20, (10, 1, 3))
+        tets.append(base + rng.normal(0, size, (10, 4, 3)))
+    tp = np.concatenate(tets)
+    for limit in (2.0, 60.0, 5000.0):
+        got = walls.tet_distances(tp, limit)
+        want = np.minimum([_reference_tet_distance(x, tri, centres, radii) for x in tp], limit)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+        if limit == 60.0:                # both kinds of answer are judged
+            assert (want < limit).any() and (want == limit).any()
+    pts = np.concatenate([rng.uniform(-5, 15, (50, 3)), rng.uniform(-2000, 3000, (50, 3))])
+    for search in (1.0, 100.0, 1e5):
+        got = walls.nearest(pts, search)
+        want = segments_clearance(pts, pts, tri)
+        for c, r in zip(centres, radii):
+            d = np.linalg.norm(pts - c, axis=1) - r
+            want = np.where(d >= 0, np.minimum(want, d), want)
+        want = np.where(want < search, want, np.inf)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    assert np.isfinite(walls.nearest(pts, 100.0)).any() and np.isinf(walls.nearest(pts, 1.0)).any()

@@ -1,6 +1,7 @@
-"""Compiled kernels of the wall snap (:mod:`.snap`): a level's triangles in
-a uniform grid of cells, the nearest wall point of mesh vertices, and the
-exact distance from a tetrahedron to the triangles (and balls) near it."""
+"""Compiled kernels of the wall snap (:mod:`.snap`): the exact distance
+between a tetrahedron and a triangle, and the plane and point tests it is
+made of (:mod:`._wall_tree_kernels` finds the triangles near a
+tetrahedron)."""
 
 from __future__ import annotations
 
@@ -8,96 +9,8 @@ import math
 
 import numpy as np
 
-from .._jit import kernel, prange
+from .._jit import kernel
 from ..geometry._closest_kernels import _orient, closest_point_on_triangle
-
-
-@kernel(inline=True)
-def _cells_of(a, b, lo, cell, n):
-    """The cell range [i0, i1] of the interval [a, b] on one axis, clipped."""
-    i0 = int(math.floor((a - lo) / cell))
-    i1 = int(math.floor((b - lo) / cell))
-    return max(0, min(n - 1, i0)), max(0, min(n - 1, i1))
-
-
-@kernel
-def bin_triangles(T, lo, cell, dims):
-    """``(starts, items)``: the triangles ``T`` (F,3,3) of each cell of the
-    grid (``lo``, cube ``cell``, ``dims``), by their bounding boxes; cell
-    ``(i, j, k)`` holds ``items[starts[c]:starts[c + 1]]``, ``c = (i * dims[1]
-    + j) * dims[2] + k``."""
-    nc = dims[0] * dims[1] * dims[2]
-    box = np.empty((T.shape[0], 3, 2), np.int64)
-    counts = np.zeros(nc + 1, np.int64)
-    for f in range(T.shape[0]):
-        for ax in range(3):
-            a = min(T[f, 0, ax], min(T[f, 1, ax], T[f, 2, ax]))
-            b = max(T[f, 0, ax], max(T[f, 1, ax], T[f, 2, ax]))
-            box[f, ax, 0], box[f, ax, 1] = _cells_of(a, b, lo[ax], cell, dims[ax])
-        for i in range(box[f, 0, 0], box[f, 0, 1] + 1):
-            for j in range(box[f, 1, 0], box[f, 1, 1] + 1):
-                for k in range(box[f, 2, 0], box[f, 2, 1] + 1):
-                    counts[(i * dims[1] + j) * dims[2] + k + 1] += 1
-    for c in range(nc):
-        counts[c + 1] += counts[c]
-    fill = counts[:-1].copy()
-    items = np.empty(counts[nc], np.int64)
-    for f in range(T.shape[0]):
-        for i in range(box[f, 0, 0], box[f, 0, 1] + 1):
-            for j in range(box[f, 1, 0], box[f, 1, 1] + 1):
-                for k in range(box[f, 2, 0], box[f, 2, 1] + 1):
-                    c = (i * dims[1] + j) * dims[2] + k
-                    items[fill[c]] = f
-                    fill[c] += 1
-    return counts, items
-
-
-@kernel(parallel=True)
-def nearest_wall_points(P, T, starts, items, lo, cell, dims, C, R, search):
-    """``(d (N,), q (N,3))``: each point's distance to the nearest triangle
-    or ball surface within ``search`` of it and that nearest point (inf and
-    the point itself when none is)."""
-    n = P.shape[0]
-    d = np.full(n, np.inf)
-    q = P.copy()
-    for p in prange(n):
-        px, py, pz = P[p, 0], P[p, 1], P[p, 2]
-        best = search * search
-        i0, i1 = _cells_of(px - search, px + search, lo[0], cell, dims[0])
-        j0, j1 = _cells_of(py - search, py + search, lo[1], cell, dims[1])
-        k0, k1 = _cells_of(pz - search, pz + search, lo[2], cell, dims[2])
-        for i in range(i0, i1 + 1):
-            for j in range(j0, j1 + 1):
-                for k in range(k0, k1 + 1):
-                    c = (i * dims[1] + j) * dims[2] + k
-                    for s in range(starts[c], starts[c + 1]):
-                        f = items[s]
-                        gap = 0.0
-                        for ax in range(3):
-                            flo = min(T[f, 0, ax], min(T[f, 1, ax], T[f, 2, ax]))
-                            fhi = max(T[f, 0, ax], max(T[f, 1, ax], T[f, 2, ax]))
-                            g = max(flo - P[p, ax], P[p, ax] - fhi, 0.0)
-                            gap += g * g
-                        if gap >= best:          # its box is no nearer than the best
-                            continue
-                        x, y, z = closest_point_on_triangle(
-                            T[f, 0, 0], T[f, 0, 1], T[f, 0, 2], T[f, 1, 0], T[f, 1, 1],
-                            T[f, 1, 2], T[f, 2, 0], T[f, 2, 1], T[f, 2, 2], px, py, pz)
-                        e = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
-                        if e < best:
-                            best = e
-                            q[p, 0], q[p, 1], q[p, 2] = x, y, z
-                            d[p] = math.sqrt(e)
-        for b in range(C.shape[0]):
-            ux, uy, uz = px - C[b, 0], py - C[b, 1], pz - C[b, 2]
-            un = math.sqrt(ux * ux + uy * uy + uz * uz)
-            e = un - R[b]
-            if un > 0.0 and e >= 0.0 and e * e < best:
-                best = e * e
-                d[p] = e
-                s_ = R[b] / un
-                q[p, 0], q[p, 1], q[p, 2] = C[b, 0] + ux * s_, C[b, 1] + uy * s_, C[b, 2] + uz * s_
-    return d, q
 
 
 @kernel(inline=True)
@@ -262,61 +175,3 @@ def _face_planes(x):
             planes[k, 0], planes[k, 1], planes[k, 2] = nx * s_, ny * s_, nz * s_
             planes[k, 3] = (nx * x[a, 0] + ny * x[a, 1] + nz * x[a, 2]) * s_
     return planes
-
-
-@kernel(parallel=True)
-def tet_wall_distances(tp, T, starts, items, lo, cell, dims, C, R, limit):
-    """(K,) the distance from each tetrahedron ``tp`` (K,4,3) to the nearest
-    triangle of ``T`` and ball (``C``, ``R``; a ball's inside counts as
-    solid): exact up to rounding below ``limit``, ``limit`` when nothing is
-    that near."""
-    out = np.full(tp.shape[0], limit)
-    for t in prange(tp.shape[0]):
-        x = tp[t]
-        best = limit * limit
-        planes = _face_planes(x)
-        rng = np.empty((3, 2), np.int64)
-        box = np.empty((3, 2))
-        for ax in range(3):
-            box[ax, 0] = min(min(x[0, ax], x[1, ax]), min(x[2, ax], x[3, ax]))
-            box[ax, 1] = max(max(x[0, ax], x[1, ax]), max(x[2, ax], x[3, ax]))
-            rng[ax, 0], rng[ax, 1] = _cells_of(box[ax, 0] - limit, box[ax, 1] + limit, lo[ax],
-                                               cell, dims[ax])
-        for i in range(rng[0, 0], rng[0, 1] + 1):
-            for j in range(rng[1, 0], rng[1, 1] + 1):
-                for k in range(rng[2, 0], rng[2, 1] + 1):
-                    c = (i * dims[1] + j) * dims[2] + k
-                    for s in range(starts[c], starts[c + 1]):
-                        if best <= 0.0:
-                            break
-                        f = items[s]
-                        # boxes apart by the current best or more: no nearer
-                        gap = 0.0
-                        for ax in range(3):
-                            flo = min(T[f, 0, ax], min(T[f, 1, ax], T[f, 2, ax]))
-                            fhi = max(T[f, 0, ax], max(T[f, 1, ax], T[f, 2, ax]))
-                            g = max(flo - box[ax, 1], box[ax, 0] - fhi, 0.0)
-                            gap += g * g
-                        if gap >= best:
-                            continue
-                        # a face plane with the whole triangle that far beyond it
-                        sep = -np.inf
-                        for k in range(4):
-                            lo_k = np.inf
-                            for m in range(3):
-                                lo_k = min(lo_k, planes[k, 0] * T[f, m, 0] + planes[k, 1]
-                                           * T[f, m, 1] + planes[k, 2] * T[f, m, 2]
-                                           - planes[k, 3])
-                            sep = max(sep, lo_k)
-                        if sep > 0.0 and sep * sep >= best:
-                            continue
-                        e = tet_triangle_distance2(tp, t, T[f])
-                        if e < best:
-                            best = e
-        dist = math.sqrt(best)
-        for b in range(C.shape[0]):
-            e = math.sqrt(_point_tet2(x, C[b, 0], C[b, 1], C[b, 2])) - R[b]
-            if e < dist:
-                dist = max(e, 0.0)
-        out[t] = dist
-    return out

@@ -307,7 +307,7 @@ def _snapped(verts, tets, stats, level, spheres, grid, reach, progress=None):
     # a boundary vertex is at most about a block and a voxel's diagonal
     # short of the clearance surface
     search = reach + 2.0 * (stats["min_block"] + float(grid.h.max()))
-    walls = level_walls(level, spheres, grid.lo - search, grid.hi + search, reach, search)
+    walls = level_walls(level, spheres)
     verts, tets, sstats, moves = snap(verts, tets, walls, reach, (grid.lo, grid.hi),
                                       DEPTH_TOL, search)
     stats.update(sstats)

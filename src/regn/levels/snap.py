@@ -18,7 +18,7 @@ a 100 m room whose agent has a 1 m radius). Here:
 3. a move is kept only when every tetrahedron around the vertex keeps its
    orientation, is not degenerate nor flat for float32
    (:func:`.tetra.unusable`), stays at least the reach less ``depth_tol`` from
-   every wall measured solid to solid (:func:`._snap_kernels.tet_wall_distances`:
+   every wall measured solid to solid (:func:`._wall_tree_kernels.tet_wall_distances`:
    an edge or a face cutting a convex wall corner counts, not only the
    corners), the vertex's straight way from where the cull left it stays as
    far, and no two tetrahedra overlap; a tetrahedron that fails halves the
@@ -60,54 +60,37 @@ SLIVER = 0.2
 #: the boundary are peeled before the move, at most PEEL_ROUNDS layers.
 SLIVER_PEEL = 0.02
 PEEL_ROUNDS = 8
-#: At most this many cells per axis in the grid of triangles.
-MAX_CELLS = 256
 
 
 class Walls:
-    """A level's triangles (F,3,3) and balls in a uniform grid of cells,
-    for the nearest-point and tetrahedron-distance kernels."""
+    """A level's triangles (F,3,3) in the wall hierarchy of the wall queries
+    (:func:`regn.query.walls.nearest._build_bvh`) and balls (centres,
+    radii), for the nearest-wall and tetrahedron-distance kernels
+    (:mod:`._wall_tree_kernels`)."""
 
-    def __init__(self, tris, centres, radii, lo, hi, cell):
-        from ._snap_kernels import bin_triangles
-        self.tris = np.ascontiguousarray(tris, np.float64).reshape(-1, 3, 3)
+    def __init__(self, tris, centres, radii):
+        from ..query.walls.nearest import _build_bvh
+        self.bvh = _build_bvh(np.asarray(tris, np.float64).reshape(-1, 3, 3))
+        if self.bvh is None:    # balls only: one triangle beyond every box, no second form
+            self.bvh = _build_bvh(np.full((1, 3, 3), 1e300))
         self.centres = np.ascontiguousarray(centres, np.float64).reshape(-1, 3)
         self.radii = np.ascontiguousarray(radii, np.float64).reshape(-1)
-        lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
-        cell = max(float(cell), float((hi - lo).max()) / MAX_CELLS, 1e-9)
-        self.lo, self.cell = lo, cell
-        self.dims = np.maximum(1, np.ceil((hi - lo) / cell)).astype(np.int64)
-        self.starts, self.items = bin_triangles(self.tris, lo, cell, self.dims)
 
     def nearest(self, points, search):
-        """``(distances (N,), nearest wall points (N,3))`` within ``search``
-        (inf beyond): looked for within a cell, then twice as far ... (a
-        wall within that distance has its box in the cells looked at)."""
-        from ._snap_kernels import nearest_wall_points
+        """(N,) each point's distance to the nearest wall nearer than
+        ``search`` (inf when none is)."""
+        from ._wall_tree_kernels import nearest_wall_distances
         p = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
-        d, q = np.full(len(p), np.inf), p.copy()
-        todo = np.arange(len(p))
-        reach = min(self.cell, float(search))
-        while len(todo):
-            dk, qk = nearest_wall_points(p[todo], self.tris, self.starts, self.items, self.lo,
-                                         self.cell, self.dims, self.centres, self.radii, reach)
-            found = np.isfinite(dk)
-            d[todo[found]], q[todo[found]] = dk[found], qk[found]
-            todo = todo[~found]
-            if reach >= search:
-                break
-            reach = min(2 * reach, float(search))
-        return d, q
+        return nearest_wall_distances(self.bvh, p, self.centres, self.radii, float(search))
 
     def tet_distances(self, tp, limit):
         """(K,) distance from each tetrahedron (K,4,3) to the walls, exact
         below ``limit`` (``limit`` when none is nearer)."""
-        from ._snap_kernels import tet_wall_distances
+        from ._wall_tree_kernels import tet_wall_distances
         if not len(tp):
             return np.zeros(0)
-        return tet_wall_distances(np.ascontiguousarray(tp, np.float64), self.tris, self.starts,
-                                  self.items, self.lo, self.cell, self.dims, self.centres,
-                                  self.radii, float(limit))
+        return tet_wall_distances(self.bvh, np.ascontiguousarray(tp, np.float64),
+                                  self.centres, self.radii, float(limit))
 
 
 def voxel_faces(vox):
@@ -137,19 +120,14 @@ def voxel_faces(vox):
     return np.asarray(vox.origin, np.float64) + vox.size * np.concatenate(tris)
 
 
-def level_walls(level, spheres, lo, hi, reach, search):
-    """The :class:`Walls` of a soup or voxel input and balls, in cells of
-    twice the triangles' median size (a tetrahedron's query, within
-    ``reach`` of it, sees few of them), at least ``reach``, at most
-    ``search``."""
+def level_walls(level, spheres):
+    """The :class:`Walls` of a soup or voxel input and balls."""
     from .readers import Voxels
     tris = voxel_faces(level) if isinstance(level, Voxels) else level.verts[level.tris]
-    size = np.median((tris.max(axis=1) - tris.min(axis=1)).max(axis=1)) if len(tris) else search
-    cell = min(max(2.0 * float(size), reach), search)
     spheres = list(spheres)
     c = np.array([s.centre for s in spheres], np.float64).reshape(-1, 3)
     r = np.array([s.radius for s in spheres], np.float64)
-    return Walls(tris, c, r, lo, hi, cell)
+    return Walls(tris, c, r)
 
 
 def boundary_vertices(tets):
@@ -326,7 +304,7 @@ def _traces(p, n, walls, aim, travel, lo32, hi32):
         if not live.any():
             break
         i = np.flatnonzero(live)
-        d, _ = walls.nearest(np.clip(p[i] + t[i, None] * n[i], lo32, hi32), aim + travel)
+        d = walls.nearest(np.clip(p[i] + t[i, None] * n[i], lo32, hi32), aim + travel)
         seen[i] |= np.isfinite(d)
         gap = np.where(np.isfinite(d), d - aim, travel)
         t[i] = np.minimum(t[i] + np.maximum(gap, 0.0), travel)

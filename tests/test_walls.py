@@ -501,3 +501,61 @@ def test_nearest_wall_without_an_answer(field):
     assert np.isfinite(w.points[3]).all() and np.isfinite(w.normals[3]).all()
     empty = field.nearest_wall(np.zeros((0, 3)))
     assert empty.distances.shape == (0,) and empty.points.shape == (0, 3)
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed", "equal_keys", "organ_pipe"])
+def test_the_hierarchy_splits_every_node_at_its_middle_whatever_the_input_order(order):
+    """Triangles in orders that defeat a naive selection (sorted, reversed,
+    all on one plane, an organ pipe): every triangle in exactly one leaf;
+    each node's box holds its triangles; an inner node's halves are equal
+    in size to one triangle and split along one axis (no centroid of the
+    first half beyond one of the second); the distances match brute force."""
+    n = 3000
+    x = np.arange(n, dtype=float)
+    if order == "reversed":
+        x = x[::-1]
+    elif order == "equal_keys":
+        x = np.zeros(n)
+    elif order == "organ_pipe":
+        x = np.concatenate([x[: n // 2], x[n // 2:][::-1]])
+    base = np.stack([x, np.zeros(n) if order == "equal_keys" else 0.5 * x, np.zeros(n)], axis=1)
+    tri = base[:, None, :] + np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0.5]])
+    b = nq._build_bvh(tri)
+    cen = b.tri.reshape(-1, 3, 3).mean(axis=1)
+    seen = np.zeros(n, int)
+
+    def walk(k):
+        first, count = b.node[k]
+        if count:
+            seen[first:first + count] += 1
+            span = np.arange(first, first + count)
+        else:
+            left, right = walk(first), walk(first + 1)
+            assert abs(len(left) - len(right)) <= 1
+            assert any(cen[left, ax].max() <= cen[right, ax].min() for ax in range(3))
+            span = np.concatenate([left, right])
+        t = b.tri[span].reshape(-1, 3)
+        assert (t >= b.box[k, :3]).all() and (t <= b.box[k, 3:]).all()
+        return span
+
+    walk(0)
+    assert (seen == 1).all()
+    pts = np.random.default_rng(5).uniform(-10, n + 10, (200, 3))
+    d = np.empty(200)
+    nq._kernels().nearest_walls(b, pts, np.empty((200, 3)), d, np.empty(200, np.int64))
+    np.testing.assert_allclose(d, _brute(tri, pts), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("rounds", [0, 1, 64])
+def test_a_selection_that_runs_out_of_rounds_sorts_what_is_left(rounds, monkeypatch):
+    """The hierarchy's selection (run as Python, so that its round limit
+    can be set) leaves no key before the middle larger than one after it,
+    whether it finishes by selection or, out of rounds, by sorting."""
+    from regn.query.walls import _bvh_kernels as bk
+    monkeypatch.setattr(bk, "SELECT_ROUNDS", rounds)
+    rng = np.random.default_rng(rounds)
+    cen = rng.integers(0, 50, (401, 3)).astype(float)        # with many ties
+    order = rng.permutation(401)
+    bk._select.py_func(order, cen, 1, 0, 400, 200)
+    assert sorted(order) == list(range(401))
+    assert cen[order[:200], 1].max() <= cen[order[200:], 1].min()

@@ -127,7 +127,9 @@ def _wall_normals(mesh) -> np.ndarray:
 def _build_bvh(tri, leaf=BVH_LEAF) -> WallBVH | None:
     """A :class:`WallBVH` over the finite triangles of (B,3,3) ``tri``, by
     median splits (on the longest axis of the centroids' extent), built level
-    by level with numpy; O(B) in all, None when no triangle is finite.
+    by level (each level's nodes split by selection,
+    :func:`regn.query.walls._bvh_kernels.split_nodes`); O(B) memory, None
+    when no triangle is finite.
     Siblings are adjacent (one index names both) and a leaf's triangles
     contiguous. Node 0 is the root; every node's box holds its children's
     boxes and its triangles."""
@@ -147,16 +149,8 @@ def _build_bvh(tri, leaf=BVH_LEAF) -> WallBVH | None:
         if not sp.any():
             break
         ss, ee = s[sp], e[sp]
-        lens = ee - ss
-        seg = np.repeat(np.arange(len(ss)), lens)
-        first = np.cumsum(lens) - lens
-        pos = np.arange(lens.sum()) - np.repeat(first, lens) + np.repeat(ss, lens)
-        C = cen[order[pos]]
-        with np.errstate(over="ignore", invalid="ignore"):
-            ext = np.maximum.reduceat(C, first) - np.minimum.reduceat(C, first)
-        axis = np.argmax(np.nan_to_num(ext, nan=0.0), axis=1)
-        key = C[np.arange(len(C)), axis[seg]]
-        order[pos] = order[pos][np.lexsort((key, seg))]       # sort within each node
+        from . import _bvh_kernels
+        _bvh_kernels.split_nodes(order, cen, ss, ee)           # each node's halves
         mid = (ss + ee) // 2
         s = np.column_stack([ss, mid]).ravel()
         e = np.column_stack([mid, ee]).ravel()

@@ -461,6 +461,7 @@ def test_quads_and_ngons_are_fanned(tmp_path):
                  "f 1/1/1 2/2/2 3/3/3 4/4/4 5/5/5\nf -1 -2 -3\n")
     s = read_soup(f)
     assert len(s.tris) == 2 + 3 + 1 and s.tris.max() == 4
+    assert repr(s) == "<Soup 'poly.obj': 5 vertices, 6 triangles, 1 object>"   # not the arrays
 
 
 def test_the_example_hangar_is_an_editors_level(tmp_path):

@@ -233,17 +233,47 @@ def _paths(args) -> int:
     order, each block's before the next is read."""
     mesh = load_mesh(args.file, args.max_tiles)
     options = Q.path_options_of_args(mesh, args)
-    for seg in iter_points(None, width=6):
-        r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
-                            workers=args.workers, radius=args.radius,
-                            partial=args.partial, **options)
-        if args.json:
-            for doc in Q.paths_doc(r):
-                print_json(doc)
-        else:
-            sys.stdout.write("".join(_path_line(p) for p in r))
-        sys.stdout.flush()
+    bar, done, read, before = Progress.for_args(args), 0, _stdin_share(), 0.0
+    try:
+        for seg in iter_points(None, width=6):
+            after = read()                  # the block is read: stdin's offset is past it
+            for k in range(0, len(seg), PATHS_SHOWN_EVERY):
+                part = seg[k:k + PATHS_SHOWN_EVERY]
+                r = mesh.find_paths(part[:, :3], part[:, 3:], smooth=not args.no_smooth,
+                                    workers=args.workers, radius=args.radius,
+                                    partial=args.partial, **options)
+                if args.json:
+                    for doc in Q.paths_doc(r):
+                        print_json(doc)
+                else:
+                    sys.stdout.write("".join(_path_line(p) for p in r))
+                sys.stdout.flush()
+                done += len(part)
+                bar(f"{done} paths", None if after is None else
+                    before + (after - before) * (k + len(part)) / len(seg))
+            before = after
+    finally:
+        bar.close()
     return 0
+
+
+#: ``regn paths`` asks this many queries at once between two progress updates
+PATHS_SHOWN_EVERY = 1024
+
+
+def _stdin_share():
+    """A callable giving the share of stdin read so far when stdin is a
+    regular file (``< FILE``), else one giving None (a pipe: no total)."""
+    import os
+    import stat
+    try:
+        fd = sys.stdin.fileno()
+        size = os.fstat(fd).st_size if stat.S_ISREG(os.fstat(fd).st_mode) else 0
+    except (OSError, ValueError, AttributeError):
+        size = 0
+    if size <= 0:
+        return lambda: None
+    return lambda: min(os.lseek(fd, 0, os.SEEK_CUR) / size, 1.0)
 
 
 def _path_line(p) -> str:

@@ -404,6 +404,10 @@ def test_until_arrived_stops_when_a_shared_goal_stalls_the_flight(open_box):
     apart.add_agents([(-2000.0, 0, 0), (-2000.0, 3000, 0)], [goal, goal + (0, 3000, 0)],
                      radius=200.0, max_speed=400.0, max_accel=100.0)
     assert record(apart, 0.5, until_arrived=True, max_steps=5000).stopped == "arrived"
+    slow = regn.Crowd(open_box)                 # 30 s gain a fraction of its radius
+    slow.add_agents([(-1000.0, 0, 0)], [(1000.0, 0, 0)], radius=500.0, max_speed=10.0)
+    traj = record(slow, 2.0, until_arrived=True, max_steps=5000, stall_time=20.0)
+    assert traj.stopped == "arrived" and traj.steps > 80      # 8 windows
 
 
 def test_cli_fly_refuses_a_start_in_rock_and_names_who_did_not_arrive(holes, tmp_path, capsys):

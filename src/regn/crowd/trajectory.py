@@ -128,8 +128,9 @@ def fly(crowd, dt, *, steps=None, until_arrived=False, max_steps=100_000,
     ``until_arrived`` also stops when the flight has stalled: for
     ``stall_time`` seconds (default 3 x the crowd's ``stuck_time``, 30 s;
     ``inf``: never) no agent still moving or stuck got a radius closer to
-    its goal along its corridor (:meth:`Crowd.distance_left`), and none
-    arrived for the first time. Such agents will not arrive (most often:
+    its goal along its corridor (:meth:`Crowd.distance_left`; or a tenth of
+    what its top speed covers in ``stall_time``, when that is less), and
+    none arrived for the first time. Such agents will not arrive (most often:
     their goal is nearer another agent's goal than their radii's sum, and
     that one holds it; they circle it or push); without this, the flight
     would run to ``max_steps``, holding every step. The Trajectory's
@@ -172,10 +173,12 @@ def fly(crowd, dt, *, steps=None, until_arrived=False, max_steps=100_000,
 class _StallWatch:
     """Samples the agents' distance left along their corridors a few times
     per ``stall_time`` and tells when, over the last ``stall_time``, no
-    agent still flying got a radius closer and none arrived first."""
+    agent still flying got a radius closer (or a tenth of its top speed's
+    reach) and none arrived first."""
 
     def __init__(self, stall_time, dt):
         self.window = max(1, math.ceil(stall_time / dt))
+        self.seconds = self.window * dt
         self.stride = max(1, self.window // 4)
         self.samples = collections.deque()     # (step, distance left, ever arrived)
 
@@ -191,4 +194,6 @@ class _StallWatch:
             return False
         flying = np.isin(crowd.status, (STATUS["moving"], STATUS["stuck"]))
         gained = then[1][flying] - now[1][flying]     # inf - inf: nan, no gain
-        return not bool((gained >= crowd.radius[flying]).any())
+        # a radius, or for a big slow ship a tenth of what its top speed covers
+        need = np.minimum(crowd.radius[flying], 0.1 * crowd.max_speed[flying] * self.seconds)
+        return not bool((gained >= need).any())

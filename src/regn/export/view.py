@@ -11,7 +11,8 @@ goal. The legend sits left of the scene, never over it.
 With a path the camera frames it: it looks across the path (never along it),
 from the side where the fewest obstacles hide it, and close enough that the
 path fills most of the picture. When the obstacles still hide half of it (a
-level's interior, walled on every side), they are drawn see-through.
+level's interior, walled on every side), they are drawn see-through; so
+too when they hide half of a played-back flight's positions.
 """
 
 from __future__ import annotations
@@ -59,10 +60,12 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
             traces += _path_traces(pts, ends, unit_of(mesh))
             if camera == "auto":
                 framed, hidden = _frame(mesh, pts)
-                walls = [t for t in traces if str(t.name).startswith("obstacles")]
-                if hidden >= SEE_THROUGH_HIDDEN and walls:
-                    walls[0].opacity = SEE_THROUGH_OPACITY
-                    note += "; walls drawn see-through"
+                note += _see_through(traces, hidden)
+    elif trajectories is not None and camera == "auto":
+        # the agents inside a level: the same test on a sample of their positions
+        q = np.asarray(trajectories[0], float).reshape(-1, 3)
+        q = q[np.linspace(0, len(q) - 1, min(len(q), 64)).astype(int)]
+        note += _see_through(traces, _frame(mesh, q)[1])
     if points is not None:
         q = np.asarray(points, float).reshape(-1, 3) / per_unit
         traces.append(go.Scatter3d(x=q[:, 0], y=q[:, 1], z=q[:, 2], mode="markers",
@@ -89,6 +92,16 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
         from .playback import add_playback
         add_playback(fig, trajectories[0], trajectories[1], per_unit)
     return fig
+
+
+def _see_through(traces, hidden) -> str:
+    """Draw the obstacles see-through when they hide ``hidden`` >=
+    SEE_THROUGH_HIDDEN of what is shown from the best camera; the title's note."""
+    walls = [t for t in traces if str(t.name).startswith("obstacles")]
+    if hidden < SEE_THROUGH_HIDDEN or not walls:
+        return ""
+    walls[0].opacity = SEE_THROUGH_OPACITY
+    return "; walls drawn see-through"
 
 
 # --- layers ------------------------------------------------------------------------

@@ -307,3 +307,27 @@ def test_a_world_sphere_path_shows_progress_at_a_terminal(field_world, terminal,
     assert main(["path", world, *ends, "--radius", "500", "--json"]) == 0
     assert terminal.getvalue() == ""
     assert json.loads(capsys.readouterr().out)["found"]
+
+
+def test_paths_shows_its_count_at_a_terminal(mesh, map_file, terminal, monkeypatch, capsys,
+                                             tmp_path):
+    """regn paths answers a stream of queries: at a terminal it counts them,
+    with a bar when stdin is a file (its size is the total), without one
+    from a pipe; the answers are the same, in order."""
+    import regn.cli.query_cmds as cmds
+    monkeypatch.setattr(cmds, "PATHS_SHOWN_EVERY", 2)
+    pts = mesh.random_points(10, seed=3)
+    rows = "".join(" ".join(f"{v:.3f}" for v in (*pts[i], *pts[9 - i])) + "\n"
+                   for i in range(5))
+    (tmp_path / "q.txt").write_text(rows)
+    with open(tmp_path / "q.txt") as fh:
+        monkeypatch.setattr("sys.stdin", fh)
+        shown = terminal()
+        assert main(["paths", str(map_file)]) == 0
+    from_file = capsys.readouterr().out
+    assert "100% 5 paths" in shown.getvalue() and "2 paths" in shown.getvalue()
+    monkeypatch.setattr("sys.stdin", io.StringIO(rows))
+    shown = terminal()
+    assert main(["paths", str(map_file)]) == 0
+    assert "5 paths (" in shown.getvalue() and "%" not in shown.getvalue()
+    assert capsys.readouterr().out == from_file and len(from_file.splitlines()) == 5

@@ -381,3 +381,53 @@ def test_view_plays_trajectories_back(holes, tmp_path):
     assert '"play"' in page and "t = " in page and "3 agents" in page
     assert main(["view", str(rgn), "--trajectories", str(rgn), "-o",
                  str(tmp_path / "w.html")]) == 2
+
+
+def test_until_arrived_stops_when_a_shared_goal_stalls_the_flight(open_box):
+    """Two ships sent to one point: the first holds it, the second can only
+    circle it. The flight ends as 'stalled' after stall_time, not at
+    max_steps; a flight where every ship can arrive ends as 'arrived'."""
+    from regn.crowd.trajectory import fly as record
+    goal = np.array([2000.0, 0, 0])
+    crowd = regn.Crowd(open_box)
+    crowd.add_agents([(-2000.0, 0, 0), (-2000.0, 3000, 0)], [goal, goal], radius=200.0,
+                     max_speed=400.0, max_accel=100.0)
+    traj = record(crowd, 0.5, until_arrived=True, max_steps=5000, stall_time=20.0)
+    assert traj.stopped == "stalled"
+    assert sorted(crowd.status_names) == ["arrived", "moving"]
+    assert traj.steps < 200                     # arrival (~30 steps) + a 40-step window
+    left = crowd.distance_left()
+    assert left[crowd.status_names == "arrived"] == 0.0
+    assert 0 < left[crowd.status_names == "moving"][0] < 2 * 200 * 1.1
+    assert "stopped: stalled" in repr(traj) and len(repr(traj)) < 200
+    apart = regn.Crowd(open_box)
+    apart.add_agents([(-2000.0, 0, 0), (-2000.0, 3000, 0)], [goal, goal + (0, 3000, 0)],
+                     radius=200.0, max_speed=400.0, max_accel=100.0)
+    assert record(apart, 0.5, until_arrived=True, max_steps=5000).stopped == "arrived"
+    slow = regn.Crowd(open_box)                 # 30 s gain a fraction of its radius
+    slow.add_agents([(-1000.0, 0, 0)], [(1000.0, 0, 0)], radius=500.0, max_speed=10.0)
+    traj = record(slow, 2.0, until_arrived=True, max_steps=5000, stall_time=20.0)
+    assert traj.stopped == "arrived" and traj.steps > 80      # 8 windows
+
+
+def test_cli_fly_refuses_a_start_in_rock_and_names_who_did_not_arrive(holes, tmp_path, capsys):
+    mesh, centres = holes
+    rgn = tmp_path / "m.rgn"
+    regn.save(mesh, rgn)
+    p = mesh.random_points(2, seed=11, radius=400)
+    head = "x,y,z,gx,gy,gz,radius,max_speed,max_accel\n"
+    row = lambda a, b: ",".join(f"{v:.3f}" for v in (*a, *b, 150, 3000, 500)) + "\n"
+    bad = tmp_path / "rock.csv"
+    bad.write_text(head + row(p[0], p[1]) + "\n" + row(centres[0], p[1]))
+    out = tmp_path / "t.npz"
+    code = main(["fly", str(rgn), "--agents", str(bad), "--until-arrived", "-o", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and not out.exists()
+    assert err[0].startswith(f"regn: {bad}: line 4: the start (") and "regn nearest" in err[0]
+    shared = tmp_path / "shared.csv"                      # two ships, one goal
+    shared.write_text(head + row(p[0], p[1]) + row(p[0] + (0, 0, 1000), p[1]))
+    assert main(["fly", str(rgn), "--agents", str(shared), "--until-arrived", "--dt", "0.5",
+                 "--stall-time", "20", "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "not arrived: 1 (" in said and "stopped: none of them got a radius closer" in said
+    assert np.load(out)["positions"].shape[0] < 2000

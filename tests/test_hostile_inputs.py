@@ -264,6 +264,9 @@ def test_obstacle_mesh_coordinates_are_checked(tmp_path, capsys):
     (["path", "x.rgn", "1", "2"], "regn: path: the following arguments are required: "),
     (["bogus"], "regn: argument COMMAND: invalid choice: 'bogus'"),
     (["--frob"], "regn: unrecognized arguments: --frob (see regn --help)"),
+    (["build", "--level", "l.obj", "--agent-radus", "1", "-o", "o.rgn"],
+     "regn: build: unrecognized arguments: --agent-radus 1; did you mean --agent-radius? "
+     "(see regn build --help)"),
     (["build", "--asteroids", "x"], "regn: build: argument --asteroids: invalid whole value: 'x'"),
 ])
 def test_usage_errors_are_one_regn_line(capsys, argv, message):

@@ -461,6 +461,7 @@ def test_quads_and_ngons_are_fanned(tmp_path):
                  "f 1/1/1 2/2/2 3/3/3 4/4/4 5/5/5\nf -1 -2 -3\n")
     s = read_soup(f)
     assert len(s.tris) == 2 + 3 + 1 and s.tris.max() == 4
+    assert repr(s) == "<Soup 'poly.obj': 5 vertices, 6 triangles, 1 object>"   # not the arrays
 
 
 def test_the_example_hangar_is_an_editors_level(tmp_path):
@@ -649,3 +650,18 @@ def test_solid_just_outside_the_box_keeps_its_distance():
                          level=Soup(v, np.array([[0, 1, 2]]), "o"), agent_radius=0.25,
                          max_voxels=VOX, coverage_samples=0)
     assert np.linalg.norm(samples_in_tets(ball) - (-1, 5, 5), axis=1).min() >= 1.75 - TOL
+
+
+def test_the_report_says_when_the_voxels_grow_the_solid_far_past_the_radius():
+    """A 30 km field at 119 m voxels with a 1 m agent: the solid grows a whole
+    voxel, 119 m, and the report says what that closes; 0.79 m voxels for a
+    1 m agent (grown 1.58 m) say nothing."""
+    from regn.cli._level_build import _coarse_growth
+    rep = {"agent_radius": 1.0, "crack": 0.0, "dilation_voxels": [1, 1, 1],
+           "voxel_size": [118.8, 119.0, 119.0]}
+    (line,) = _coarse_growth(rep)
+    assert "by 119 m, 119 x the agent's 1 m" in line and "about 238 m" in line
+    rep.update(dilation_voxels=[2, 2, 2], voxel_size=[0.7882, 0.789, 0.79])
+    assert _coarse_growth(rep) == []
+    rep.update(agent_radius=0.0)
+    assert _coarse_growth(rep) == []

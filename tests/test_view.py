@@ -71,6 +71,27 @@ def test_layers_legend_and_colours(field, corner_path):
     assert traces["corridor"].name.startswith(f"corridor ({len(res.tets)} tetrahedra)")
 
 
+def test_walls_round_the_path_on_every_side_are_drawn_see_through(field, corner_path):
+    """A level's interior is walled on every side: no camera sees its path,
+    so its walls are drawn see-through (and the title says so); the open
+    asteroid field keeps them opaque."""
+    import regn
+    from scipy.spatial import Delaunay
+
+    from regn.export.view import SEE_THROUGH_OPACITY, figure
+    h = 1000.0
+    room = np.array([[x, y, z] for x in (-h, h) for y in (-h, h) for z in (-h, h)]) / 2
+    mesh = regn.build(room, Delaunay(room).simplices, bbox=((-h,) * 3, (h,) * 3),
+                      dims=(2, 2, 2))
+    fig = figure(mesh, path=((-400.0, -400, -400), (400.0, 400, 400)))
+    assert _traces(fig)["obstacles"].opacity == SEE_THROUGH_OPACITY
+    assert "walls drawn see-through" in fig.layout.title.text
+    flight = np.linspace((-400.0, -400, -400), (400.0, 400, 400), 5)[:, None, :]
+    played = figure(mesh, trajectories=(flight, 1.0))
+    assert _traces(played)["obstacles"].opacity == SEE_THROUGH_OPACITY
+    assert _traces(figure(field, path=corner_path))["obstacles"].opacity in (None, 1)
+
+
 def test_camera_looks_across_the_path(field, corner_path):
     """The eye looks across the path's main direction, not along it, from
     where the ends are not hidden."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import regn
-from conftest import FIELD_WORLD_BOX, FIELD_WORLD_H, field_world_rocks
+from conftest import FIELD_WORLD_BOX, FIELD_WORLD_H, field_world_rocks, one_error_line
 from regn.builder.obstacles import Sphere
 from regn.cli import main
 from regn.errors import QueryError
@@ -182,6 +182,25 @@ def test_cli_path_radius_on_a_manifest(field, capsys):
     assert got["length"] == pytest.approx(want.length)
     assert main(["path", str(path), "-19990", "0", "0", "0", "0", "0", "--radius", "500"]) == 1
     assert capsys.readouterr().out.splitlines()[0] == "status start_too_close"
+
+
+def test_cli_max_tiles_holds_a_sphere_path_across_the_world(field, capsys, tmp_path):
+    """A sphere's path across more tiles than the world holds is refused with
+    the --max-tiles that fits; given, the path is found. A crowd (regn fly)
+    is refused on a world with one line, not a traceback."""
+    path, world, _ = field
+    args = [str(path), "-15000", "-14000", "-13000", "15000", "14000", "13500",
+            "--radius", "500"]
+    line = one_error_line(capsys, main(["path", *args, "--max-tiles", "1"]), "--max-tiles ")
+    need = line.rsplit("--max-tiles ", 1)[1].rstrip(")")
+    assert int(need) > 2
+    assert main(["path", *args, "--max-tiles", need, "--json"]) == 0
+    assert '"status": "ok"' in capsys.readouterr().out
+    agents = tmp_path / "a.csv"
+    agents.write_text("x,y,z,gx,gy,gz,radius,max_speed,max_accel\n"
+                      "-15000,-14000,-13000,15000,14000,13500,100,300,50\n")
+    one_error_line(capsys, main(["fly", str(path), "--agents", str(agents), "--steps", "2",
+                                 "-o", str(tmp_path / "t.npz")]), "a world of tiles")
 
 
 def test_partial_paths_across_tiles(field):

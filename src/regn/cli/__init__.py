@@ -63,6 +63,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"regn: {line}\n")
 
 
+def _unrecognized(parser, command, extra):
+    """The usage error for arguments the command does not take, said by the
+    command's own parser (so it points at ``regn COMMAND --help``), with
+    the nearest option the command has when one is close."""
+    import difflib
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own = sub.choices.get(command, parser)
+    known = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
+    typed = next((a.partition("=")[0] for a in extra if a.startswith("--")), None)
+    near = difflib.get_close_matches(typed, known, n=1) if typed else []
+    own.error(f"unrecognized arguments: {' '.join(extra)}"
+              + (f"; did you mean {near[0]}?" if near else ""))
+
+
 def _print_json_error(message, code):
     print(json.dumps({"error": message, "exit": code}))
 
@@ -105,7 +119,9 @@ def main(argv=None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _unrecognized(parser, command, extra)
     if sys.stderr.isatty():
         from .._first_compile import on_first_compile
         on_first_compile(_compile_notice)

@@ -19,10 +19,21 @@ def plain(docstring: str) -> str:
     return docstring.replace("``", "")
 
 
-def load_mesh(path):
-    """Load a REGN file for a command (errors propagate as RegnError)."""
+def load_mesh(path, max_tiles=None):
+    """Load a REGN file (or a world's manifest, holding at most
+    ``max_tiles`` tiles; None: the library's default) for a command
+    (errors propagate as RegnError)."""
     from ..io import load
-    return load(path)
+    return load(path, max_tiles=max_tiles)
+
+
+def add_max_tiles(p):
+    """``--max-tiles N``: a world's tiles held at once (a radius path's walk
+    needs every tile it crosses)."""
+    from ..inputs.numbers import whole
+    p.add_argument("--max-tiles", type=whole, default=None, metavar="N",
+                   help="a world (world.json): the most tiles held at once (default 8); a "
+                        "sphere's path needs every tile it crosses")
 
 
 def print_json(obj, stream=None, plain=False):

@@ -120,6 +120,24 @@ def _overlaps(rep):
     return f"; {n} where closed solids overlap kept solid" if n else ""
 
 
+#: The solid's growth (whole voxels) this many times the agent's clearance
+#: or more is said: the radius asked is no longer what closes the gaps.
+COARSE_GROWTH = 4.0
+
+
+def _coarse_growth(rep):
+    """A note when the working voxels make the solid grow much more than the
+    agent's radius (a 30 km field at 119 m voxels, radius 1 m: by 119 m)."""
+    want = rep["agent_radius"] + rep["crack"] / 2
+    grown = max(d * h for d, h in zip(rep["dilation_voxels"], rep["voxel_size"]))
+    if want <= 0 or grown < COARSE_GROWTH * want:
+        return []
+    return [f"  note: the working voxels grow the solid by {grown:.4g} m, {grown / want:.0f} x "
+            f"the agent's {want:g} m: gaps narrower than about {2 * grown:.4g} m are closed "
+            "whatever the radius; finer voxels (--voxel-size with --max-voxels, or a "
+            "smaller --box) grow it less"]
+
+
 def report_lines(rep):
     """The level's lines of the text report."""
     src = f"{rep['triangles_in']} triangles ({rep['objects']} objects)" \
@@ -135,6 +153,7 @@ def report_lines(rep):
              f"{rep['min_block']:.4g} m{' (chosen to fit)' if rep.get('level_chosen') else ''}"]
     if rep.get("cavities_warning"):
         lines.append(f"  warning: {rep['cavities_warning']}")
+    lines += _coarse_growth(rep)
     if "free_regions" in rep:
         lines.append(f"  passages: {rep['free_regions_kept']} of {rep['free_regions']} free "
                      f"regions kept, in {rep['mesh_components']} connected component(s)")

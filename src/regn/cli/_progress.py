@@ -37,13 +37,18 @@ class Progress:
         return cls(stream, quiet=not shows_progress(args, stream))
 
     def __call__(self, phase, frac):
+        """``frac`` None: the share is not known (a stream of queries from a
+        pipe): the phase and the time so far, without a bar."""
         elapsed = time.perf_counter() - self.t0
         if not self.tty or elapsed < QUIET_SECONDS:
             return
-        frac = min(max(float(frac), 0.0), 1.0)
-        n = round(WIDTH * frac)
-        left = f"{elapsed * (1 - frac) / frac:.0f} s left" if 0.05 <= frac < 1 else ""
-        line = f"[{'#' * n}{' ' * (WIDTH - n)}] {100 * frac:3.0f}% {phase:<16} {left:<12}"
+        if frac is None:
+            line = f"{phase} ({elapsed:.0f} s)"
+        else:
+            frac = min(max(float(frac), 0.0), 1.0)
+            n = round(WIDTH * frac)
+            left = f"{elapsed * (1 - frac) / frac:.0f} s left" if 0.05 <= frac < 1 else ""
+            line = f"[{'#' * n}{' ' * (WIDTH - n)}] {100 * frac:3.0f}% {phase:<16} {left:<12}"
         self.stream.write("\r" + line.ljust(self.shown))    # over a longer line before
         self.stream.flush()
         self.shown = max(self.shown, len(line))

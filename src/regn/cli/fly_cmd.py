@@ -29,6 +29,9 @@ def add_parser(sub, name, help_text):
                    help="fly until no agent is moving (at most --max-steps)")
     p.add_argument("--max-steps", type=int, default=100_000, metavar="N",
                    help="the most steps --until-arrived flies (default 100000)")
+    p.add_argument("--stall-time", type=number, default=30.0, metavar="S",
+                   help="--until-arrived also stops when for S seconds no agent still "
+                        "flying got a radius away and none arrived (default 30)")
     p.add_argument("--time-horizon", type=number, default=2.0, metavar="S",
                    help="seconds ahead agents avoid each other (default 2)")
     p.add_argument("--neighbor-dist", type=number, default=None, metavar="M",
@@ -96,10 +99,16 @@ def run(args) -> int:
         if os.path.exists(folder) and not (args.force and os.path.isdir(folder)):
             raise ExportError(f"{folder}: exists (the .pvd's step folder); "
                               f"{'it is not a folder' if args.force else 'pass --force'}")
+    if not args.stall_time > 0:
+        raise QueryError(f"--stall-time must be > 0, got {args.stall_time}")
     agents = load_agents(args.agents)
     mesh = load_mesh(args.file)
+    if getattr(mesh, "is_world", False):
+        raise QueryError(f"{args.file}: a world of tiles; regn fly flies through one REGN "
+                         "(build the level as one: -o LEVEL.rgn)")
     crowd = Crowd(mesh, time_horizon=args.time_horizon, neighbor_dist=args.neighbor_dist,
                   max_neighbors=args.max_neighbors, workers=args.workers)
+    _check_in_map(mesh, args.agents, agents)
     crowd.add_agents(agents["position"], agents["goal"], radius=agents["radius"],
                      max_speed=agents["max_speed"], max_accel=agents["max_accel"],
                      priority=agents["priority"])
@@ -107,7 +116,7 @@ def run(args) -> int:
     show = _progress(args, crowd)
     try:
         traj = fly(crowd, args.dt, steps=args.steps, until_arrived=args.until_arrived,
-                   max_steps=args.max_steps, progress=show)
+                   max_steps=args.max_steps, progress=show, stall_time=args.stall_time)
     finally:
         if show is not None:
             show.close()
@@ -115,13 +124,42 @@ def run(args) -> int:
     traj.write(out, overwrite=args.force)
     names, n = np.unique(crowd.status_names, return_counts=True)
     counts = {str(k): int(v) for k, v in zip(names, n)}
+    late = np.flatnonzero(np.isin(crowd.status_names, ("moving", "stuck", "no_path")))
     summary = {"output": out, "agents": len(crowd), "steps": traj.steps, "dt": args.dt,
-               "status": counts, "seconds": round(seconds, 3)}
+               "status": counts, "seconds": round(seconds, 3), "stopped": traj.stopped,
+               "not_arrived_lines": agents["line"][late].tolist()}
     if args.json:
         from ._common import print_json
         print_json(summary)
-    else:
-        st = ", ".join(f"{v} {k}" for k, v in counts.items())
-        print(f"wrote {out}: {len(crowd)} agents, {traj.steps} steps of {args.dt:g} s ({st}) "
-              f"in {seconds:.1f} s")
+        return 0
+    st = ", ".join(f"{v} {k}" for k, v in counts.items())
+    print(f"wrote {out}: {len(crowd)} agents, {traj.steps} steps of {args.dt:g} s ({st}) "
+          f"in {seconds:.1f} s")
+    if args.until_arrived and len(late):
+        why = {"stalled": f"stopped: none of them got a radius closer to its goal in "
+                          f"{args.stall_time:g} s (--stall-time; most often its goal is nearer "
+                          "another agent's goal than their radii's sum, held by the one that "
+                          "arrived first)",
+               "max_steps": f"stopped at --max-steps {args.max_steps}"}.get(traj.stopped, "")
+        lines = ", ".join(map(str, agents["line"][late][:10])) + (", ..." if len(late) > 10 else "")
+        print(f"  not arrived: {len(late)} ({args.agents} line{'s' if len(late) > 1 else ''} "
+              f"{lines})"
+              + (f"; {why}" if why else ""))
     return 0
+
+
+def _check_in_map(mesh, path, agents) -> None:
+    """Refuse an agent list whose starts or goals lie outside the map's
+    navigable volume (in rock, or where the map does not reach): such an
+    agent would sit out the flight as ``no_path``."""
+    from ..errors import QueryError
+    for key, what in (("position", "start"), ("goal", "goal")):
+        out = (mesh.locate(agents[key]) < 0).nonzero()[0]
+        if len(out):
+            i = out[0]
+            x, y, z = agents[key][i]
+            more = f" (and {len(out) - 1} more)" if len(out) > 1 else ""
+            raise QueryError(
+                f"{path}: line {agents['line'][i]}: the {what} ({x:g}, {y:g}, {z:g}) is outside "
+                f"the map's navigable volume{more}; `regn nearest MAP --radius R` gives the "
+                "nearest point where a ship of radius R fits")

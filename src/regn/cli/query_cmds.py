@@ -8,7 +8,8 @@ import sys
 from ..errors import RegnError
 from ..inputs.numbers import number, whole
 from . import _queries as Q
-from ._common import JsonList, coordinate, iter_points, load_mesh, print_json, read_points
+from ._common import (JsonList, add_max_tiles, coordinate, iter_points, load_mesh,
+                      print_json, read_points)
 from ._progress import Progress
 
 
@@ -61,6 +62,7 @@ def add_parser(subparsers, name, help_text):
                                       "closer than R to a wall",
                              "raycast": "sweep a sphere of R metres instead of a point",
                              "raycasts": "sweep a sphere of R metres instead of a point"}[name])
+    add_max_tiles(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func={"locate": _locate, "nearest": _nearest, "clearance": _clearance,
                          "path": _path, "paths": _paths, "field": _field,
@@ -73,7 +75,7 @@ def _streamed(args, source, answer, text_lines, json_items, width=3) -> int:
     answers before reading the next, so memory does not grow with the input:
     ``answer(mesh, rows)`` -> result; ``text_lines(result)`` -> str;
     ``json_items(result)`` -> list for the JSON list."""
-    mesh = load_mesh(args.file)
+    mesh = load_mesh(args.file, args.max_tiles)
     out = JsonList() if args.json else None
     try:
         for rows in iter_points(source, width=width):
@@ -121,7 +123,7 @@ def _path(args) -> int:
     served = doc is not None
     wrote = None
     if not served:
-        mesh = load_mesh(args.file)
+        mesh = load_mesh(args.file, args.max_tiles)
         if getattr(mesh, "is_world", False):     # a sphere's clearances: seconds
             mesh.progress = Progress.for_args(args)
         try:
@@ -169,9 +171,10 @@ def _path_summary(doc, wrote) -> dict:
 def _servable(args) -> bool:
     """Whether a warm service could answer the query: not when it needs what
     only this process has (an -o file to write, .npy cost factors or
-    exclusions to read)."""
+    exclusions to read, a world held with other --max-tiles)."""
     return getattr(args, "output", None) is None and getattr(args, "cost_scale", None) \
-        is None and getattr(args, "exclude", None) is None
+        is None and getattr(args, "exclude", None) is None \
+        and getattr(args, "max_tiles", None) is None
 
 
 def _ask_warm(args, query, **fields):
@@ -228,19 +231,49 @@ def _paths(args) -> int:
     """find_paths on every 'x0 y0 z0 x1 y1 z1' line of stdin, a block of
     lines at a time: one JSON document or one text line per query, in input
     order, each block's before the next is read."""
-    mesh = load_mesh(args.file)
+    mesh = load_mesh(args.file, args.max_tiles)
     options = Q.path_options_of_args(mesh, args)
-    for seg in iter_points(None, width=6):
-        r = mesh.find_paths(seg[:, :3], seg[:, 3:], smooth=not args.no_smooth,
-                            workers=args.workers, radius=args.radius,
-                            partial=args.partial, **options)
-        if args.json:
-            for doc in Q.paths_doc(r):
-                print_json(doc)
-        else:
-            sys.stdout.write("".join(_path_line(p) for p in r))
-        sys.stdout.flush()
+    bar, done, read, before = Progress.for_args(args), 0, _stdin_share(), 0.0
+    try:
+        for seg in iter_points(None, width=6):
+            after = read()                  # the block is read: stdin's offset is past it
+            for k in range(0, len(seg), PATHS_SHOWN_EVERY):
+                part = seg[k:k + PATHS_SHOWN_EVERY]
+                r = mesh.find_paths(part[:, :3], part[:, 3:], smooth=not args.no_smooth,
+                                    workers=args.workers, radius=args.radius,
+                                    partial=args.partial, **options)
+                if args.json:
+                    for doc in Q.paths_doc(r):
+                        print_json(doc)
+                else:
+                    sys.stdout.write("".join(_path_line(p) for p in r))
+                sys.stdout.flush()
+                done += len(part)
+                bar(f"{done} paths", None if after is None else
+                    before + (after - before) * (k + len(part)) / len(seg))
+            before = after
+    finally:
+        bar.close()
     return 0
+
+
+#: ``regn paths`` asks this many queries at once between two progress updates
+PATHS_SHOWN_EVERY = 1024
+
+
+def _stdin_share():
+    """A callable giving the share of stdin read so far when stdin is a
+    regular file (``< FILE``), else one giving None (a pipe: no total)."""
+    import os
+    import stat
+    try:
+        fd = sys.stdin.fileno()
+        size = os.fstat(fd).st_size if stat.S_ISREG(os.fstat(fd).st_mode) else 0
+    except (OSError, ValueError, AttributeError):
+        size = 0
+    if size <= 0:
+        return lambda: None
+    return lambda: min(os.lseek(fd, 0, os.SEEK_CUR) / size, 1.0)
 
 
 def _path_line(p) -> str:
@@ -250,7 +283,7 @@ def _path_line(p) -> str:
 
 
 def _field(args) -> int:
-    mesh = load_mesh(args.file)
+    mesh = load_mesh(args.file, args.max_tiles)
     if args.points is None and getattr(mesh, "is_world", False):
         raise RegnError(f"field: {args.file} is a world: every tetrahedron's cost is not "
                         "available for worlds; ask for points with --points FILE")
@@ -275,7 +308,7 @@ def _raycast(args) -> int:
                     b=[args.x1, args.y1, args.z1])
     served = doc is not None
     if not served:
-        mesh = load_mesh(args.file)
+        mesh = load_mesh(args.file, args.max_tiles)
         doc = Q.raycast_doc(mesh.raycast((args.x0, args.y0, args.z0),
                                          (args.x1, args.y1, args.z1), radius=args.radius))
     if args.json:

@@ -180,6 +180,9 @@ class Crowd:
                  wall_horizon=0.5, arrive_distance=0.5, stuck_time=10.0, filter=None,
                  workers=None):
         from .._jit import worker_count
+        if getattr(mesh, "is_world", False):
+            raise QueryError("a crowd flies through one REGN, not a world of tiles (its walls "
+                             "and corridors are the mesh's own); build the level as one REGN")
         self.mesh = mesh
         self.time_horizon = float(_positive(time_horizon, 1, "time_horizon")[0])
         self.neighbor_dist = (None if neighbor_dist is None
@@ -310,6 +313,21 @@ class Crowd:
         """Each agent's corridor corners (P,3) from where it was last
         planned to its goal, None without one."""
         return [None if c is None else c[0] for c in self._corridors]
+
+    def distance_left(self) -> np.ndarray:
+        """(N,) metres each agent has left along its corridor: to its next
+        corner, then corner to corner to the goal (inf without a corridor;
+        0 for an agent that arrived or is idle)."""
+        out = np.full(len(self), np.inf)
+        pos, corner, st = self._a["position"], self._a["corner"], self._a["status"]
+        for i, c in enumerate(self._corridors):
+            if st[i] in (STATUS["arrived"], STATUS["idle"]):
+                out[i] = 0.0
+            elif c is not None:
+                pts = c[0][min(int(corner[i]), len(c[0]) - 1):]
+                out[i] = float(np.linalg.norm(pts[0] - pos[i])
+                               + np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
+        return out
 
     # --- one step -----------------------------------------------------------------
     def step(self, dt) -> None:

@@ -10,7 +10,9 @@ goal. The legend sits left of the scene, never over it.
 
 With a path the camera frames it: it looks across the path (never along it),
 from the side where the fewest obstacles hide it, and close enough that the
-path fills most of the picture.
+path fills most of the picture. When the obstacles still hide half of it (a
+level's interior, walled on every side), they are drawn see-through; so
+too when they hide half of a played-back flight's positions.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ SCENE_DOMAIN_X = (0.2, 1.0)
 _HALF_FOV_TAN = np.tan(np.pi / 8)
 #: The share of the picture's half-height the framed path may fill.
 _FILL = 0.8
+#: When the walls hide at least this share of the path from the best camera
+#: (a level's interior: every side is a wall), they are drawn see-through,
+#: at this opacity.
+SEE_THROUGH_HIDDEN = 0.5
+SEE_THROUGH_OPACITY = 0.25
 
 
 def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajectories=None):
@@ -52,7 +59,13 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
         if pts is not None:
             traces += _path_traces(pts, ends, unit_of(mesh))
             if camera == "auto":
-                framed = frame_path(mesh, pts)
+                framed, hidden = _frame(mesh, pts)
+                note += _see_through(traces, hidden)
+    elif trajectories is not None and camera == "auto":
+        # the agents inside a level: the same test on a sample of their positions
+        q = np.asarray(trajectories[0], float).reshape(-1, 3)
+        q = q[np.linspace(0, len(q) - 1, min(len(q), 64)).astype(int)]
+        note += _see_through(traces, _frame(mesh, q)[1])
     if points is not None:
         q = np.asarray(points, float).reshape(-1, 3) / per_unit
         traces.append(go.Scatter3d(x=q[:, 0], y=q[:, 1], z=q[:, 2], mode="markers",
@@ -79,6 +92,16 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
         from .playback import add_playback
         add_playback(fig, trajectories[0], trajectories[1], per_unit)
     return fig
+
+
+def _see_through(traces, hidden) -> str:
+    """Draw the obstacles see-through when they hide ``hidden`` >=
+    SEE_THROUGH_HIDDEN of what is shown from the best camera; the title's note."""
+    walls = [t for t in traces if str(t.name).startswith("obstacles")]
+    if hidden < SEE_THROUGH_HIDDEN or not walls:
+        return ""
+    walls[0].opacity = SEE_THROUGH_OPACITY
+    return "; walls drawn see-through"
 
 
 # --- layers ------------------------------------------------------------------------
@@ -192,6 +215,11 @@ def frame_path(mesh, pts) -> dict:
     looking down from about 25° above. The camera then backs off along the
     chosen direction until the whole path fills about 80 % of the picture.
     """
+    return _frame(mesh, pts)[0]
+
+
+def _frame(mesh, pts):
+    """:func:`frame_path`'s camera, and the share of the path hidden from it."""
     pts = np.asarray(pts, dtype=np.float64).reshape(-1, 3)
     mid = (mesh.bbox_min + mesh.bbox_max) / 2
     size = float(np.max(mesh.bbox_max - mesh.bbox_min))
@@ -206,7 +234,7 @@ def frame_path(mesh, pts) -> dict:
     best = int(np.argmax(score))
     eye = centre + dirs[best] * dist[best]
     return dict(eye=dict(zip("xyz", eye.tolist())), center=dict(zip("xyz", centre.tolist())),
-                up=dict(x=0, y=0, z=1))
+                up=dict(x=0, y=0, z=1)), float(hidden[best])
 
 
 def _candidate_directions(n=160, max_elevation=50.0):

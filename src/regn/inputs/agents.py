@@ -19,7 +19,8 @@ OPTIONAL = ("priority",)
 
 def load_agents(path) -> dict:
     """``{"position": (N,3), "goal": (N,3), "radius", "max_speed",
-    "max_accel", "priority": (N,)}`` from the CSV file ``path`` (see the
+    "max_accel", "priority", "line": (N,)}`` (``line``: each agent's line
+    in the file, from 1) from the CSV file ``path`` (see the
     module docstring); QueryError naming the file and line otherwise."""
     from .._atomic import note_input
     try:
@@ -32,7 +33,7 @@ def load_agents(path) -> dict:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise QueryError(f"{path}: not UTF-8 text") from None
-    header, cols, rows = None, None, []
+    header, cols, rows, lines = None, None, [], []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#"):
@@ -51,12 +52,14 @@ def load_agents(path) -> dict:
             cols = [header.index(c) for c in REQUIRED + OPTIONAL if c in header]
             continue
         rows.append(_row(path, n, cells, len(header), cols))
+        lines.append(n)
     if header is None:
         raise QueryError(f"{path}: no header line (expected {','.join(REQUIRED)})")
     a = np.array(rows, dtype=np.float64).reshape(-1, len(cols))
     return {"position": a[:, 0:3], "goal": a[:, 3:6], "radius": a[:, 6],
             "max_speed": a[:, 7], "max_accel": a[:, 8],
-            "priority": a[:, 9] if a.shape[1] > 9 else np.ones(len(a))}
+            "priority": a[:, 9] if a.shape[1] > 9 else np.ones(len(a)),
+            "line": np.array(lines, np.int64)}
 
 
 def _row(path, n, cells, width, cols):

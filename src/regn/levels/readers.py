@@ -34,6 +34,10 @@ class Soup(NamedTuple):
     name: str = "soup"
     objects: int = 1
 
+    def __repr__(self):                 # the tuple's own printed every coordinate
+        return (f"<Soup {self.name!r}: {len(self.verts)} vertices, {len(self.tris)} "
+                f"triangles, {self.objects} object{'s' if self.objects != 1 else ''}>")
+
 
 class Voxels(NamedTuple):
     """Solid voxels: ``ijk`` (N,3) int64 indices of the solid ones, ``size``
@@ -44,6 +48,11 @@ class Voxels(NamedTuple):
     origin: np.ndarray
     shape: tuple
     name: str = "voxels"
+
+    def __repr__(self):
+        return (f"<Voxels {self.name!r}: {len(self.ijk)} solid of "
+                f"{'x'.join(map(str, self.shape))}, {self.size:g} m, origin "
+                f"{tuple(float(v) for v in self.origin)}>")
 
     @property
     def bounds(self):

@@ -153,8 +153,9 @@ def radius_path(world, start, goal, s_tile, g_tile, radius, smooth=True) -> Path
         route = list(dict.fromkeys(route))
     if len(route) > slots.capacity:
         raise QueryError(f"a radius path here crosses {len(route)} tiles, more than the "
-                         f"walk's {slots.capacity} slots: open the world with a larger "
-                         "max_tiles")
+                         f"{slots.capacity} the world holds at once: open it with max_tiles="
+                         f"{len(route)} or more (regn.load(..., max_tiles=N); on the command "
+                         f"line --max-tiles {len(route)})")
     wide = _neighbours(world, route)
     tries = [wide] if len(wide) <= slots.capacity else [route]
     if len(route) < len(tries[0]) <= slots.capacity and s_tile == g_tile:

@@ -1,6 +1,7 @@
 """regn.crowd: agents that follow their corridors, avoid each other (ORCA)
 and never enter rock; the `regn fly` command."""
 
+import json
 import pickle
 
 import numpy as np
@@ -427,7 +428,12 @@ def test_cli_fly_refuses_a_start_in_rock_and_names_who_did_not_arrive(holes, tmp
     shared = tmp_path / "shared.csv"                      # two ships, one goal
     shared.write_text(head + row(p[0], p[1]) + row(p[0] + (0, 0, 1000), p[1]))
     assert main(["fly", str(rgn), "--agents", str(shared), "--until-arrived", "--dt", "0.5",
-                 "--stall-time", "20", "-o", str(out)]) == 0
+                 "--stall-time", "20", "-o", str(out)]) == 1      # written, not all arrived
     said = capsys.readouterr().out
     assert "not arrived: 1 (" in said and "stopped: none of them got a radius closer" in said
     assert np.load(out)["positions"].shape[0] < 2000
+    one = tmp_path / "one.csv"                              # the same flight, one ship
+    one.write_text(head + row(p[0], p[1]))
+    assert main(["fly", str(rgn), "--agents", str(one), "--until-arrived", "--dt", "0.5",
+                 "-o", str(out), "--force", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["not_arrived_lines"] == []

@@ -128,10 +128,12 @@ def run(args) -> int:
     summary = {"output": out, "agents": len(crowd), "steps": traj.steps, "dt": args.dt,
                "status": counts, "seconds": round(seconds, 3), "stopped": traj.stopped,
                "not_arrived_lines": agents["line"][late].tolist()}
+    # like verify's 1: the flight was written, and some agents did not get there
+    code = 1 if args.until_arrived and len(late) else 0
     if args.json:
         from ._common import print_json
         print_json(summary)
-        return 0
+        return code
     st = ", ".join(f"{v} {k}" for k, v in counts.items())
     print(f"wrote {out}: {len(crowd)} agents, {traj.steps} steps of {args.dt:g} s ({st}) "
           f"in {seconds:.1f} s")
@@ -145,7 +147,7 @@ def run(args) -> int:
         print(f"  not arrived: {len(late)} ({args.agents} line{'s' if len(late) > 1 else ''} "
               f"{lines})"
               + (f"; {why}" if why else ""))
-    return 0
+    return code
 
 
 def _check_in_map(mesh, path, agents) -> None:

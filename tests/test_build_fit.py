@@ -292,7 +292,7 @@ def test_overlapping_tetrahedra_are_refused(tmp_path, capsys):
 @pytest.mark.parametrize("argv_tail,message", [
     (["--box", "0", "0", "0", "1e308", "1e308", "1e308"], "too large for the format's float32"),
     (["--asteroids", "5", "--half-extent", "1e308"], "too large for the format's float32"),
-    (["--asteroids", "5", "--agent-radius", "1e308"], "agent radius must be in 0..173205"),
+    (["--asteroids", "5", "--agent-radius", "1e308"], "agent_radius (--agent-radius) must be in 0..173205"),
     (["--asteroids", "5", "--coverage-samples", "99999999999999"],
      "coverage samples must be a whole number in 0..100000000"),
     (["--asteroids", "5", "--seed", "-1"], "seed must be an integer >= 0, got -1"),

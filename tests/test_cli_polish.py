@@ -331,3 +331,16 @@ def test_paths_shows_its_count_at_a_terminal(mesh, map_file, terminal, monkeypat
     assert main(["paths", str(map_file)]) == 0
     assert "5 paths (" in shown.getvalue() and "%" not in shown.getvalue()
     assert capsys.readouterr().out == from_file and len(from_file.splitlines()) == 5
+
+
+@pytest.mark.parametrize("source", [["--asteroids", "3"], ["--level", "{hangar}"]])
+def test_a_negative_agent_radius_names_the_option(source, tmp_path, capsys):
+    """The refusal of --agent-radius -1 names the option it came from."""
+    from regn.levels.examples import hangar_obj
+    hangar = tmp_path / "hangar.obj"
+    hangar.write_text(hangar_obj())
+    argv = ["build"] + [a.format(hangar=hangar) for a in source] + [
+        "--agent-radius", "-1", "-o", str(tmp_path / "x.rgn")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--agent-radius" in err[0] and "got -1" in err[0]

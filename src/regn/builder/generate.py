@@ -145,7 +145,7 @@ def _checked_options(bbox, obstacles, agent_radius, detail, dims, seed):
     r = float(agent_radius)
     diagonal = float(np.linalg.norm(hi - lo))
     if not (np.isfinite(r) and 0 <= r <= diagonal):
-        raise BuildError(f"agent radius must be in 0..{diagonal:.6g} m (the box's "
+        raise BuildError(f"agent_radius (--agent-radius) must be in 0..{diagonal:.6g} m (the box's "
                          f"diagonal), got {agent_radius}")
     if detail is not None and not (np.isfinite(float(detail)) and float(detail) > 0):
         raise BuildError(f"detail must be > 0, got {detail}")

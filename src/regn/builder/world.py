@@ -238,7 +238,7 @@ def _checked(bbox_min, bbox_max, obstacles, agent_radius, detail):
     if not (np.isfinite(detail) and detail > 0):
         raise BuildError(f"detail must be > 0, got {detail}")
     if not (np.isfinite(r) and r >= 0):
-        raise BuildError(f"agent radius must be >= 0, got {r}")
+        raise BuildError(f"agent_radius (--agent-radius) must be >= 0, got {r}")
     lo, hi = _f32_inward(bbox_min, bbox_max)
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or np.any(hi <= lo):
         raise BuildError(f"box must be finite with max > min, got {lo} .. {hi}")

@@ -45,7 +45,7 @@ def add_parser(sub, name, help_text):
     p = sub.add_parser(name, help=help_text, description=plain(__doc__.split("\n\n")[0]),
                        epilog=plain(__doc__.split("\n\n", 1)[1]),
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
-    src = p.add_argument_group("what to build (one of)")
+    src = p.add_argument_group("what to build (one of these, or --level / --voxels below)")
     src.add_argument("--box", nargs=6, type=number, metavar=("X0", "Y0", "Z0", "X1", "Y1", "Z1"),
                      help="the play volume's box (metres); with --asteroids, the box the field "
                           "fills")

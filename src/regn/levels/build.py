@@ -73,7 +73,7 @@ def _checked(level, agent_radius, crack):
     if not isinstance(level, (Soup, Voxels)):
         raise BuildError("a level is a Soup or Voxels (see regn.levels.read_soup, "
                          f"read_voxels), got {type(level).__name__}")
-    for name, x in (("agent radius", agent_radius), ("crack", crack)):
+    for name, x in (("agent_radius (--agent-radius)", agent_radius), ("crack (--crack)", crack)):
         if not (np.isfinite(float(x)) and float(x) >= 0):
             raise BuildError(f"{name} must be >= 0, got {x}")
     if isinstance(level, Soup):

@@ -72,7 +72,9 @@ def test_the_shared_plane_is_the_same_triangles_on_both_sides(world_dir):
     _, ka = wall_faces(world.tile(lk.a), 0, 5.0)
     _, kb = wall_faces(world.tile(lk.b), 0, 5.0)
     sa, sb = {r.tobytes() for r in ka}, {r.tobytes() for r in kb}
-    assert len(sa) > 50 and len(sa & sb) >= 0.95 * max(len(sa), len(sb))
+    # the rock is solid on both sides and the rest open on both: every face
+    # is there on both sides (the snap moved neither side's: pinned)
+    assert len(sa) > 50 and sa == sb
     assert len(lk.faces) == len(sa & sb)
     # the rock's cut through the plane is no link: no linked face inside it
     cen = world.tile(lk.a).face_centroids[lk.faces[:, 0]]
@@ -108,6 +110,29 @@ def test_the_shared_plane_links_all_of_its_open_area(world_dir):
     rep = world.manifest.build
     assert rep["linked_wall_area_fraction"] == pytest.approx(share, rel=1e-9)
     assert share > 0.99
+
+
+def _lowest_inside(target, x, y, z):
+    """The lowest of the heights ``z`` over (x, y) inside ``target``."""
+    inside = target.locate(np.column_stack([np.full_like(z, x), np.full_like(z, y), z])) >= 0
+    return z[np.argmax(inside)] if inside.any() else np.inf
+
+
+def test_the_tiles_reach_the_walls_as_a_single_build_does(world_dir):
+    """On top of the rock (z = 9, on both sides of the shared plane x = 5)
+    the agent's centre can go down to z = 9 + R: a single build's snap
+    (levels/snap.py) reaches it to a centimetre, and so do the world's
+    tiles, away from the plane (on it the wall points stay at the voxels'
+    corners, a voxel of 0.3 m up at most: without the snap every place
+    here stays there, at 9.5)."""
+    world = regn.load(world_dir / "world.json")
+    z = np.arange(9.0, 10.5, 0.005)
+    for x, y in ((3.5, 5.0), (4.0, 4.0), (6.0, 4.0), (7.0, 5.0), (7.5, 6.0)):
+        assert 9 + R - TOL <= _lowest_inside(world, x, y, z) <= 9 + R + 0.02
+    assert _lowest_inside(world, 5.0, 5.0, z) <= 9 + R + 12 / 40 + TOL
+    m = read_manifest(world_dir / "world.json")
+    assert all(t["snapped_vertices"] > 50 for t in m.build["per_tile"])
+    assert m.build["linked_wall_fraction"] == 1.0
 
 
 def test_a_path_crosses_between_tiles_around_the_rock(world_dir):

@@ -243,10 +243,60 @@ def test_a_tile_whose_finest_grid_overflows_takes_a_coarser_one(tmp_path, monkey
     monkeypatch.setattr(frame, "U16_MAX", 15_000)
     build_world(BOX, level=_soup(), out=str(tmp_path / "world.json"), tile_size=(6, 12, 12),
                 agent_radius=R, workers=1, coverage_samples=0,
-                level_options={"max_voxels": VOX})
+                level_options={"max_voxels": VOX, "snap": False})   # (the grid's choice alone)
     world = regn.load(tmp_path / "world.json")
     dims = [tuple(world.tile(i).dims) for i in range(world.n_tiles)]
     assert dims[1] == (4, 8, 8) and dims[0] in ((4, 8, 6), (4, 6, 8))
     for i in range(world.n_tiles):
         assert regn.verify(str(tmp_path / world.manifest.tiles[i].file), strict=True).ok
     assert world.find_path((0, 0, 0), (10, 10, 10)).found
+
+
+def _kuhn_cube():
+    """A unit cube's 8 corners and its 6 tetrahedra around the diagonal."""
+    v = np.array([[i & 1, (i >> 1) & 1, (i >> 2) & 1] for i in range(8)], np.float64)
+    paths = [(1, 2, 4), (1, 4, 2), (2, 1, 4), (2, 4, 1), (4, 1, 2), (4, 2, 1)]
+    tets = []
+    for a, b, c in paths:
+        tets.append([0, a, a + b, 7])
+    t = np.array(tets, np.int64)
+    flip = np.einsum("ij,ij->i", np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]]),
+                     v[t[:, 3]] - v[t[:, 0]]) < 0
+    t[flip] = t[flip][:, [1, 0, 2, 3]]
+    return v, t
+
+
+def test_a_tile_snaps_with_its_shared_face_pinned(monkeypatch):
+    """A tile's mesh (a unit cube on the face x = 1 of its box, which a
+    neighbour shares) over a floor 0.5 below: its free corners move (out
+    to the box, the floor in sight and never nearer than R), the four on
+    the shared face stay to the bit; and were the snap to drop a face there
+    all the same, the tile keeps its corners."""
+    from regn.levels import snap as snap_module
+    from regn.levels.solid import Grid
+    from regn.levels.tiles import TileWalls, snapped_tile
+    v, t = _kuhn_cube()
+    floor = np.array([[[-9, -9, -0.5], [9, -9, -0.5], [0, 9, -0.5]]], np.float64)
+    shared = np.array([[False] * 3, [True, False, False]])
+    walls = TileWalls(floor, np.zeros((0, 3)), np.zeros(0), R, 2.0, shared)
+    grid = Grid(np.zeros(3), np.full(3, 0.25), (4, 4, 4))
+    box = (np.array([-1.0, -1.0, -1.0]), np.array([1.0, 2.0, 2.0]))
+    report = {"min_block": 0.5, "seconds": {}}
+    pv, pt, _ = snapped_tile(v, t, report, box, grid, walls)
+    assert not report["snap_kept_corners"] and report["snapped_vertices"] >= 2
+    on_face = pv[:, 0] == 1.0
+    assert sorted(map(tuple, pv[on_face])) == sorted(map(tuple, v[v[:, 0] == 1.0]))
+    assert pv[~on_face, 2].min() >= -0.5 + R - TOL and pv[~on_face, 0].max() < 0
+    a, b, c, d = (pv[pt[:, k]] for k in range(4))
+    assert (np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) > 0).all()
+    real = snap_module.snap
+
+    def losing(verts, tets, *args, **kw):
+        out = real(verts, tets, *args, **kw)
+        keep = (out[0][out[1], 0] == 1.0).sum(axis=1) < 3      # no face on x = 1
+        return (out[0], out[1][keep], *out[2:])
+    monkeypatch.setattr(snap_module, "snap", losing)
+    report = {"min_block": 0.5, "seconds": {}}
+    kv, kt, _ = snapped_tile(v, t, report, box, grid, walls)
+    assert report["snap_kept_corners"] and report["snapped_vertices"] == 0
+    assert np.array_equal(kv, v) and np.array_equal(kt, t)

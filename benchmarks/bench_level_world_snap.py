@@ -13,7 +13,10 @@ median, 90th percentile, worst; the agent's centre can go down to 1 m), for
 the world the linked shared-wall fractions (faces, area) and
 ``regn.world.verify --strict``, and a sphere's path (radius 2 m beyond the
 agent's) from near the floor in one corner to the far one at the same
-height. ``--no-snap``: the world's tiles keep their voxel corners.
+height; and breaches: points of every tile's tetrahedra (corners, centroid
+and 24 random points of each) nearer the room's triangles than the agent
+radius less 1 cm (the snap's own exact distance kernel). ``--no-snap``: the
+world's tiles keep their voxel corners.
 """
 
 from __future__ import annotations
@@ -98,6 +101,26 @@ def floor_text(target):
             f"({100 * np.mean(low <= 1.05):.0f} % of places within 5 cm of 1 m)")
 
 
+def breaches(world, level, radius=1.0, per=24):
+    """``(samples, nearer than radius - 1 cm, least distance)`` over every tile."""
+    from regn.levels import read_soup
+    from regn.levels.snap import level_walls
+    walls = level_walls(read_soup(level), [], np.full(3, -10.0), np.full(3, 110.0), radius,
+                        3 * radius)
+    rng = np.random.default_rng(0)
+    n = bad = 0
+    least = np.inf
+    for i in range(world.n_tiles):
+        tp = world.tile(i).tet_points.astype(np.float64)
+        if not len(tp):
+            continue
+        inner = np.einsum("tpk,tkd->tpd", rng.dirichlet(np.ones(4), (len(tp), per)), tp)
+        p = np.concatenate([tp, tp.mean(axis=1, keepdims=True), inner], axis=1).reshape(-1, 3)
+        d, _ = walls.nearest(p, 3 * radius)
+        n, bad, least = n + len(p), bad + int((d < radius - 0.01).sum()), min(least, d.min())
+    return n, bad, least
+
+
 def sphere_path(target):
     p = target.find_path((10.0, 10.0, HEIGHT), (90.0, 90.0, HEIGHT), radius=SPHERE)
     return f"{'found' if p.found else 'not found'}" + (f", {p.length:.1f} m" if p.found else "")
@@ -139,6 +162,8 @@ def main():
           f"{w['snap_seconds']:.1f} s of them), wall "
           f"{w['wall']:.1f} s, sphere r+{SPHERE:g} at z {HEIGHT:g}: {sphere_path(world)}",
           flush=True)
+    n, bad, least = breaches(world, level)
+    print(f"  breaches: {bad} of {n} samples nearer the walls than 0.99 m (least {least:.4f} m)")
 
 
 if __name__ == "__main__":

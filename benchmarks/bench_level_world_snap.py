@@ -105,8 +105,7 @@ def breaches(world, level, radius=1.0, per=24):
     """``(samples, nearer than radius - 1 cm, least distance)`` over every tile."""
     from regn.levels import read_soup
     from regn.levels.snap import level_walls
-    walls = level_walls(read_soup(level), [], np.full(3, -10.0), np.full(3, 110.0), radius,
-                        3 * radius)
+    walls = level_walls(read_soup(level), [])
     rng = np.random.default_rng(0)
     n = bad = 0
     least = np.inf
@@ -116,7 +115,7 @@ def breaches(world, level, radius=1.0, per=24):
             continue
         inner = np.einsum("tpk,tkd->tpd", rng.dirichlet(np.ones(4), (len(tp), per)), tp)
         p = np.concatenate([tp, tp.mean(axis=1, keepdims=True), inner], axis=1).reshape(-1, 3)
-        d, _ = walls.nearest(p, 3 * radius)
+        d = walls.nearest(p, 3 * radius)
         n, bad, least = n + len(p), bad + int((d < radius - 0.01).sum()), min(least, d.min())
     return n, bad, least
 

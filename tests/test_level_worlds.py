@@ -72,7 +72,9 @@ def test_the_shared_plane_is_the_same_triangles_on_both_sides(world_dir):
     _, ka = wall_faces(world.tile(lk.a), 0, 5.0)
     _, kb = wall_faces(world.tile(lk.b), 0, 5.0)
     sa, sb = {r.tobytes() for r in ka}, {r.tobytes() for r in kb}
-    assert len(sa) > 50 and len(sa & sb) >= 0.95 * max(len(sa), len(sb))
+    # the rock is solid on both sides and the rest open on both: every face
+    # is there on both sides (the snap moved neither side's: pinned)
+    assert len(sa) > 50 and sa == sb
     assert len(lk.faces) == len(sa & sb)
     # the rock's cut through the plane is no link: no linked face inside it
     cen = world.tile(lk.a).face_centroids[lk.faces[:, 0]]
@@ -108,6 +110,29 @@ def test_the_shared_plane_links_all_of_its_open_area(world_dir):
     rep = world.manifest.build
     assert rep["linked_wall_area_fraction"] == pytest.approx(share, rel=1e-9)
     assert share > 0.99
+
+
+def _lowest_inside(target, x, y, z):
+    """The lowest of the heights ``z`` over (x, y) inside ``target``."""
+    inside = target.locate(np.column_stack([np.full_like(z, x), np.full_like(z, y), z])) >= 0
+    return z[np.argmax(inside)] if inside.any() else np.inf
+
+
+def test_the_tiles_reach_the_walls_as_a_single_build_does(world_dir):
+    """On top of the rock (z = 9, on both sides of the shared plane x = 5)
+    the agent's centre can go down to z = 9 + R: a single build's snap
+    (levels/snap.py) reaches it to a centimetre, and so do the world's
+    tiles, away from the plane (on it the wall points stay at the voxels'
+    corners, a voxel of 0.3 m up at most: without the snap every place
+    here stays there, at 9.5)."""
+    world = regn.load(world_dir / "world.json")
+    z = np.arange(9.0, 10.5, 0.005)
+    for x, y in ((3.5, 5.0), (4.0, 4.0), (6.0, 4.0), (7.0, 5.0), (7.5, 6.0)):
+        assert 9 + R - TOL <= _lowest_inside(world, x, y, z) <= 9 + R + 0.02
+    assert _lowest_inside(world, 5.0, 5.0, z) <= 9 + R + 12 / 40 + TOL
+    m = read_manifest(world_dir / "world.json")
+    assert all(t["snapped_vertices"] > 50 for t in m.build["per_tile"])
+    assert m.build["linked_wall_fraction"] == 1.0
 
 
 def test_a_path_crosses_between_tiles_around_the_rock(world_dir):
@@ -218,10 +243,60 @@ def test_a_tile_whose_finest_grid_overflows_takes_a_coarser_one(tmp_path, monkey
     monkeypatch.setattr(frame, "U16_MAX", 15_000)
     build_world(BOX, level=_soup(), out=str(tmp_path / "world.json"), tile_size=(6, 12, 12),
                 agent_radius=R, workers=1, coverage_samples=0,
-                level_options={"max_voxels": VOX})
+                level_options={"max_voxels": VOX, "snap": False})   # (the grid's choice alone)
     world = regn.load(tmp_path / "world.json")
     dims = [tuple(world.tile(i).dims) for i in range(world.n_tiles)]
     assert dims[1] == (4, 8, 8) and dims[0] in ((4, 8, 6), (4, 6, 8))
     for i in range(world.n_tiles):
         assert regn.verify(str(tmp_path / world.manifest.tiles[i].file), strict=True).ok
     assert world.find_path((0, 0, 0), (10, 10, 10)).found
+
+
+def _kuhn_cube():
+    """A unit cube's 8 corners and its 6 tetrahedra around the diagonal."""
+    v = np.array([[i & 1, (i >> 1) & 1, (i >> 2) & 1] for i in range(8)], np.float64)
+    paths = [(1, 2, 4), (1, 4, 2), (2, 1, 4), (2, 4, 1), (4, 1, 2), (4, 2, 1)]
+    tets = []
+    for a, b, c in paths:
+        tets.append([0, a, a + b, 7])
+    t = np.array(tets, np.int64)
+    flip = np.einsum("ij,ij->i", np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]]),
+                     v[t[:, 3]] - v[t[:, 0]]) < 0
+    t[flip] = t[flip][:, [1, 0, 2, 3]]
+    return v, t
+
+
+def test_a_tile_snaps_with_its_shared_face_pinned(monkeypatch):
+    """A tile's mesh (a unit cube on the face x = 1 of its box, which a
+    neighbour shares) over a floor 0.5 below: its free corners move (out
+    to the box, the floor in sight and never nearer than R), the four on
+    the shared face stay to the bit; and were the snap to drop a face there
+    all the same, the tile keeps its corners."""
+    from regn.levels import snap as snap_module
+    from regn.levels.solid import Grid
+    from regn.levels.tiles import TileWalls, snapped_tile
+    v, t = _kuhn_cube()
+    floor = np.array([[[-9, -9, -0.5], [9, -9, -0.5], [0, 9, -0.5]]], np.float64)
+    shared = np.array([[False] * 3, [True, False, False]])
+    walls = TileWalls(floor, np.zeros((0, 3)), np.zeros(0), R, 2.0, shared)
+    grid = Grid(np.zeros(3), np.full(3, 0.25), (4, 4, 4))
+    box = (np.array([-1.0, -1.0, -1.0]), np.array([1.0, 2.0, 2.0]))
+    report = {"min_block": 0.5, "seconds": {}}
+    pv, pt, _ = snapped_tile(v, t, report, box, grid, walls)
+    assert not report["snap_kept_corners"] and report["snapped_vertices"] >= 2
+    on_face = pv[:, 0] == 1.0
+    assert sorted(map(tuple, pv[on_face])) == sorted(map(tuple, v[v[:, 0] == 1.0]))
+    assert pv[~on_face, 2].min() >= -0.5 + R - TOL and pv[~on_face, 0].max() < 0
+    a, b, c, d = (pv[pt[:, k]] for k in range(4))
+    assert (np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) > 0).all()
+    real = snap_module.snap
+
+    def losing(verts, tets, *args, **kw):
+        out = real(verts, tets, *args, **kw)
+        keep = (out[0][out[1], 0] == 1.0).sum(axis=1) < 3      # no face on x = 1
+        return (out[0], out[1][keep], *out[2:])
+    monkeypatch.setattr(snap_module, "snap", losing)
+    report = {"min_block": 0.5, "seconds": {}}
+    kv, kt, _ = snapped_tile(v, t, report, box, grid, walls)
+    assert report["snap_kept_corners"] and report["snapped_vertices"] == 0
+    assert np.array_equal(kv, v) and np.array_equal(kt, t)

@@ -14,7 +14,8 @@ a 100 m room whose agent has a 1 m radius). Here:
    is) by sphere tracing: each step the distance to the nearest wall (a
    triangle of the input, a face of a voxel input's solid, or a ball) less
    the aim, so it stops :data:`MARGIN` beyond the reach (the radius plus
-   half the crack) and never passes it; a box-face coordinate stays;
+   half the crack) and never passes it; a box-face coordinate stays, and
+   a pinned vertex (a world tile's on the walls it shares) stays whole;
 3. a move is kept only when every tetrahedron around the vertex keeps its
    orientation, is not degenerate nor flat for float32
    (:func:`.tetra.unusable`), stays at least the reach less ``depth_tol`` from
@@ -60,6 +61,8 @@ SLIVER = 0.2
 #: the boundary are peeled before the move, at most PEEL_ROUNDS layers.
 SLIVER_PEEL = 0.02
 PEEL_ROUNDS = 8
+#: The weight, in a vertex's way out, of a boundary face by a pinned vertex.
+PINNED_SAY = 1e-3
 
 
 class Walls:
@@ -179,12 +182,15 @@ def _collapsed(pts, tets, sign, rim, walls, floor):
     return out
 
 
-def snap(verts, tets, walls, reach, box, depth_tol, search):
+def snap(verts, tets, walls, reach, box, depth_tol, search, pinned=None):
     """``(verts, tets, stats, (before, after))``: ``verts`` with the
     boundary's moved toward the walls (see the module's docstring), ``tets``
     without the slivers that flattens, the moved vertices' places. ``box``
     ``(lo, hi)``: they stay in it (a coordinate on one of its faces stays
-    there); ``search``: how far from the walls a vertex may start."""
+    there); ``search``: how far from the walls a vertex may start;
+    ``pinned`` (V,) bool: vertices that stay where they are (a world
+    tile's on the walls it shares: a coordinate on the face alone would
+    let them slide in its plane, each tile its own way)."""
     lo, hi = (np.asarray(b, np.float64) for b in box)
     lo32 = np.maximum(lo.astype(np.float32).astype(np.float64), lo)
     hi32 = np.minimum(hi.astype(np.float32).astype(np.float64), hi)
@@ -192,15 +198,19 @@ def snap(verts, tets, walls, reach, box, depth_tol, search):
     margin = MARGIN + MARGIN_ULPS * float(np.spacing(np.float32(max(scale, 1e-30))))
     stats = {"snapped_vertices": 0, "snap_rounds": 0, "snap_mean_move": 0.0}
     floor = max(reach - depth_tol, 0.5 * margin)
-    tets, stats["snap_peeled_slivers"] = _peeled(verts, tets)
+    tets, stats["snap_peeled_slivers"] = _peeled(verts, tets, pinned)
     sign = np.sign(signed_volumes(verts[tets]))
     starts, around = _vertex_tets(tets, len(verts))
     b = boundary_vertices(tets)
     rim = np.zeros(len(verts), bool)
     rim[b] = True
+    if pinned is not None:          # a sliver by a pinned vertex stays (held back, not dropped)
+        rim &= ~pinned
     pts = verts
     for _ in range(PASSES):
-        b, normal = _normals(pts, tets)
+        b, normal = _normals(pts, tets, pinned)
+        if pinned is not None:
+            b, normal = b[~pinned[b]], normal[~pinned[b]]
         delta = _traces(pts[b], normal, walls, reach + margin, search - reach, lo32, hi32)
         go = np.any(delta != 0.0, axis=1)
         if not go.any():
@@ -241,15 +251,18 @@ def _thickness(tp):
         return np.nan_to_num(3 * vol / (area * edge))
 
 
-def _peeled(pts, tets):
+def _peeled(pts, tets, pinned=None):
     """``(tets, dropped)``: without the slivers with a face on the
-    boundary, layer after layer. Delaunay over the jittered corners of a flat boundary
-    (a floor's) joins them into tetrahedra a jitter thick, in layers, some
-    with a face on the boundary, others over a boundary vertex: moving that
-    vertex out to the wall would turn them over. They hold no volume."""
+    boundary (but those with a ``pinned`` corner), layer after layer.
+    Delaunay over the jittered corners of a flat boundary (a floor's) joins
+    them into tetrahedra a jitter thick, in layers, some with a face on the
+    boundary, others over a boundary vertex: moving that vertex out to the
+    wall would turn them over. They hold no volume."""
     from ..builder.unpinch import unpinch
     from ..builder.world import drop_specks
     thin = _thickness(pts[tets]) < SLIVER_PEEL
+    if pinned is not None:          # near a pinned wall, whose faces a neighbour has, all stay
+        thin &= ~pinned[tets].any(axis=1)
     dropped = 0
     for _ in range(PEEL_ROUNDS):
         drop = thin & boundary_face_slots(tets).any(axis=1)
@@ -262,10 +275,11 @@ def _peeled(pts, tets):
     return tets, dropped + n_pinch + n_specks
 
 
-def _normals(pts, tets):
+def _normals(pts, tets, pinned=None):
     """``(vertices (M,), unit normals (M,3))``: the boundary's vertices and
     the area-weighted mean of the outward normals of the boundary faces
-    around each."""
+    around each (those by a ``pinned`` vertex almost without a say: they
+    slope to where it stays, and would turn the way out sideways)."""
     outer = boundary_face_slots(tets)
     f, apex = tets[:, FACE_SLOTS][outer], tets[outer]
     a, b_, c = pts[f[:, 0]], pts[f[:, 1]], pts[f[:, 2]]
@@ -280,6 +294,8 @@ def _normals(pts, tets):
     with np.errstate(divide="ignore", invalid="ignore"):
         thick = np.nan_to_num(np.abs(lift) / (area2 * edge))
     n *= (-np.sign(lift) * np.minimum(thick / SLIVER, 1.0))[:, None]
+    if pinned is not None:
+        n[pinned[f].any(axis=1)] *= PINNED_SAY
     acc = np.zeros_like(pts)
     for k in range(3):
         np.add.at(acc, f[:, k], n)

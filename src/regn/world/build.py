@@ -195,7 +195,9 @@ def _summary(results, grid, seconds, link_cover, link_area_cover=None):
                  "peak_rss": results[idx]["peak_rss"], "vertices": r.get("vertices"),
                  "tets": r.get("tets"), "faces": r.get("faces"), "detail": r.get("detail"),
                  "lattice_detail": r.get("lattice_detail"),
-                 "coverage": r.get("coverage"), "obstacles": r.get("obstacles")}
+                 "coverage": r.get("coverage"), "obstacles": r.get("obstacles"),
+                 "snapped_vertices": r.get("snapped_vertices"),
+                 "snap_seconds": (r.get("seconds") or {}).get("snap")}
                 for idx, r in zip(grid.indices(), reps)]
     return {"tiles": len(reps), "grid": list(grid.n),
             "coverage": float((cov * free).sum() / free.sum()) if free.sum() > 0 else None,
@@ -242,7 +244,8 @@ def build(bbox, obstacles=(), *, out, tile_size="auto", agent_radius=0.0, detail
     or a soup file's path; ``bbox`` None: its bounds), built tile by tile by
     the level builder (:mod:`regn.world.level_plan`), with
     ``level_options`` (``crack``, ``voxel_size``, ``max_voxels``,
-    ``cavities``, ``min_block``: as :func:`regn.levels.generate_level`'s).
+    ``cavities``, ``min_block``, ``snap``: as :func:`regn.levels.generate_level`'s;
+    a tile's vertices on the walls it shares do not move).
     ``progress(stage, fraction)`` is called as tiles finish. ``threads``:
     each local worker's threads (default: the cores shared out among the
     workers, :func:`regn.world.tiles.worker_threads`; with ``workers=1``

@@ -12,7 +12,9 @@ their wall points —, grown one axis at a time and cut where the corners
 share out evenly, :func:`balanced_cuts`); their wall points come from the whole level's voxels
 (:class:`regn.world.faces.LevelWallSampler`), at the finest leaves that
 keep a tile's walls within :data:`WALL_POINTS`. Each job carries the
-tile's box, its block of free voxels and its wall points, and is built by
+tile's box, its block of free voxels, its wall points and the level's
+triangles near it (:class:`regn.levels.tiles.LevelWalls`, for the snap to
+the walls a single build does), and is built by
 :func:`regn.world.tiles.level_tile_builder` on a worker.
 """
 
@@ -244,13 +246,27 @@ def wall_sampler(grid, cuts, free, jitter, seed):
     return sampler, worst
 
 
+def _level_walls(level, spheres, r, level_options, vgrid, plan, lo, hi):
+    """The :class:`LevelWalls` the tiles snap to (None with ``snap`` False):
+    a single build's search distance (the reach and two blocks and a
+    voxel) with blocks :data:`regn.levels.tiles.BLOCKS_OUT` times the
+    planned ones."""
+    from ..levels.tiles import BLOCKS_OUT, LevelWalls
+    if not level_options.get("snap", True):
+        return None
+    reach = float(r) + 0.5 * float(level_options.get("crack") or 0.0)
+    block = BLOCKS_OUT * (1 << plan) * float(vgrid.h.max())
+    return LevelWalls(level, spheres, reach, reach + 2.0 * (block + float(vgrid.h.max())),
+                      lo, hi)
+
+
 def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, progress=None):
     """``(lo, hi, grid, jobs, report)`` of a level's world (module docstring)."""
     from ..levels.build import level_solid, no_free_space, nothing_fits
     from ..levels.route import merged
     from ..levels.solid import DEFAULT_CAVITIES, MAX_VOXELS
     from ..levels.tetra import jitter_size
-    known = {"crack", "voxel_size", "max_voxels", "cavities", "min_block"}
+    known = {"crack", "voxel_size", "max_voxels", "cavities", "min_block", "snap"}
     if set(level_options) - known:
         raise BuildError(f"unknown level options: {', '.join(sorted(set(level_options) - known))}")
     level, spheres = merged(level, obstacles)
@@ -290,14 +306,16 @@ def level_plan(bbox, obstacles, level, tile_size, r, options, level_options, pro
     tile_options = dict(options, jitter=jitter, source=level.name,
                         min_block=level_options.get("min_block"))
     tile_options.pop("detail", None)
+    walls = _level_walls(level, spheres, r, level_options, vgrid, plan, lo, hi)
 
     def jobs():
         for idx in grid.indices():
             tlo, thi = grid.box(idx)
             block = free[cuts[0][idx[0]]:cuts[0][idx[0] + 1], cuts[1][idx[1]]:cuts[1][idx[1] + 1],
                          cuts[2][idx[2]]:cuts[2][idx[2] + 1]]
+            near = None if walls is None else walls.tile(tlo, thi)
             yield TileJob(idx, tlo, thi, [], dict(tile_options, free=np.array(block),
-                                                  boundary=sampler.tile(idx)),
+                                                  boundary=sampler.tile(idx), walls=near),
                           level_tile_builder)
     seconds = stats.pop("seconds")
     stats.update({"planned_block": float((1 << plan) * vgrid.h.max()),

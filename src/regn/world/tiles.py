@@ -104,7 +104,8 @@ def _rock_tile(lo, hi, obstacles, options):
 def level_tile_builder(lo, hi, obstacles, options):
     """The tile builder of a level (:mod:`regn.levels`): the tile's tetrahedra
     from its block of the level's free voxels (``options["free"]``) with its
-    wall points (``options["boundary"]``), by
+    wall points (``options["boundary"]``), snapped to the level's triangles
+    near it (``options["walls"]``, a :class:`regn.levels.tiles.TileWalls`), by
     :func:`regn.levels.tiles.build_tile`. ``obstacles`` is empty: the
     level's solid (obstacles included) is in the voxels."""
     from ..levels.tiles import build_tile
@@ -112,7 +113,7 @@ def level_tile_builder(lo, hi, obstacles, options):
                       seed=options.get("seed", 0), min_block=options.get("min_block"),
                       dims=options.get("dims"),
                       coverage_samples=options.get("coverage_samples", 200_000),
-                      source=options.get("source"))
+                      source=options.get("source"), walls=options.get("walls"))
 
 
 def run_job(job: TileJob) -> dict:

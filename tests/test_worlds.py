@@ -574,3 +574,18 @@ def test_serve_answers_on_a_world(world_dir):
     assert ask(query="clearance", points=[[1, 1, 1]])["result"][0] > 100
     assert "world" in ask(query="crowd_add", positions=[[1, 1, 1]], radius=1,
                           max_speed=1)["error"]
+
+
+def test_regn_world_build_stays_the_function_once_its_module_is_imported():
+    """``regn.world.build(...)`` is a function, also after the module that
+    defines it was imported (regn.generate with tiles imports it): a package
+    attribute named as a submodule would be replaced by that module."""
+    import subprocess
+    import sys
+    code = ("import importlib, pkgutil, regn.world as w; "
+            "[importlib.import_module(m.name) for m in pkgutil.iter_modules(w.__path__, "
+            "'regn.world.')]; from regn.world import build; "
+            "print(callable(build) and w.build is build)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "True"

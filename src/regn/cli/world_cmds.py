@@ -46,7 +46,7 @@ def world_info(args) -> int:
 def build_world(args, mode, obstacles_of, progress_bar) -> int:
     """``regn build ... -o DIR/NAME.json``: a world of tiles (regn.world.build)."""
     from ..errors import ExportError, RegnError
-    from ..world.build import OutputExists, build
+    from ..world.building import OutputExists, build
     if mode == "from_mesh":
         raise RegnError("build: a world is built from obstacles (--box/--asteroids), "
                         "not --from-mesh")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 
-_API = {"build": "regn.world.build", "World": "regn.world.world",
+_API = {"build": "regn.world.building", "World": "regn.world.world",
         "load_world": "regn.world.world", "read_manifest": "regn.world.manifest",
         "verify_world": "regn.world.verify", "prepare": "regn.world.prepared"}
 

@@ -51,7 +51,7 @@ def generate(bbox, obstacles=(), *, tiles=None, out=None, workers=None, client=N
     if out is None:
         raise BuildError("a world is written to files: give out='DIR/NAME.json'")
     from ..io import load
-    from .build import build
+    from .building import build
     level = options.pop("level", None)
     known = {"agent_radius", "detail", "dims", "seed", "coverage_samples", "progress"}
     level_options = {k: options.pop(k) for k in list(options) if k not in known}

@@ -1,5 +1,5 @@
 """How many sample points each tile of a grid will hold: what an automatic grid
-is chosen by (:func:`regn.world.build.choose_grid`).
+is chosen by (:func:`regn.world.building.choose_grid`).
 
 A tile's sample is its lattice (interior and walls; the interior only where
 it is free), and the shell points of the spheres that fall in it and not

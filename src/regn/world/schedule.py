@@ -1,6 +1,6 @@
 """A world build's jobs on one pool: the tiles, then each tile's node table.
 
-:func:`regn.world.build.build` used to run two pools one after the other
+:func:`regn.world.building.build` used to run two pools one after the other
 (the tiles; then, after linking every pair of neighbours in its own
 process, the node costs and query structures of each tile). Each pool
 paid for starting its processes (a fresh interpreter loading regn's

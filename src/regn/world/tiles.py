@@ -65,7 +65,7 @@ def sphere_tile_builder(lo, hi, obstacles, options):
     the detail is lowered as :func:`regn.generate` lowers its own (the walls
     stay as sampled at the world's detail), and the report says which it
     took. ``options["lattice_detail"]``, if given, is the interior
-    lattice's (:data:`regn.world.build.WORLD_LATTICE_DETAIL`), so the
+    lattice's (:data:`regn.world.building.WORLD_LATTICE_DETAIL`), so the
     samples go to the obstacles' shells."""
     from ..builder.generate import generate
     from ..builder.world import NO_FREE_SPACE

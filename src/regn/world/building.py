@@ -1,4 +1,6 @@
-"""``regn.world.build``: a world of REGN tiles and its manifest.
+"""``regn.world.build`` (this module is ``building``: a package attribute
+named as its function would be replaced by the module once imported): a
+world of REGN tiles and its manifest.
 
     world = regn.world.build(((-25e4,) * 3, (25e4,) * 3), rocks, out="w/world.json",
                              tile_size=100e3, workers=2)

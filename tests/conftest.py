@@ -12,6 +12,13 @@ import regn
 # row would be kept warm by a background service (regn.cli.warm). Only
 # tests/test_warm_service.py, which sets its processes' environment, meets that.
 os.environ["REGN_WARM"] = "0"
+# numba's parallel kernels run on GNU OpenMP threads, which by default spin
+# for a while after each parallel loop before they sleep. The suite runs two
+# workers on two cores, so a spinning thread takes the core the other worker
+# needs: the level builds (dozens of short parallel loops each) spent about
+# twice their CPU. Passive threads sleep at once. Set before any kernel runs;
+# the subprocesses the tests start inherit it. (Answers do not change.)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 H = 50_000.0  # half-extent of the usual test box, metres
 

@@ -2,11 +2,24 @@
 
 import os
 
-import numpy as np
-import pytest
-from scipy.spatial import Delaunay
+# The suite runs two workers on two cores: a thread that busy-waits for its
+# next piece of work takes the core the other worker needs. Set before numpy,
+# scipy or numba start a thread (the tests' subprocesses inherit both):
+# * numba's parallel kernels run on GNU OpenMP threads, which by default spin
+#   after each parallel loop; passive ones sleep at once (the level builds,
+#   dozens of short parallel loops each, spent about twice their CPU);
+# * OpenBLAS (numpy's and scipy's) keeps helper threads spinning between
+#   calls; it runs on the calling thread instead, one per worker being what
+#   two workers on two cores can use anyway (test_smooth's SLSQP references
+#   spent 2 to 4 times their CPU on a busy VM).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import regn
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from scipy.spatial import Delaunay  # noqa: E402
+
+import regn  # noqa: E402
 
 # The suite runs `regn path` on one map many times over; a map asked twice in a
 # row would be kept warm by a background service (regn.cli.warm). Only

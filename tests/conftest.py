@@ -3,16 +3,13 @@
 import os
 
 # The suite runs two workers on two cores: a thread that busy-waits for its
-# next piece of work takes the core the other worker needs. Set before numpy,
-# scipy or numba start a thread (the tests' subprocesses inherit both):
-# * numba's parallel kernels run on GNU OpenMP threads, which by default spin
-#   after each parallel loop; passive ones sleep at once (the level builds,
-#   dozens of short parallel loops each, spent about twice their CPU);
-# * OpenBLAS (numpy's and scipy's) keeps helper threads spinning between
-#   calls; it runs on the calling thread instead, one per worker being what
-#   two workers on two cores can use anyway (test_smooth's SLSQP references
-#   spent 2 to 4 times their CPU on a busy VM).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# next piece of work takes the core the other worker needs (regn itself has
+# numba's OpenMP threads wait passively: regn.compiling.threads). OpenBLAS
+# (numpy's and scipy's) keeps helper threads spinning between calls; here it
+# runs on the calling thread instead, one per worker being what two workers
+# on two cores can use anyway (test_smooth's SLSQP references spent 2 to 4
+# times their CPU on a busy VM). Set before numpy or scipy start a thread;
+# the tests' subprocesses inherit it.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402

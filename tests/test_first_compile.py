@@ -105,3 +105,18 @@ def test_no_notice_when_stderr_is_not_a_terminal(warm, tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip()
     assert _compiled_again(cache)            # this run compiled
     assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("given", [None, "ACTIVE"])
+def test_openmp_threads_wait_passively_unless_the_process_says(given):
+    """regn asks numba's OpenMP threads to sleep between parallel loops
+    (OMP_WAIT_POLICY=PASSIVE: spinning ones took a second core through a
+    level build), set when regn's kernels are first imported; a policy the
+    process set itself stays."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = "import os, regn._jit; print(os.environ.get('OMP_WAIT_POLICY'))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == (given or "PASSIVE")

@@ -22,3 +22,8 @@ loads its kernels from the cache. With the cache warm it starts nothing.
 a worker does).
 """
 
+from .threads import wait_passively
+
+# before numba can load its OpenMP layer: regn._jit imports this package
+# first (see .threads)
+wait_passively()

@@ -675,3 +675,19 @@ def test_the_report_says_when_the_voxels_grow_the_solid_far_past_the_radius():
     assert _coarse_growth(rep) == []
     rep.update(agent_radius=0.0)
     assert _coarse_growth(rep) == []
+
+
+def test_a_level_one_regn_covers_poorly_points_at_a_world_and_at_min_block(tmp_path, capsys):
+    """The demo hangar for a 0.25 m agent: one REGN holds it only with
+    coarser blocks (under 90 % covered), and the report's note says what to
+    do: a world at the finest blocks, or --min-block for fewer tiles."""
+    from regn.cli import main
+    from regn.levels.examples import hangar_obj
+    (tmp_path / "hangar.obj").write_text(hangar_obj())
+    assert main(["build", "--level", str(tmp_path / "hangar.obj"), "--agent-radius", "0.25",
+                 "--coverage-samples", "20000", "-o", str(tmp_path / "h.rgn")]) == 0
+    note = [ln for ln in capsys.readouterr().out.splitlines() if "note: one REGN" in ln]
+    assert len(note) == 1
+    assert "-o DIR/world.json" in note[0] and "--min-block M" in note[0]
+    covered = float(note[0].split("covering ")[1].split(" %")[0])
+    assert covered < 90.0

@@ -167,7 +167,8 @@ def report_lines(rep):
         lines.append(f"  note: one REGN holds this level only with free blocks down to "
                      f"{rep['min_block']:.4g} m, covering {100 * rep['coverage']:.1f} % of its "
                      "free volume; -o DIR/world.json builds it as a world of tiles at the "
-                     "finest blocks (docs/worlds.md)")
+                     "finest blocks, or with --min-block M at blocks of M and up: fewer tiles, "
+                     "less covered (docs/worlds.md)")
     rp = rep.get("repairs")
     if rp:
         lines.append("  repaired: " + ", ".join(f"{v} {k.replace('_', ' ')}"

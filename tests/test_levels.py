@@ -310,6 +310,11 @@ def test_a_sealed_rooms_inside_is_air_and_its_crates_solid(tmp_path, inward):
     assert (tets[[1, 2, 4]] < 0).all(), tets
     assert rep["cavities_free"] == 2                         # the room and the hollow
     assert rep["clearance_ok"]
+    # where they are, for a user to find them: one point in each
+    pts = np.array(rep["cavities_air_points"])
+    in_hollow = np.all((pts > (16, 16, 6)) & (pts < (34, 34, 18)), axis=1)
+    in_room = np.all((pts > 0) & (pts < (100, 100, 30)), axis=1)
+    assert len(pts) == 2 and in_hollow.sum() == 1 and in_room.all()
 
 
 def test_a_sealed_room_reads_the_same_whichever_way_its_faces_point(tmp_path):

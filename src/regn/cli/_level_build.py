@@ -115,6 +115,16 @@ def _merge(soups, Soup, np):
                 "+".join(s.name for s in soups), sum(s.objects for s in soups))
 
 
+def _air_at(rep):
+    """Where the enclosed regions kept as air are: one point of the first,
+    the others in --json."""
+    pts = rep.get("cavities_air_points") or []
+    if not pts:
+        return ""
+    at = ", ".join(f"{v:.6g}" for v in pts[0])
+    return f" (one at ({at}){'; each: --json, cavities_air_points' if len(pts) > 1 else ''})"
+
+
 def _overlaps(rep):
     n = rep.get("cavities_overlaps", 0)
     return f"; {n} where closed solids overlap kept solid" if n else ""
@@ -148,7 +158,7 @@ def report_lines(rep):
              f"{'/'.join(map(str, rep['dilation_voxels']))} voxels (agent radius "
              f"{rep['agent_radius']:g}, crack {rep['crack']:g})",
              f"  free regions: {rep['free_components']} ({rep['cavities']} enclosed, "
-             f"{rep['cavities_free']} of them kept as air, --cavities "
+             f"{rep['cavities_free']} of them kept as air{_air_at(rep)}, --cavities "
              f"{rep['cavities_rule']}{_overlaps(rep)}); smallest free block kept "
              f"{rep['min_block']:.4g} m{' (chosen to fit)' if rep.get('level_chosen') else ''}"]
     if rep.get("cavities_warning"):

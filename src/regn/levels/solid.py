@@ -209,6 +209,8 @@ def free_components(free, soup, grid, cavities=DEFAULT_CAVITIES, extent=None):
     stats["cavities"] = len(enclosed)
     if cavities == "air":
         stats["cavities_free"] = len(enclosed)
+    if cavities == "air":
+        stats["cavities_air_points"] = _air_points(labels, enclosed, grid)
     if not len(enclosed) or cavities == "air":
         return (free if cavities == "air" else keep[labels].astype(np.uint8)), stats
     within = _sizes_within(labels, n, grid, extent)
@@ -221,11 +223,22 @@ def free_components(free, soup, grid, cavities=DEFAULT_CAVITIES, extent=None):
             else _winding_air(labels, n, big, soup, grid, stats)
         keep[big[air]] = True
     stats["cavities_free"] = int(keep[enclosed].sum())
+    stats["cavities_air_points"] = _air_points(labels, enclosed[keep[enclosed]], grid)
     if not keep[main]:
         _warn_main_space_solid(float(within[main] * np.prod(grid.h)), cavities,
                                stats.get("_winding", {}).get(main), stats)
     stats.pop("_winding", None)
     return keep[labels].astype(np.uint8), stats
+
+
+def _air_points(labels, comps, grid, most=64):
+    """[[x, y, z], ...]: a voxel centre in each of the first ``most``
+    enclosed free regions ``comps`` kept as air (the report's "kept as air"
+    made findable: ``regn locate`` it, or look there in a view)."""
+    if not len(comps):
+        return []
+    ijk = _component_samples(labels, np.asarray(comps)[:most], 1)[:, 0]
+    return (np.asarray(grid.lo) + (ijk + 0.5) * np.asarray(grid.h)).round(6).tolist()
 
 
 def _warn_main_space_solid(volume, cavities, winding, stats):

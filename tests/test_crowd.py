@@ -437,3 +437,9 @@ def test_cli_fly_refuses_a_start_in_rock_and_names_who_did_not_arrive(holes, tmp
     assert main(["fly", str(rgn), "--agents", str(one), "--until-arrived", "--dt", "0.5",
                  "-o", str(out), "--force", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["not_arrived_lines"] == []
+    wide = tmp_path / "wide.csv"                            # wider than any passage
+    wide.write_text(head + ",".join(f"{v:.3f}" for v in (*p[0], *p[1], 1e5, 3000, 500)) + "\n")
+    assert main(["fly", str(rgn), "--agents", str(wide), "--until-arrived", "--dt", "0.5",
+                 "-o", str(out), "--force"]) == 1
+    said = capsys.readouterr().out
+    assert "no_path: 1 found no corridor wide enough" in said and "--radius 100000" in said

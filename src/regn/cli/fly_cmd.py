@@ -147,6 +147,14 @@ def run(args) -> int:
         print(f"  not arrived: {len(late)} ({args.agents} line{'s' if len(late) > 1 else ''} "
               f"{lines})"
               + (f"; {why}" if why else ""))
+        lost = np.flatnonzero(crowd.status_names == "no_path")
+        if len(lost):
+            first = int(lost[0])
+            a, b = agents["position"][first], agents["goal"][first]
+            print(f"  no_path: {len(lost)} found no corridor wide enough for their radius "
+                  "between start and goal (apart in the map, or a passage too narrow); e.g. "
+                  f"`regn path {args.file} {' '.join(f'{v:g}' for v in (*a, *b))} --radius "
+                  f"{agents['radius'][first]:g}` for line {agents['line'][first]}")
     return code
 
 

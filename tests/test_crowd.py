@@ -432,6 +432,12 @@ def test_cli_fly_refuses_a_start_in_rock_and_names_who_did_not_arrive(holes, tmp
     said = capsys.readouterr().out
     assert "not arrived: 1 (" in said and "stopped: none of them got a radius closer" in said
     assert np.load(out)["positions"].shape[0] < 2000
+    assert "--gather flies the agents of one goal as a group" in said
+    assert main(["fly", str(rgn), "--agents", str(shared), "--until-arrived", "--dt", "0.5",
+                 "--gather", "-o", str(out), "--force", "--json"]) == 0   # as a group: both
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["groups"] == 1 and summary["status"] == {"arrived": 2}
+    assert summary["stopped"] == "arrived"
     one = tmp_path / "one.csv"                              # the same flight, one ship
     one.write_text(head + row(p[0], p[1]))
     assert main(["fly", str(rgn), "--agents", str(one), "--until-arrived", "--dt", "0.5",

@@ -32,6 +32,10 @@ def add_parser(sub, name, help_text):
     p.add_argument("--stall-time", type=number, default=30.0, metavar="S",
                    help="--until-arrived also stops when for S seconds no agent still "
                         "flying got a radius away and none arrived (default 30)")
+    p.add_argument("--gather", action="store_true",
+                   help="agents given the same goal fly to it as a group (down one cost "
+                        "field) and gather round it: arrived on touching an arrived "
+                        "groupmate (docs/crowd.md)")
     p.add_argument("--time-horizon", type=number, default=2.0, metavar="S",
                    help="seconds ahead agents avoid each other (default 2)")
     p.add_argument("--neighbor-dist", type=number, default=None, metavar="M",
@@ -43,6 +47,20 @@ def add_parser(sub, name, help_text):
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
+
+
+def _gathered(crowd, mesh, agents):
+    """--gather: each set of two or more agents with the same goal sent to
+    it as a group, down one cost field from it; the number of groups."""
+    import numpy as np
+    goals, which, counts = np.unique(agents["goal"], axis=0, return_inverse=True,
+                                     return_counts=True)
+    which = np.asarray(which).ravel()
+    groups = 0
+    for g in np.flatnonzero(counts > 1):
+        crowd.set_goals(ids=np.flatnonzero(which == g), field=mesh.cost_field(goals[g]))
+        groups += 1
+    return groups
 
 
 def _progress(args, crowd):
@@ -112,6 +130,7 @@ def run(args) -> int:
     crowd.add_agents(agents["position"], agents["goal"], radius=agents["radius"],
                      max_speed=agents["max_speed"], max_accel=agents["max_accel"],
                      priority=agents["priority"])
+    groups = _gathered(crowd, mesh, agents) if args.gather else 0
     t0 = time.perf_counter()
     show = _progress(args, crowd)
     try:
@@ -127,7 +146,7 @@ def run(args) -> int:
     late = np.flatnonzero(np.isin(crowd.status_names, ("moving", "stuck", "no_path")))
     summary = {"output": out, "agents": len(crowd), "steps": traj.steps, "dt": args.dt,
                "status": counts, "seconds": round(seconds, 3), "stopped": traj.stopped,
-               "not_arrived_lines": agents["line"][late].tolist()}
+               "not_arrived_lines": agents["line"][late].tolist(), "groups": groups}
     # like verify's 1: the flight was written, and some agents did not get there
     code = 1 if args.until_arrived and len(late) else 0
     if args.json:
@@ -135,13 +154,14 @@ def run(args) -> int:
         print_json(summary)
         return code
     st = ", ".join(f"{v} {k}" for k, v in counts.items())
-    print(f"wrote {out}: {len(crowd)} agents, {traj.steps} steps of {args.dt:g} s ({st}) "
-          f"in {seconds:.1f} s")
+    gathered = f", {groups} group{'s' if groups != 1 else ''} gathered" if args.gather else ""
+    print(f"wrote {out}: {len(crowd)} agents{gathered}, {traj.steps} steps of {args.dt:g} s "
+          f"({st}) in {seconds:.1f} s")
     if args.until_arrived and len(late):
         why = {"stalled": f"stopped: none of them got a radius closer to its goal in "
                           f"{args.stall_time:g} s (--stall-time; most often its goal is nearer "
                           "another agent's goal than their radii's sum, held by the one that "
-                          "arrived first)",
+                          "arrived first; --gather flies the agents of one goal as a group)",
                "max_steps": f"stopped at --max-steps {args.max_steps}"}.get(traj.stopped, "")
         lines = ", ".join(map(str, agents["line"][late][:10])) + (", ..." if len(late) > 10 else "")
         print(f"  not arrived: {len(late)} ({args.agents} line{'s' if len(late) > 1 else ''} "

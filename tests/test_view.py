@@ -86,6 +86,9 @@ def test_walls_round_the_path_on_every_side_are_drawn_see_through(field, corner_
     fig = figure(mesh, path=((-400.0, -400, -400), (400.0, 400, 400)))
     assert _traces(fig)["obstacles"].opacity == SEE_THROUGH_OPACITY
     assert "walls drawn see-through" in fig.layout.title.text
+    # the notes on a second line: one long line ran under plotly's toolbar
+    first, second = fig.layout.title.text.split("<br>")
+    assert "tetrahedra" in first and "walls drawn see-through" in second
     flight = np.linspace((-400.0, -400, -400), (400.0, 400, 400), 5)[:, None, :]
     played = figure(mesh, trajectories=(flight, 1.0))
     assert _traces(played)["obstacles"].opacity == SEE_THROUGH_OPACITY

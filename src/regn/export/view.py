@@ -72,8 +72,11 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
                                    name=f"{len(q)} points", marker=dict(size=2, color="black")))
     if title is None:
         name = os.path.basename(str(mesh.path)) if mesh.path else "(built in memory)"
+        # the path's and the walls' notes on a line of their own: one long
+        # line ran under plotly's toolbar, top right
         title = (f"{name}: {mesh.n_vertices} vertices, {mesh.n_tets} tetrahedra, "
-                 f"{mesh.n_faces} faces, grid {'x'.join(map(str, mesh.dims))}{note}")
+                 f"{mesh.n_faces} faces, grid {'x'.join(map(str, mesh.dims))}"
+                 + (f"<br>{note.lstrip('; ')}" if note else ""))
     fig = go.Figure(traces)
     lo, hi = mesh.bbox_min / per_unit, mesh.bbox_max / per_unit
     ext = np.maximum(hi - lo, 1e-12)
@@ -87,7 +90,7 @@ def figure(mesh, *, path=None, points=None, title=None, camera="auto", trajector
         title=dict(text=title, font=dict(size=14)), scene=scene,
         legend=dict(x=0.0, y=0.95, xanchor="left", yanchor="top", itemsizing="constant",
                     title=dict(text="click: show / hide<br>double-click: only this")),
-        margin=dict(l=0, r=0, t=40, b=0))
+        margin=dict(l=0, r=0, t=40 + 20 * title.count("<br>"), b=0))
     if trajectories is not None:
         from .playback import add_playback
         add_playback(fig, trajectories[0], trajectories[1], per_unit)
@@ -307,7 +310,7 @@ def html_bytes(mesh, **kwargs) -> bytes:
     page = fig.to_html(include_plotlyjs=True, full_html=True,
                        config={"displaylogo": False, "responsive": True},
                        default_height="100vh", default_width="100%")
-    title = html.escape(fig.layout.title.text or "regn view")
+    title = html.escape((fig.layout.title.text or "regn view").replace("<br>", "; "))
     # fill the window (plotly's full page leaves the div at its default size)
     head = (f"<head><title>{title}</title>"
             "<style>html, body {height: 100%; margin: 0; overflow: hidden}</style>")

@@ -36,6 +36,8 @@ float32 mesh.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..geometry.tets import FACE_SLOTS, boundary_face_slots, signed_volumes
@@ -171,14 +173,29 @@ def _held_back(pts, tets, sign, rim, walls, floor):
     return near | (_worn(tp, sign) & ~rim[tets].all(axis=1))
 
 
-def _collapsed(pts, tets, sign, rim, walls, floor):
+class _Judge(NamedTuple):
+    """What the moves are judged by: each tetrahedron's orientation at the
+    snap's start (``sign``), the boundary's vertices that may collapse a
+    sliver (``rim``), which tetrahedra were worn at the start (``settled``:
+    none after the cull, kept to be exact) and the start's places
+    (``origin``)."""
+    sign: np.ndarray
+    rim: np.ndarray
+    settled: np.ndarray
+    origin: np.ndarray
+
+
+def _collapsed(pts, tets, judge, walls, floor):
     """(T,) bool: the slivers :func:`_held_back` lets go, worn with every
     corner on the boundary and no nearer the walls than ``floor`` (only
-    those worn ones are measured against the walls)."""
-    tp = pts[tets]
+    the tetrahedra with a moved corner are judged again, and only those
+    worn measured against the walls)."""
+    moved = np.flatnonzero(np.any(pts != judge.origin, axis=1)[tets].any(axis=1))
+    worn = judge.settled.copy()
+    worn[moved] = _worn(pts[tets[moved]], judge.sign[moved])
     out = np.zeros(len(tets), bool)
-    cand = np.flatnonzero(_worn(tp, sign) & rim[tets].all(axis=1))
-    out[cand] = walls.tet_distances(tp[cand], floor) >= floor
+    cand = np.flatnonzero(worn & judge.rim[tets].all(axis=1))
+    out[cand] = walls.tet_distances(pts[tets[cand]], floor) >= floor
     return out
 
 
@@ -206,6 +223,7 @@ def snap(verts, tets, walls, reach, box, depth_tol, search, pinned=None):
     rim[b] = True
     if pinned is not None:          # a sliver by a pinned vertex stays (held back, not dropped)
         rim &= ~pinned
+    judge = _Judge(sign, rim, _worn(verts[tets], sign), verts)
     pts = verts
     for _ in range(PASSES):
         b, normal = _normals(pts, tets, pinned)
@@ -215,22 +233,22 @@ def snap(verts, tets, walls, reach, box, depth_tol, search, pinned=None):
         go = np.any(delta != 0.0, axis=1)
         if not go.any():
             break
-        pts = _settle(pts, verts, tets, b[go], delta[go], (sign, rim), (starts, around),
+        pts = _settle(pts, tets, b[go], delta[go], judge, (starts, around),
                       walls, floor, (lo32, hi32), stats)
     move = np.linalg.norm(pts[b] - verts[b], axis=1)
     stats.update({"snapped_vertices": int((move > 0).sum()),
                   "snap_mean_move": float(move[move > 0].mean()) if (move > 0).any() else 0.0})
     moved = np.flatnonzero(np.any(pts != verts, axis=1))
-    return (*_without_collapsed(pts, tets, sign, rim, walls, floor, stats),
+    return (*_without_collapsed(pts, tets, judge, walls, floor, stats),
             (verts[moved], pts[moved]))
 
 
-def _without_collapsed(pts, tets, sign, rim, walls, floor, stats):
+def _without_collapsed(pts, tets, judge, walls, floor, stats):
     """``(pts, tets)`` without the collapsed slivers (and what dropping
     them pinches or cuts off), the points unused dropped."""
     from ..builder.unpinch import unpinch
     from ..builder.world import drop_specks
-    collapsed = _collapsed(pts, tets, sign, rim, walls, floor)
+    collapsed = _collapsed(pts, tets, judge, walls, floor)
     tets, n_pinch = unpinch(pts, tets[~collapsed])
     tets, n_specks = drop_specks(pts, tets)
     stats.update({"snap_dropped_slivers": int(collapsed.sum()),
@@ -329,12 +347,12 @@ def _traces(p, n, walls, aim, travel, lo32, hi32):
     return np.clip(p + t[:, None] * n, lo32, hi32) - p
 
 
-def _settle(verts, origin, tets, b, delta, judge, vertex_tets, walls, floor, box, stats):
+def _settle(verts, tets, b, delta, judge, vertex_tets, walls, floor, box, stats):
     """``verts`` with ``b`` moved by as much of ``delta`` as every
-    tetrahedron around them allows, and the straight way from their
-    ``origin`` (the step of a failing one's moving corners halved, round
-    after round)."""
-    sign, rim = judge
+    tetrahedron around them allows, and the straight way from their place
+    at the snap's start (``judge.origin``; the step of a failing one's
+    moving corners halved, round after round)."""
+    sign, rim, origin = judge.sign, judge.rim, judge.origin
     starts, around = vertex_tets
     step = np.ones(len(b))
     changed = np.ones(len(b), bool)
@@ -348,7 +366,7 @@ def _settle(verts, origin, tets, b, delta, judge, vertex_tets, walls, floor, box
         segs = np.stack([origin[b[idx]], pts[b[idx]], pts[b[idx]], pts[b[idx]]], axis=1)
         stray = idx[walls.tet_distances(segs, floor) < floor]
         if not len(bad) and not len(stray):
-            collapsed = _collapsed(pts, tets, sign, rim, walls, floor)
+            collapsed = _collapsed(pts, tets, judge, walls, floor)
             bad = _overlapping(pts, tets, ~collapsed)
             if len(bad):                 # a move into another part of the mesh: none at all
                 hit = np.isin(b, tets[bad].ravel()) & (step > 0)

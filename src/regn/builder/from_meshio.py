@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from ..errors import BuildError, ExportError
+from ..geometry.tets import used_vertices
 from ..inputs.meshes import load_tet_mesh, read_meshio, tetra_cells
 from .tetmesh import build, check_vertex_indices
 
@@ -27,7 +28,6 @@ def from_mesh_file(path, bbox=None, dims=None):
     pts, tets = load_tet_mesh(path)
     try:
         check_vertex_indices(tets, len(pts))     # before the points are picked
-        used, inv = np.unique(tets.ravel(), return_inverse=True)
-        return build(pts[used], inv.reshape(-1, 4), bbox=bbox, dims=dims)
+        return build(*used_vertices(pts, tets), bbox=bbox, dims=dims)
     except BuildError as e:
         raise BuildError(f"{os.fspath(path)}: {e}") from None

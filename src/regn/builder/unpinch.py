@@ -24,19 +24,12 @@ import numpy as np
 from ..errors import BuildError
 from ..geometry.graph import components_of_pairs, tet_components
 from ..geometry.manifold import pinches
-from ..geometry.tets import FACE_SLOTS, boundary_face_slots, face_keys, signed_volumes
+from ..geometry.tets import (FACE_SLOTS, boundary_face_slots, face_keys, signed_volumes,
+                             tets_by_vertex)
 
 #: Rounds before giving up (each removes at least one tetrahedron; a few
 #: rounds are usual).
 MAX_ROUNDS = 200
-
-
-def _tets_by_vertex(tets, n_vertices):
-    """CSR incidence: the tetrahedra holding vertex v are
-    ``order[start[v]:start[v + 1]]``."""
-    order = np.argsort(tets.ravel(), kind="stable") // 4
-    start = np.concatenate([[0], np.cumsum(np.bincount(tets.ravel(), minlength=n_vertices))])
-    return order, start
 
 
 def _lesser_groups(star, tets, vol):
@@ -109,7 +102,7 @@ def _lightest_chain(star, tets, vol, start, end):
 
 def _pinch_drops(tets, vol, found, n_vertices):
     """(T,) bool: the tetrahedra one round drops (see the module docstring)."""
-    order, start = _tets_by_vertex(tets, n_vertices)
+    order, start = tets_by_vertex(tets, n_vertices)
     boundary = boundary_face_slots(tets)
     drop = np.zeros(len(tets), bool)
     for u, w in found.edges:

@@ -30,7 +30,7 @@ from ..format.layout import U16_MAX
 from ..geometry.graph import tet_components
 from ..geometry.sampling import fibonacci_sphere
 from ..geometry.tets import (degenerate_threshold, edge_lengths, face_keys,
-                             locate_in_tets, signed_volumes)
+                             locate_in_tets, signed_volumes, used_vertices)
 from ..tolerances import DEGENERATE_REL, SAMPLE_MERGE_REL
 from .obstacles import Sphere, TriangleMesh, obstacles_contain, tets_intersect_obstacles
 from .unpinch import unpinch
@@ -215,6 +215,14 @@ def _peel_slivers(pts, tets, q_min=SLIVER_QUALITY, budget_rel=SLIVER_BUDGET, pas
         keep[cand] = False
         spent += vol[cand].sum()
     return tets[keep], int((~keep).sum())
+
+
+def closed(pts, tets):
+    """``(tets, pinching dropped, in specks dropped)``: a closed boundary
+    (:func:`.unpinch.unpinch`), then no specks (:func:`drop_specks`)."""
+    tets, n_pinch = unpinch(pts, tets)
+    tets, n_specks = drop_specks(pts, tets)
+    return tets, n_pinch, n_specks
 
 
 def drop_specks(pts, tets, rel=SPECK_REL):
@@ -438,11 +446,8 @@ def tetrahedralize_free_space(bbox_min, bbox_max, obstacles=(), *, agent_radius=
     tets = simp[kept]
     t3 = time.perf_counter()
     tets, n_slivers = _peel_slivers(pts, tets)
-    tets, n_pinch = unpinch(pts, tets)
-    tets, n_small = drop_specks(pts, tets)
-    used, inv = np.unique(tets.ravel(), return_inverse=True)
-    verts = pts[used]
-    tets = inv.reshape(-1, 4).astype(np.int64)
+    tets, n_pinch, n_small = closed(pts, tets)
+    verts, tets = used_vertices(pts, tets)
     times["cleanup"] = time.perf_counter() - t3
     times["total"] = time.perf_counter() - t0
     report = {

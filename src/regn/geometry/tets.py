@@ -51,6 +51,34 @@ def edge_lengths(tet_points) -> np.ndarray:
     return np.linalg.norm(p[:, TET_EDGES[:, 0]] - p[:, TET_EDGES[:, 1]], axis=2)
 
 
+def least_heights(tet_points, vol) -> np.ndarray:
+    """(T,) each tetrahedron's least height (corners (T,4,3), signed
+    volumes ``vol`` (T,)): six times its volume over its widest face's
+    cross product; NaN or inf where every face is flat."""
+    p = np.asarray(tet_points, dtype=np.float64)
+    cross = [np.cross(p[:, b] - p[:, a], p[:, c] - p[:, a])
+             for a, b, c in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))]
+    widest = np.max([np.sqrt(np.einsum("ij,ij->i", x, x)) for x in cross], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 6.0 * np.abs(vol) / widest
+
+
+def tets_by_vertex(tets, n_vertices):
+    """CSR incidence ``(order, start)``: the tetrahedra holding vertex v are
+    ``order[start[v]:start[v + 1]]``."""
+    tets = np.asarray(tets)
+    order = np.argsort(tets.ravel(), kind="stable") // 4
+    start = np.concatenate([[0], np.cumsum(np.bincount(tets.ravel(), minlength=n_vertices))])
+    return order, start
+
+
+def used_vertices(points, tets):
+    """``(points, tets)`` with the points no tetrahedron uses left out and
+    ``tets`` (T,4) renumbered to match (int64)."""
+    used, inv = np.unique(np.asarray(tets).ravel(), return_inverse=True)
+    return points[used], inv.reshape(-1, 4).astype(np.int64)
+
+
 def tet_bounds(tet_points):
     """(T,4,3) -> (lo (T,3), hi (T,3)) bounding boxes."""
     p = np.asarray(tet_points, np.float64)

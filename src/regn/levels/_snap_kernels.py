@@ -61,6 +61,12 @@ def _segment_crosses(px, py, pz, qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz)
 
 
 @kernel(inline=True)
+def _face_corners(k):
+    """The corners of a tetrahedron's face ``k`` (the three but corner k), in order."""
+    return (1 if k == 0 else 0), (2 if k <= 1 else 1), (3 if k <= 2 else 2)
+
+
+@kernel(inline=True)
 def _point_triangle2(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     x, y, z = closest_point_on_triangle(ax, ay, az, bx, by, bz, cx, cy, cz, px, py, pz)
     return (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
@@ -85,9 +91,7 @@ def tet_triangle_distance2(tp, t, tri):
     for m in range(3):                                   # triangle corners to the faces
         px, py, pz = tri[m, 0], tri[m, 1], tri[m, 2]
         for k in range(4):
-            a = 1 if k == 0 else 0
-            b = 2 if k <= 1 else 1
-            c = 3 if k <= 2 else 2
+            a, b, c = _face_corners(k)
             best = min(best, _point_triangle2(px, py, pz, x[a, 0], x[a, 1], x[a, 2], x[b, 0],
                                               x[b, 1], x[b, 2], x[c, 0], x[c, 1], x[c, 2]))
     for e0 in range(3):                                  # edges to edges
@@ -110,9 +114,7 @@ def tet_triangle_distance2(tp, t, tri):
     for m in range(3):                                   # ... a triangle edge through a face
         n_ = (m + 1) % 3
         for k in range(4):
-            a = 1 if k == 0 else 0
-            b = 2 if k <= 1 else 1
-            c = 3 if k <= 2 else 2
+            a, b, c = _face_corners(k)
             if _segment_crosses(tri[m, 0], tri[m, 1], tri[m, 2], tri[n_, 0], tri[n_, 1],
                                 tri[n_, 2], x[a, 0], x[a, 1], x[a, 2], x[b, 0], x[b, 1],
                                 x[b, 2], x[c, 0], x[c, 1], x[c, 2]):
@@ -147,9 +149,7 @@ def _point_tet2(x, px, py, pz):
         return 0.0
     best = np.inf
     for k in range(4):
-        a = 1 if k == 0 else 0
-        b = 2 if k <= 1 else 1
-        c = 3 if k <= 2 else 2
+        a, b, c = _face_corners(k)
         best = min(best, _point_triangle2(px, py, pz, x[a, 0], x[a, 1], x[a, 2], x[b, 0],
                                           x[b, 1], x[b, 2], x[c, 0], x[c, 1], x[c, 2]))
     return best
@@ -162,9 +162,7 @@ def _face_planes(x):
     flat one, which then separates nothing)."""
     planes = np.zeros((4, 4))
     for k in range(4):
-        a = 1 if k == 0 else 0
-        b = 2 if k <= 1 else 1
-        c = 3 if k <= 2 else 2
+        a, b, c = _face_corners(k)
         ux, uy, uz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
         vx, vy, vz = x[c, 0] - x[a, 0], x[c, 1] - x[a, 1], x[c, 2] - x[a, 2]
         nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx

@@ -57,8 +57,8 @@ def nearest_wall_distances(bvh, P, C, R, search):
 
 @kernel(borrows=True)
 def _box_gap2(box, k, lo, hi):
-    """Squared distance between node ``k``'s box (lo xyz, hi xyz) and the
-    box [``lo``, ``hi``]."""
+    """Squared distance between box ``k`` of ``box`` (a node's or a
+    triangle's: lo xyz, hi xyz) and the box [``lo``, ``hi``]."""
     s = 0.0
     for ax in range(3):
         g = max(box[k, ax] - hi[ax], lo[ax] - box[k, 3 + ax], 0.0)
@@ -95,18 +95,12 @@ def _node_bound(box, k, planes, lo, hi, best):
 
 
 @kernel(borrows=True)
-def _triangle_may_beat(x, planes, tri, t, lo, hi, best):
-    """Can triangle ``t`` (of the (K,9) ``tri``) be nearer the tetrahedron
-    (corners ``x``, box [``lo``, ``hi``]) than ``best`` (squared)? Not when
-    their boxes are that far apart, nor when the triangle lies wholly that
-    far beyond one of the face planes."""
-    gap = 0.0
-    for ax in range(3):
-        flo = min(tri[t, ax], min(tri[t, 3 + ax], tri[t, 6 + ax]))
-        fhi = max(tri[t, ax], max(tri[t, 3 + ax], tri[t, 6 + ax]))
-        g = max(flo - hi[ax], lo[ax] - fhi, 0.0)
-        gap += g * g
-    if gap >= best:
+def _triangle_may_beat(planes, tri, tbox, t, lo, hi, best):
+    """Can triangle ``t`` (of the (K,9) ``tri``, its box ``tbox[t]``) be
+    nearer the tetrahedron (face ``planes``, box [``lo``, ``hi``]) than
+    ``best`` (squared)? Not when their boxes are that far apart, nor when
+    the triangle lies wholly that far beyond one of the face planes."""
+    if _box_gap2(tbox, t, lo, hi) >= best:
         return False
     sep = -np.inf
     for f in range(4):
@@ -153,7 +147,7 @@ def _tet_descend(bvh, tp, t, stack, stack_b, tri3, lo, hi, limit):
                 n += 1
             continue
         for f in range(first, first + bvh.node[k, 1]):
-            if best > 0.0 and _triangle_may_beat(x, planes, bvh.tri, f, lo, hi, best):
+            if best > 0.0 and _triangle_may_beat(planes, bvh.tri, bvh.tbox, f, lo, hi, best):
                 for m in range(9):
                     tri3[m // 3, m % 3] = bvh.tri[f, m]
                 best = min(best, tet_triangle_distance2(tp, t, tri3))

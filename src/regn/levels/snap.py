@@ -40,7 +40,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..geometry.tets import FACE_SLOTS, boundary_face_slots, signed_volumes
+from ..geometry.tets import (FACE_SLOTS, boundary_face_slots, edge_lengths, least_heights,
+                             signed_volumes, tets_by_vertex, used_vertices)
 from .tetra import unusable
 
 #: A snapped vertex ends this far (metres) beyond the reach from its wall,
@@ -125,26 +126,32 @@ def voxel_faces(vox):
     return np.asarray(vox.origin, np.float64) + vox.size * np.concatenate(tris)
 
 
+def level_triangles(level):
+    """``(verts (V,3), tris (F,3))``: a soup's own, or a voxel input's
+    faces (:func:`voxel_faces`, three corners each)."""
+    from .readers import Voxels
+    if isinstance(level, Voxels):
+        verts = voxel_faces(level).reshape(-1, 3)
+        return verts, np.arange(len(verts)).reshape(-1, 3)
+    return np.asarray(level.verts, np.float64), np.asarray(level.tris)
+
+
+def balls(spheres):
+    """``(centres (B,3), radii (B,))`` of sphere obstacles."""
+    spheres = list(spheres)
+    return (np.array([s.centre for s in spheres], np.float64).reshape(-1, 3),
+            np.array([s.radius for s in spheres], np.float64))
+
+
 def level_walls(level, spheres):
     """The :class:`Walls` of a soup or voxel input and balls."""
-    from .readers import Voxels
-    tris = voxel_faces(level) if isinstance(level, Voxels) else level.verts[level.tris]
-    spheres = list(spheres)
-    c = np.array([s.centre for s in spheres], np.float64).reshape(-1, 3)
-    r = np.array([s.radius for s in spheres], np.float64)
-    return Walls(tris, c, r)
+    verts, tris = level_triangles(level)
+    return Walls(verts[tris], *balls(spheres))
 
 
 def boundary_vertices(tets):
     """(M,) the vertices on faces that only one tetrahedron has."""
     return np.unique(tets[:, FACE_SLOTS][boundary_face_slots(tets)])
-
-
-def _vertex_tets(tets, n):
-    """CSR (starts, tet ids) of the tetrahedra around each vertex."""
-    order = np.argsort(tets.ravel(), kind="stable")
-    starts = np.searchsorted(tets.ravel()[order], np.arange(n + 1))
-    return starts, order // 4
 
 
 def _around(starts, around, v):
@@ -217,7 +224,7 @@ def snap(verts, tets, walls, reach, box, depth_tol, search, pinned=None):
     floor = max(reach - depth_tol, 0.5 * margin)
     tets, stats["snap_peeled_slivers"] = _peeled(verts, tets, pinned)
     sign = np.sign(signed_volumes(verts[tets]))
-    starts, around = _vertex_tets(tets, len(verts))
+    around, starts = tets_by_vertex(tets, len(verts))
     b = boundary_vertices(tets)
     rim = np.zeros(len(verts), bool)
     rim[b] = True
@@ -246,27 +253,19 @@ def snap(verts, tets, walls, reach, box, depth_tol, search, pinned=None):
 def _without_collapsed(pts, tets, judge, walls, floor, stats):
     """``(pts, tets)`` without the collapsed slivers (and what dropping
     them pinches or cuts off), the points unused dropped."""
-    from ..builder.unpinch import unpinch
-    from ..builder.world import drop_specks
+    from ..builder.world import closed
     collapsed = _collapsed(pts, tets, judge, walls, floor)
-    tets, n_pinch = unpinch(pts, tets[~collapsed])
-    tets, n_specks = drop_specks(pts, tets)
+    tets, n_pinch, n_specks = closed(pts, tets[~collapsed])
     stats.update({"snap_dropped_slivers": int(collapsed.sum()),
                   "snap_dropped_pinching": int(n_pinch), "snap_dropped_specks": int(n_specks)})
-    used, inv = np.unique(tets.ravel(), return_inverse=True)
-    return pts[used], inv.reshape(-1, 4).astype(np.int64), stats
+    return (*used_vertices(pts, tets), stats)
 
 
 def _thickness(tp):
     """(T,) each tetrahedron's least height over its longest edge (about
     0.4 for a cube's sixth, 0 for a flat one)."""
-    vol = np.abs(signed_volumes(tp))
-    area = np.max([np.linalg.norm(np.cross(tp[:, b] - tp[:, a], tp[:, c] - tp[:, a]), axis=1)
-                   for a, b, c in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))], axis=0) / 2
-    edge = np.max([np.linalg.norm(tp[:, j] - tp[:, i], axis=1)
-                   for i in range(4) for j in range(i + 1, 4)], axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.nan_to_num(3 * vol / (area * edge))
+        return np.nan_to_num(least_heights(tp, signed_volumes(tp)) / edge_lengths(tp).max(axis=1))
 
 
 def _peeled(pts, tets, pinned=None):
@@ -276,8 +275,7 @@ def _peeled(pts, tets, pinned=None):
     them into tetrahedra a jitter thick, in layers, some with a face on the
     boundary, others over a boundary vertex: moving that vertex out to the
     wall would turn them over. They hold no volume."""
-    from ..builder.unpinch import unpinch
-    from ..builder.world import drop_specks
+    from ..builder.world import closed
     thin = _thickness(pts[tets]) < SLIVER_PEEL
     if pinned is not None:          # near a pinned wall, whose faces a neighbour has, all stay
         thin &= ~pinned[tets].any(axis=1)
@@ -288,8 +286,7 @@ def _peeled(pts, tets, pinned=None):
             break
         tets, thin = tets[~drop], thin[~drop]
         dropped += int(drop.sum())
-    tets, n_pinch = unpinch(pts, tets)
-    tets, n_specks = drop_specks(pts, tets)
+    tets, n_pinch, n_specks = closed(pts, tets)
     return tets, dropped + n_pinch + n_specks
 
 

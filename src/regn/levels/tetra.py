@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..builder.world import drop_specks
-from ..geometry.tets import degenerate_threshold, signed_volumes
+from ..builder.world import closed
+from ..geometry.tets import degenerate_threshold, least_heights, signed_volumes, used_vertices
 
 #: The jitter, as a fraction of a voxel, and at most this many metres ...
 JITTER_REL = 1e-3
@@ -177,11 +177,7 @@ def _flat(tp, vol):
     face and portal checks, the corridor drawing), and would read such a
     tetrahedron's faces ambiguously; jittered lattice points give a few
     (4 in the demo hangar's 64 000 faces, at heights of a few micrometres)."""
-    cross = [np.cross(tp[:, b] - tp[:, a], tp[:, c] - tp[:, a])
-             for a, b, c in ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))]
-    widest = np.max([np.sqrt(np.einsum("ij,ij->i", x, x)) for x in cross], axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        height = 6.0 * np.abs(vol) / widest
+    height = least_heights(tp, vol)
     step = np.spacing(np.abs(tp).max(axis=(1, 2)).astype(np.float32)).astype(np.float64)
     return ~(height > FLAT_ULPS * step)
 
@@ -201,8 +197,6 @@ def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0, bound
     in place of the leaves' corners there (a world's tiles share them with
     their neighbours); ``jitter``: the jitter's size, when not the grid's."""
     from scipy.spatial import Delaunay
-
-    from ..builder.unpinch import unpinch
     ijk = leaf_corners(levels, min_level, fraction)
     if boundary is not None:
         ijk = _inner(ijk, levels[0].shape)
@@ -220,10 +214,9 @@ def tetrahedralize(levels, pyramid, grid, min_level, seed=0, fraction=1.0, bound
     simp = simp[~degen]
     hit = cull(pts, simp, pyramid, grid, jitter)
     tets = simp[~hit]
-    tets, n_pinch = unpinch(pts, tets)
-    tets, n_specks = drop_specks(pts, tets)
-    used, inv = np.unique(tets.ravel(), return_inverse=True)
+    tets, n_pinch, n_specks = closed(pts, tets)
+    verts, tets = used_vertices(pts, tets)
     stats.update({"delaunay_tets": int(len(simp) + degen.sum()),
                   "dropped_degenerate": int(degen.sum()), "dropped_solid": int(hit.sum()),
                   "dropped_pinching": int(n_pinch), "dropped_specks": int(n_specks)})
-    return pts[used], inv.reshape(-1, 4).astype(np.int64), stats
+    return verts, tets, stats

@@ -51,20 +51,14 @@ class LevelWalls:
     of the tile's box (a tile's job does not carry the whole level)."""
 
     def __init__(self, level, spheres, reach, margin, lo, hi):
-        from .readers import Voxels
-        from .snap import voxel_faces
-        if isinstance(level, Voxels):
-            self.verts = voxel_faces(level).reshape(-1, 3)
-            self.tris = np.arange(len(self.verts)).reshape(-1, 3)
-        else:
-            self.verts, self.tris = np.asarray(level.verts, np.float64), np.asarray(level.tris)
+        from .snap import balls, level_triangles
+        self.verts, self.tris = level_triangles(level)
         # corner by corner: a (T,3,3) array of a big soup is its largest
         a, b, c = (self.verts[self.tris[:, k]] for k in range(3))
         self.tri_lo = np.minimum(np.minimum(a, b), c)
         self.tri_hi = np.maximum(np.maximum(a, b), c)
         del a, b, c
-        self.centres = np.array([s.centre for s in spheres], np.float64).reshape(-1, 3)
-        self.radii = np.array([s.radius for s in spheres], np.float64)
+        self.centres, self.radii = balls(spheres)
         self.reach, self.margin = float(reach), float(margin)
         self.lo, self.hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
 
